@@ -1,0 +1,47 @@
+// swift-tools-version: 6.0
+// BlueOTA: a BLE firmware-update receiver (otad) and sender (otactl) for Linux on BlueZ.
+// Layers, inside out: wire formats -> pure engines -> storage and device host -> executables.
+import PackageDescription
+
+let package = Package(
+  name: "BlueOTA",
+  platforms: [.macOS(.v14)],
+  products: [
+    .library(name: "OTAWire", targets: ["OTAWire"]),
+    .library(name: "OTAEngine", targets: ["OTAEngine"]),
+    .library(name: "OTAStorage", targets: ["OTAStorage"]),
+    .library(name: "OTADevice", targets: ["OTADevice"]),
+    .executable(name: "ota-bench", targets: ["ota-bench"]),
+  ],
+  dependencies: [
+    .package(url: "https://github.com/apple/swift-crypto.git", from: "3.12.3")
+  ],
+  targets: [
+    // C libraries from Debian's -dev packages.
+    .systemLibrary(
+      name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
+    .systemLibrary(
+      name: "CDBus", pkgConfig: "dbus-1", providers: [.apt(["libdbus-1-dev"])]),
+
+    // CRC32 through zlib: the checksum of windows, images and on-disk records.
+    .target(name: "OTAChecksum", dependencies: ["CZlib"]),
+    // Byte formats: protocol messages, versions, Info, MCUboot header and TLVs. No IO.
+    .target(name: "OTAWire"),
+    // The receiver and sender state machines: events in, actions out. No IO, no clock.
+    .target(name: "OTAEngine", dependencies: ["OTAWire", "OTAChecksum"]),
+    // Slots (file, block device, in-memory with faults), the transfer journal, image checks.
+    .target(
+      name: "OTAStorage",
+      dependencies: ["OTAWire", "OTAChecksum", .product(name: "Crypto", package: "swift-crypto")]),
+    // The device side's IO edge: runs the receiver engine against storage.
+    .target(name: "OTADevice", dependencies: ["OTAEngine", "OTAStorage"]),
+
+    .executableTarget(name: "ota-bench", dependencies: ["OTADevice", "OTAEngine"]),
+
+    .testTarget(name: "OTAWireTests", dependencies: ["OTAWire"]),
+    .testTarget(name: "OTAChecksumTests", dependencies: ["OTAChecksum", "CDBus"]),
+    .testTarget(name: "OTAEngineTests", dependencies: ["OTAEngine"]),
+    .testTarget(name: "OTAStorageTests", dependencies: ["OTAStorage"], resources: []),
+    .testTarget(name: "OTADeviceTests", dependencies: ["OTADevice", "OTAEngine", "OTAStorage"]),
+  ]
+)

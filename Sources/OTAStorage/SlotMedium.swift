@@ -1,0 +1,54 @@
+import OTAWire
+
+/// Read access to one slot's bytes.
+public protocol SlotReader: Sendable {
+  /// The number of bytes the slot can hold (a file's configured capacity or a block device's size).
+  var capacity: UInt64 { get }
+  /// Exactly `count` bytes from `offset`; throws `.outOfBounds` past the capacity.
+  func read(at offset: UInt64, count: Int) throws(StorageError) -> [UInt8]
+}
+
+/// Write access to one slot. Obtained only through `SlotPair.openInactive(running:)`, the single place
+/// that refuses the running slot.
+public protocol SlotWriter: SlotReader {
+  func write(_ bytes: UnsafeRawBufferPointer, at offset: UInt64) throws(StorageError)
+  /// Makes every write so far durable (fdatasync).
+  func sync() throws(StorageError)
+  /// Readies the slot for an image of `size` bytes (a regular file is sized to its capacity here).
+  func prepare(forImageOf size: UInt64) throws(StorageError)
+}
+
+/// Where a slot's bytes live. Implementations: regular files and block devices (`FileSlotMedium`) and
+/// memory with fault injection (`MemoryMedium`). Only `SlotPair` calls `openForWriting`.
+public protocol SlotMedium: Sendable {
+  func openForReading(_ slot: SlotID) throws(StorageError) -> any SlotReader
+  func openForWriting(_ slot: SlotID) throws(StorageError) -> any SlotWriter
+}
+
+/// A directory of small records replaced atomically: the transfer journal, later the boot state.
+/// `replace` writes a temporary file, syncs it, renames it over the old one and syncs the directory,
+/// so that after a power cut a record is either wholly old or wholly new.
+public protocol RecordStore: Sendable {
+  func load(_ name: String) throws(StorageError) -> [UInt8]?
+  func replace(_ name: String, with bytes: [UInt8]) throws(StorageError)
+  func remove(_ name: String) throws(StorageError)
+  /// Renames a damaged record to `name.damaged` (replacing an older one) so it is kept but not trusted.
+  func moveAside(_ name: String) throws(StorageError)
+}
+
+/// The two slots and the one rule that protects the running one.
+public struct SlotPair: Sendable {
+  public let medium: any SlotMedium
+
+  public init(medium: any SlotMedium) { self.medium = medium }
+
+  public func reader(_ slot: SlotID) throws(StorageError) -> any SlotReader {
+    try medium.openForReading(slot)
+  }
+
+  /// The only way to write a slot in this code base, and the one place that refuses the running slot.
+  public func openForWriting(_ slot: SlotID, running: SlotID) throws(StorageError) -> any SlotWriter {
+    guard slot != running else { throw .runningSlotIsReadOnly("slot \(slot) is running") }
+    return try medium.openForWriting(slot)
+  }
+}
