@@ -36,12 +36,16 @@ let package = Package(
     // The device side's IO edge: runs the receiver engine against storage.
     .target(name: "OTADevice", dependencies: ["OTAEngine", "OTAStorage"]),
 
-    .executableTarget(name: "ota-bench", dependencies: ["OTADevice", "OTAEngine"]),
+    // The engines over an in-memory link in virtual time: for tests, benchmarks and the demo.
+    .target(name: "OTASimulation", dependencies: ["OTADevice", "OTAEngine", "OTAStorage"]),
+
+    .executableTarget(name: "ota-bench", dependencies: ["OTASimulation", "OTADevice", "OTAStorage"]),
 
     .testTarget(name: "OTAWireTests", dependencies: ["OTAWire"]),
     .testTarget(name: "OTAChecksumTests", dependencies: ["OTAChecksum", "CDBus"]),
-    .testTarget(name: "OTAEngineTests", dependencies: ["OTAEngine"]),
-    .testTarget(name: "OTAStorageTests", dependencies: ["OTAStorage"], resources: []),
-    .testTarget(name: "OTADeviceTests", dependencies: ["OTADevice", "OTAEngine", "OTAStorage"]),
+    .testTarget(name: "OTAEngineTests", dependencies: ["OTAEngine", "OTAChecksum"]),
+    .testTarget(name: "OTAStorageTests", dependencies: ["OTAStorage"]),
+    .testTarget(
+      name: "OTADeviceTests", dependencies: ["OTADevice", "OTAEngine", "OTAStorage", "OTASimulation"]),
   ]
 )

@@ -1,0 +1,386 @@
+import OTAWire
+
+/// The device's side of the protocol as a pure state machine: events in, actions out, no IO, no clock.
+///
+/// Chunks may arrive in any order, twice or never; a WINDOW waits (up to `windowGrace`) for late
+/// chunks rather than failing at once, and its CRC is checked over the bytes as stored. WINDOW commands
+/// are answered strictly in the order received, which lets the central pipeline them.
+public struct ReceiverEngine: Sendable {
+  public enum Phase: Equatable, Sendable {
+    case idle
+    case preparing(TransferJournal)
+    case receiving(TransferJournal)
+    case validating(TransferJournal)
+    case validated(TransferJournal)
+    case activating(TransferJournal)
+  }
+
+  struct PendingWindow: Equatable, Sendable {
+    var offset: UInt32
+    var length: UInt32
+    var crc32: UInt32
+    var end: UInt64 { UInt64(offset) + UInt64(length) }
+  }
+
+  public let configuration: ReceiverConfiguration
+  public let runningSlot: SlotID
+  /// While the running slot is on trial the inactive slot is the only known-good image: no PREPARE.
+  public private(set) var runningOnTrial: Bool
+  public private(set) var phase: Phase = .idle
+  public private(set) var mtu = 23
+  public private(set) var statistics = ReceiverStatistics()
+  /// Stored, not yet committed bytes past the committed offset.
+  public private(set) var coverage = ByteRanges()
+  var windows: [PendingWindow] = []
+  var deadline: Duration?
+  var now: Duration = .zero
+  /// The IO asked for and not yet completed.
+  public private(set) var inFlight: ReceiverIO?
+
+  /// Resumes from `journal` when it describes a transfer into the slot that is not running.
+  public init(
+    configuration: ReceiverConfiguration, runningSlot: SlotID, runningOnTrial: Bool = false,
+    journal: TransferJournal?
+  ) {
+    self.configuration = configuration
+    self.runningSlot = runningSlot
+    self.runningOnTrial = runningOnTrial
+    if let journal, journal.slot != runningSlot, UInt64(journal.size) <= configuration.slotCapacity {
+      phase = journal.state == .validated ? .validated(journal) : .receiving(journal)
+    }
+  }
+
+  /// The transfer as STATUS and Info report it.
+  public var transferStatus: TransferStatus {
+    switch phase {
+    case .idle: .idle
+    case .preparing(let j): Self.status(.preparing, j)
+    case .receiving(let j), .validating(let j): Self.status(.receiving, j)
+    case .validated(let j): Self.status(.validated, j)
+    case .activating(let j): Self.status(.activating, j)
+    }
+  }
+
+  public var transfer: TransferJournal? {
+    switch phase {
+    case .idle: nil
+    case .preparing(let j), .receiving(let j), .validating(let j), .validated(let j), .activating(let j): j
+    }
+  }
+
+  public var maxChunkPayload: UInt16 { UInt16(DataChunk.maxPayload(mtu: mtu)) }
+
+  public mutating func handle(_ event: ReceiverEvent) -> [ReceiverAction] {
+    var out: [ReceiverAction] = []
+    switch event {
+    case .connected(let mtu):
+      self.mtu = max(23, mtu)
+    case .disconnected:
+      windows.removeAll()
+      deadline = nil
+      coverage.removeAll()
+      mtu = 23
+    case .control(let bytes, let now):
+      self.now = now
+      handleControl(bytes, &out)
+    case .data(let bytes, let now):
+      self.now = now
+      handleData(bytes, &out)
+    case .tick(let now):
+      self.now = now
+      handleTick(&out)
+    case .completed(let result):
+      guard let io = inFlight else { break }
+      inFlight = nil
+      if case .failed = result {
+        handleFailure(of: io, &out)
+      } else {
+        handleCompletion(of: io, result, &out)
+      }
+    }
+    return out
+  }
+
+  // MARK: Control point
+
+  private mutating func handleControl(_ bytes: [UInt8], _ out: inout [ReceiverAction]) {
+    let request: Request
+    do {
+      request = try Request(bytes: bytes)
+    } catch {
+      let opcode = bytes.first ?? 0
+      out.append(.notify(response(opcode, error.status)))
+      return
+    }
+    guard inFlight == nil else {
+      out.append(.notify(response(request.opcode.rawValue, .busy)))
+      return
+    }
+    switch request {
+    case .prepare(let size, let crc32, let version):
+      prepare(size: size, crc32: crc32, version: version, &out)
+    case .status:
+      out.append(.notify(Response(.status, .success, .status(transferStatus)).encoded))
+    case .window(let offset, let length, let crc32):
+      guard case .receiving = phase else {
+        out.append(.notify(response(Opcode.window.rawValue, .invalidState)))
+        return
+      }
+      guard windows.count <= configuration.maxQueuedWindows else {
+        out.append(.notify(response(Opcode.window.rawValue, .busy)))
+        return
+      }
+      windows.append(PendingWindow(offset: offset, length: length, crc32: crc32))
+      if windows.count == 1 { processHeadWindow(&out) }
+    case .validate:
+      validate(&out)
+    case .activate(let permanent):
+      guard case .validated(let journal) = phase else {
+        out.append(.notify(response(Opcode.activate.rawValue, .invalidState)))
+        return
+      }
+      phase = .activating(journal)
+      perform(.activate(journal, permanent: permanent), &out)
+    case .abort:
+      switch phase {
+      case .idle: out.append(.notify(Response(.abort, .success).encoded))
+      case .activating: out.append(.notify(response(Opcode.abort.rawValue, .invalidState)))
+      default:
+        resetWindowState()
+        perform(.discard(answer: Response(.abort, .success)), &out)
+      }
+    case .confirm:
+      perform(.confirm, &out)
+    }
+  }
+
+  private mutating func prepare(size: UInt32, crc32: UInt32, version: Version, _ out: inout [ReceiverAction]) {
+    if case .activating = phase {
+      out.append(.notify(response(Opcode.prepare.rawValue, .invalidState)))
+      return
+    }
+    guard !runningOnTrial else {
+      out.append(.notify(response(Opcode.prepare.rawValue, .invalidState)))
+      return
+    }
+    guard size > 0 else {
+      out.append(.notify(response(Opcode.prepare.rawValue, .invalidParameter)))
+      return
+    }
+    guard UInt64(size) <= configuration.slotCapacity else {
+      out.append(.notify(response(Opcode.prepare.rawValue, .tooLarge)))
+      return
+    }
+    let journal = TransferJournal(
+      slot: runningSlot.other, state: .receiving, size: size, crc32: crc32, version: version,
+      committedOffset: 0)
+    resetWindowState()
+    phase = .preparing(journal)
+    perform(.prepare(journal), &out)
+  }
+
+  private mutating func validate(_ out: inout [ReceiverAction]) {
+    switch phase {
+    case .receiving(let journal) where journal.committedOffset == journal.size && windows.isEmpty:
+      phase = .validating(journal)
+      perform(.checkImage(journal), &out)
+    case .receiving:
+      out.append(.notify(response(Opcode.validate.rawValue, .missingData)))
+    case .validated:
+      out.append(.notify(Response(.validate, .success).encoded))
+    default:
+      out.append(.notify(response(Opcode.validate.rawValue, .invalidState)))
+    }
+  }
+
+  // MARK: Data
+
+  private mutating func handleData(_ bytes: [UInt8], _ out: inout [ReceiverAction]) {
+    guard inFlight == nil, case .receiving(let journal) = phase, let chunk = try? DataChunk(bytes: bytes)
+    else {
+      statistics.chunksDropped += 1
+      return
+    }
+    let limit = min(
+      UInt64(journal.committedOffset) + UInt64(configuration.windowCapacity), UInt64(journal.size))
+    guard chunk.offset >= journal.committedOffset, chunk.end <= limit else {
+      statistics.chunksDropped += 1
+      return
+    }
+    if coverage.contains(chunk.offset..<UInt32(chunk.end)) {
+      statistics.chunksDuplicate += 1
+      return
+    }
+    perform(.write(slot: journal.slot, offset: chunk.offset, bytes: chunk.payload), &out)
+  }
+
+  // MARK: Windows
+
+  /// Moves the first waiting WINDOW on as far as it can go without IO, or starts its CRC check.
+  private mutating func processHeadWindow(_ out: inout [ReceiverAction]) {
+    while inFlight == nil, let head = windows.first, case .receiving(let journal) = phase {
+      let committed = journal.committedOffset
+      guard head.length > 0, head.length <= configuration.windowCapacity, head.end <= UInt64(journal.size)
+      else {
+        windows.removeFirst()
+        out.append(.notify(windowResponse(.invalidParameter, committed)))
+        continue
+      }
+      if head.end <= UInt64(committed) {
+        // A repeat of a window already committed (its answer was lost): answer it again.
+        windows.removeFirst()
+        out.append(.notify(windowResponse(.success, committed)))
+        continue
+      }
+      guard head.offset == committed else {
+        windows.removeFirst()
+        out.append(.notify(windowResponse(.invalidParameter, committed)))
+        continue
+      }
+      let range = head.offset..<UInt32(head.end)
+      if coverage.contains(range) {
+        deadline = nil
+        perform(.checkWindow(slot: journal.slot, offset: head.offset, length: head.length), &out)
+      } else if deadline == nil {
+        let due = now + configuration.windowGrace
+        deadline = due
+        out.append(.armTimer(at: due))
+      }
+      return
+    }
+  }
+
+  private mutating func handleTick(_ out: inout [ReceiverAction]) {
+    guard let due = deadline, now >= due, inFlight == nil, let head = windows.first else { return }
+    deadline = nil
+    let range = head.offset..<UInt32(head.end)
+    let resendFrom = coverage.firstGap(in: range) ?? head.offset
+    statistics.windowsFailedMissing += 1
+    failAllWindows(.missingData, resendFrom: resendFrom, &out)
+  }
+
+  /// Answers every waiting WINDOW with the same failure: the central resends from `resendFrom`.
+  private mutating func failAllWindows(
+    _ status: StatusCode, resendFrom: UInt32, _ out: inout [ReceiverAction]
+  ) {
+    for _ in windows { out.append(.notify(windowResponse(status, resendFrom))) }
+    windows.removeAll()
+    deadline = nil
+  }
+
+  private mutating func resetWindowState() {
+    windows.removeAll()
+    coverage.removeAll()
+    deadline = nil
+  }
+
+  // MARK: IO completions
+
+  private mutating func perform(_ io: ReceiverIO, _ out: inout [ReceiverAction]) {
+    inFlight = io
+    out.append(.perform(io))
+  }
+
+  private mutating func handleCompletion(of io: ReceiverIO, _ result: IOResult, _ out: inout [ReceiverAction]) {
+    switch io {
+    case .prepare(let journal):
+      phase = .receiving(journal)
+      out.append(
+        .notify(
+          Response(
+            .prepare, .success,
+            .prepared(windowCapacity: configuration.windowCapacity, maxChunkPayload: maxChunkPayload)
+          ).encoded))
+    case .write(_, let offset, let bytes):
+      statistics.chunksStored += 1
+      statistics.bytesStored += UInt64(bytes.count)
+      coverage.insert(offset..<offset + UInt32(bytes.count))
+      processHeadWindow(&out)
+    case .checkWindow:
+      guard case .crc32(let crc) = result, let head = windows.first, case .receiving(var journal) = phase
+      else { return }
+      if crc == head.crc32 {
+        journal.committedOffset = UInt32(head.end)
+        perform(.commit(journal), &out)
+      } else {
+        statistics.windowsFailedCRC += 1
+        coverage.removeAll()
+        failAllWindows(.crcMismatch, resendFrom: journal.committedOffset, &out)
+      }
+    case .commit(let journal):
+      phase = .receiving(journal)
+      statistics.windowsCommitted += 1
+      coverage.removeAll(below: journal.committedOffset)
+      windows.removeFirst()
+      out.append(.notify(windowResponse(.success, journal.committedOffset)))
+      processHeadWindow(&out)
+    case .checkImage(var journal):
+      switch result {
+      case .image(.valid):
+        journal.state = .validated
+        perform(.recordValidated(journal), &out)
+      case .image(.invalid(let status, _)):
+        perform(.discard(answer: Response(.validate, status)), &out)
+      default:
+        phase = .receiving(journal)
+      }
+    case .recordValidated(let journal):
+      phase = .validated(journal)
+      out.append(.notify(Response(.validate, .success).encoded))
+    case .activate:
+      out.append(.notify(Response(.activate, .success).encoded))
+      out.append(.restart)
+    case .confirm:
+      runningOnTrial = false
+      out.append(.notify(Response(.confirm, .success).encoded))
+    case .discard(let answer):
+      phase = .idle
+      out.append(.notify(answer.encoded))
+    }
+  }
+
+  /// A storage failure answers the request behind it with "storage error" and leaves a state from
+  /// which the central can go on: the committed offset never moves without a successful commit.
+  private mutating func handleFailure(of io: ReceiverIO, _ out: inout [ReceiverAction]) {
+    switch io {
+    case .prepare:
+      phase = .idle
+      out.append(.notify(response(Opcode.prepare.rawValue, .storageError)))
+    case .write:
+      statistics.writeFailures += 1
+    case .checkWindow, .commit:
+      coverage.removeAll()
+      failAllWindows(.storageError, resendFrom: transferStatus.committedOffset, &out)
+    case .checkImage(let journal), .recordValidated(let journal):
+      phase = .receiving(journal)
+      out.append(.notify(response(Opcode.validate.rawValue, .storageError)))
+    case .activate(let journal, _):
+      phase = .validated(journal)
+      out.append(.notify(response(Opcode.activate.rawValue, .storageError)))
+    case .confirm:
+      out.append(.notify(response(Opcode.confirm.rawValue, .storageError)))
+    case .discard(let answer):
+      // The journal may survive; the transfer is dropped from memory all the same.
+      phase = .idle
+      let status: StatusCode = answer.status == .success ? .storageError : answer.status
+      out.append(.notify(Response(requestOpcode: answer.requestOpcode, status: status).encoded))
+    }
+  }
+
+  // MARK: Responses
+
+  /// A failure (or payload-less) response; WINDOW answers always carry an offset.
+  private func response(_ opcode: UInt8, _ status: StatusCode) -> [UInt8] {
+    if opcode == Opcode.window.rawValue { return windowResponse(status, transferStatus.committedOffset) }
+    return Response(requestOpcode: opcode, status: status).encoded
+  }
+
+  private func windowResponse(_ status: StatusCode, _ offset: UInt32) -> [UInt8] {
+    Response(.window, status, .offset(offset)).encoded
+  }
+
+  private static func status(_ state: DeviceState, _ journal: TransferJournal) -> TransferStatus {
+    TransferStatus(
+      state: state, size: journal.size, crc32: journal.crc32, committedOffset: journal.committedOffset)
+  }
+}

@@ -1,0 +1,98 @@
+import OTAWire
+
+/// How the device side is set up: the inactive slot's size and the protocol's flow-control bounds.
+public struct ReceiverConfiguration: Equatable, Sendable {
+  /// The capacity of the slot an image is written into; larger images are refused at PREPARE.
+  public var slotCapacity: UInt64
+  /// How many bytes past the committed offset chunks are accepted: the central's flow-control bound.
+  public var windowCapacity: UInt32
+  /// How long a WINDOW whose bytes are not all stored waits for late chunks (EATT reorders writes,
+  /// so a command may overtake the end of its window) before it fails with "missing data".
+  public var windowGrace: Duration
+  /// WINDOW commands that may wait behind the one being checked (the central pipelines windows).
+  public var maxQueuedWindows: Int
+
+  public init(
+    slotCapacity: UInt64, windowCapacity: UInt32 = 64 * 1024, windowGrace: Duration = .milliseconds(400),
+    maxQueuedWindows: Int = 4
+  ) {
+    self.slotCapacity = slotCapacity
+    self.windowCapacity = windowCapacity
+    self.windowGrace = windowGrace
+    self.maxQueuedWindows = maxQueuedWindows
+  }
+}
+
+/// Input to the receiver: what the central did, the passing of time, and the end of an IO it asked for.
+public enum ReceiverEvent: Sendable {
+  case connected(mtu: Int)
+  case disconnected
+  /// A write to the control point.
+  case control([UInt8], now: Duration)
+  /// A write to the data characteristic.
+  case data([UInt8], now: Duration)
+  case tick(now: Duration)
+  /// The end of the `ReceiverIO` most recently asked for. The host delivers it before any other event.
+  case completed(IOResult)
+}
+
+/// How an IO asked for by the receiver ended.
+public enum IOResult: Equatable, Sendable {
+  case done
+  /// The CRC32 of the stored bytes, for `.checkWindow`.
+  case crc32(UInt32)
+  /// The verdict on the whole stored image, for `.checkImage`.
+  case image(ImageCheckResult)
+  /// Any storage failure; the text is for logs.
+  case failed(String)
+}
+
+public enum ImageCheckResult: Equatable, Sendable {
+  case valid
+  case invalid(StatusCode, reason: String)
+}
+
+/// Work the receiver needs done by its host. One at a time: the next comes after its completion.
+public enum ReceiverIO: Equatable, Sendable {
+  /// Mark the target slot as holding no image (before its first byte changes), ready it for
+  /// `journal.size` bytes, then save the journal.
+  case prepare(TransferJournal)
+  case write(slot: SlotID, offset: UInt32, bytes: ArraySlice<UInt8>)
+  /// Read back `[offset, offset + length)` as stored and answer its CRC32.
+  case checkWindow(slot: SlotID, offset: UInt32, length: UInt32)
+  /// Sync the slot's data, THEN save the journal: the committed offset never outruns durable bytes.
+  case commit(TransferJournal)
+  /// Check the whole stored image: length, CRC32, and an MCUboot image's header and hash.
+  case checkImage(TransferJournal)
+  /// Save the journal in the validated state.
+  case recordValidated(TransferJournal)
+  /// Point the boot pointer at the new slot (for a trial unless permanent), then drop the journal.
+  case activate(TransferJournal, permanent: Bool)
+  /// Mark the running trial slot good.
+  case confirm
+  /// Drop the journal, then send `answer`.
+  case discard(answer: Response)
+}
+
+public enum ReceiverAction: Equatable, Sendable {
+  /// Send a control-point notification.
+  case notify([UInt8])
+  case perform(ReceiverIO)
+  /// Deliver `.tick` at or after this time.
+  case armTimer(at: Duration)
+  /// Disconnect and restart into the activated slot (after the ACTIVATE answer has gone out).
+  case restart
+}
+
+/// Counters for logs, Info and benchmarks.
+public struct ReceiverStatistics: Equatable, Sendable {
+  public var chunksStored = 0
+  public var bytesStored: UInt64 = 0
+  public var chunksDuplicate = 0
+  public var chunksDropped = 0
+  public var writeFailures = 0
+  public var windowsCommitted = 0
+  public var windowsFailedCRC = 0
+  public var windowsFailedMissing = 0
+  public init() {}
+}

@@ -1,0 +1,454 @@
+import OTAChecksum
+import OTAWire
+
+/// The central's side of the protocol as a pure state machine: connect, read Info, resume or PREPARE,
+/// stream windows (pipelined, within the credit the link gives), VALIDATE, ACTIVATE, and after the
+/// restart VERIFY the running version. Time comes in with every event; nothing here does IO.
+public struct SenderEngine: Sendable {
+  struct Window: Equatable, Sendable {
+    var offset: UInt32
+    var end: UInt32
+    var crc32: UInt32
+    var length: UInt32 { end - offset }
+  }
+
+  /// A window whose data is still being streamed from `dataFrom`; its WINDOW command follows the data.
+  struct WindowTask: Equatable, Sendable {
+    var window: Window
+    var dataFrom: UInt32
+  }
+
+  public let configuration: SenderConfiguration
+  public let image: [UInt8]
+  public let imageCRC: UInt32
+  public private(set) var phase: SenderPhase = .idle
+  public private(set) var report = SenderReport()
+  public private(set) var committed: UInt32 = 0
+
+  var now: Duration = .zero
+  var mtu = 23
+  var chunkPayload = DataChunk.maxPayload(mtu: 23)
+  var windowCapacity: UInt32 = 0
+  var windowSize: UInt32 = 0
+  var nextWindowStart: UInt32 = 0
+  var tasks: [WindowTask] = []
+  /// WINDOW commands sent and not yet answered, oldest first, with the time each was sent.
+  var outstanding: [(window: Window, sentAt: Duration)] = []
+  /// Answers still to come for WINDOW commands abandoned after a failure: they are skipped.
+  var ignoredWindowAnswers = 0
+  var credits = 0
+  var attempts: [UInt32: Int] = [:]
+  var connectFailures = 0
+  var lastFailureReason = ""
+  var deadline: Duration?
+  var retryAt: Duration?
+  var activationSent = false
+  var restartDeadline: Duration?
+
+  public init(image: [UInt8], configuration: SenderConfiguration) {
+    precondition(image.count <= Int(UInt32.max), "images are limited to 4 GiB by the protocol")
+    self.image = image
+    self.configuration = configuration
+    self.imageCRC = CRC32.checksum(image)
+  }
+
+  public var size: UInt32 { UInt32(image.count) }
+
+  public mutating func handle(_ event: SenderEvent) -> [SenderAction] {
+    var out: [SenderAction] = []
+    guard phase != .finished else { return out }
+    switch event {
+    case .start(let now):
+      self.now = now
+      phase = .connecting
+      out.append(.connect(after: .zero))
+    case .connected(let mtu, let now):
+      self.now = now
+      connected(mtu: mtu, &out)
+    case .connectFailed(let reason, let now):
+      self.now = now
+      connectionLost(reason: "could not connect: \(reason)", &out)
+    case .disconnected(let now):
+      self.now = now
+      connectionLost(reason: "disconnected", &out)
+    case .info(let bytes, let now):
+      self.now = now
+      handleInfo(bytes, &out)
+    case .notification(let bytes, let now):
+      self.now = now
+      handleNotification(bytes, &out)
+    case .writable(let count, let now):
+      self.now = now
+      credits = max(0, count)
+      pump(&out)
+    case .tick(let now):
+      self.now = now
+      handleTick(&out)
+    }
+    if phase != .finished { updateTimer(&out) }
+    return out
+  }
+
+  // MARK: Connection
+
+  private mutating func connected(mtu: Int, _ out: inout [SenderAction]) {
+    guard phase == .connecting || phase == .restarting else { return }
+    self.mtu = max(23, mtu)
+    chunkPayload = DataChunk.maxPayload(mtu: self.mtu)
+    phase = phase == .restarting ? .verifying : .readingInfo
+    resetTransferMachinery()
+    deadline = now + configuration.responseTimeout
+    out.append(.readInfo)
+  }
+
+  private mutating func connectionLost(reason: String, _ out: inout [SenderAction]) {
+    resetTransferMachinery()
+    deadline = nil
+    retryAt = nil
+    if phase == .restarting || phase == .verifying || (phase == .activating && activationSent) {
+      // The disconnect after ACTIVATE is the restart: reconnect patiently until the restart deadline.
+      if restartDeadline == nil { restartDeadline = now + configuration.restartTimeout }
+      phase = .restarting
+      out.append(.connect(after: backoff(connectFailures)))
+      connectFailures += 1
+      return
+    }
+    connectFailures += 1
+    lastFailureReason = reason
+    report.reconnects += 1
+    guard connectFailures <= configuration.maxConnectAttempts else {
+      finish(.unreachable(attempts: connectFailures, lastReason: reason), &out)
+      return
+    }
+    phase = .connecting
+    out.append(.connect(after: backoff(connectFailures)))
+  }
+
+  private func backoff(_ failures: Int) -> Duration {
+    guard failures > 0 else { return .zero }
+    var delay = configuration.backoff
+    for _ in 1..<min(failures, 16) where delay < configuration.maxBackoff { delay = delay * 2 }
+    return min(delay, configuration.maxBackoff)
+  }
+
+  private mutating func resetTransferMachinery() {
+    tasks.removeAll()
+    outstanding.removeAll()
+    ignoredWindowAnswers = 0
+    credits = 0
+  }
+
+  // MARK: Info
+
+  private mutating func handleInfo(_ bytes: [UInt8], _ out: inout [SenderAction]) {
+    guard phase == .readingInfo || phase == .verifying else { return }
+    let info: InfoRecord
+    do {
+      info = try InfoRecord(bytes: bytes)
+    } catch {
+      finish(.protocolError("unreadable Info: \(error)"), &out)
+      return
+    }
+    if phase == .verifying || activationSent {
+      verify(info, &out)
+      return
+    }
+    if report.deviceBefore == nil { report.deviceBefore = info }
+    guard UInt64(image.count) <= UInt64(info.slotCapacity) else {
+      finish(.tooLarge(size: image.count, capacity: info.slotCapacity), &out)
+      return
+    }
+    windowCapacity = info.windowCapacity
+    chunkPayload = min(chunkPayload, Int(max(1, info.maxChunkPayload)))
+    phase = .resuming
+    sendControl(.status, timeout: configuration.responseTimeout, &out)
+  }
+
+  private mutating func verify(_ info: InfoRecord, _ out: inout [SenderAction]) {
+    report.deviceAfter = info
+    let expectedSlot = report.deviceBefore?.runningSlot.other
+    let stillOurs = info.transfer.size == size && info.transfer.crc32 == imageCRC
+    if info.state == .validated && stillOurs && info.runningSlot == report.deviceBefore?.runningSlot {
+      // The link dropped before the device took ACTIVATE: it never restarted. Ask again.
+      phase = .activating
+      sendControl(.activate(permanent: configuration.permanent), timeout: configuration.responseTimeout, &out)
+      return
+    }
+    if info.state == .activating {
+      // Restarting right now: look again after it comes back.
+      phase = .restarting
+      out.append(.disconnect)
+      return
+    }
+    if info.runningVersion == configuration.version && (expectedSlot == nil || info.runningSlot == expectedSlot) {
+      finish(nil, &out)
+    } else if info.lastOutcome.result == .rolledBack || info.runningSlot == report.deviceBefore?.runningSlot {
+      finish(.rolledBack(running: info.runningVersion, reason: info.lastOutcome.reason), &out)
+    } else {
+      finish(.wrongVersionAfterRestart(expected: configuration.version, running: info.runningVersion), &out)
+    }
+  }
+
+  // MARK: Control-point answers
+
+  private mutating func handleNotification(_ bytes: [UInt8], _ out: inout [SenderAction]) {
+    let response: Response
+    do {
+      response = try Response(bytes: bytes)
+    } catch {
+      finish(.protocolError("unreadable control-point answer \(bytes): \(error)"), &out)
+      return
+    }
+    switch (Opcode(rawValue: response.requestOpcode), phase) {
+    case (.window, .transferring), (.window, .validating), (.window, .resuming), (.window, .preparing):
+      handleWindowAnswer(response, &out)
+    case (.status, .resuming): handleStatusAnswer(response, &out)
+    case (.prepare, .preparing): handlePrepareAnswer(response, &out)
+    case (.validate, .validating): handleValidateAnswer(response, &out)
+    case (.activate, .activating): handleActivateAnswer(response, &out)
+    default: break  // an answer to something abandoned: nothing waits for it
+    }
+  }
+
+  private mutating func handleStatusAnswer(_ response: Response, _ out: inout [SenderAction]) {
+    deadline = nil
+    guard response.status == .success, case .status(let status) = response.payload else {
+      finish(.refused(.status, response.status), &out)
+      return
+    }
+    let sameImage = status.size == size && status.crc32 == imageCRC
+    switch status.state {
+    case .receiving where sameImage && status.committedOffset <= size:
+      report.resumedFrom.append(status.committedOffset)
+      startTransfer(from: status.committedOffset, &out)
+    case .validated where sameImage:
+      report.resumedFrom.append(status.committedOffset)
+      committed = size
+      startValidate(&out)
+    case .preparing, .activating:
+      retryAt = now + max(configuration.backoff, .milliseconds(100))
+    default:
+      phase = .preparing
+      sendControl(
+        .prepare(size: size, crc32: imageCRC, version: configuration.version),
+        timeout: configuration.slowResponseTimeout, &out)
+    }
+  }
+
+  private mutating func handlePrepareAnswer(_ response: Response, _ out: inout [SenderAction]) {
+    deadline = nil
+    switch (response.status, response.payload) {
+    case (.success, .prepared(let capacity, let maxChunk)):
+      windowCapacity = capacity
+      chunkPayload = min(DataChunk.maxPayload(mtu: mtu), Int(max(1, maxChunk)))
+      startTransfer(from: 0, &out)
+    case (.busy, _):
+      retryAt = now + max(configuration.backoff, .milliseconds(100))
+    case (.tooLarge, _):
+      finish(.tooLarge(size: image.count, capacity: report.deviceBefore?.slotCapacity ?? 0), &out)
+    default:
+      finish(.refused(.prepare, response.status), &out)
+    }
+  }
+
+  private mutating func handleValidateAnswer(_ response: Response, _ out: inout [SenderAction]) {
+    deadline = nil
+    switch response.status {
+    case .success:
+      guard configuration.activate else {
+        finish(nil, &out)
+        return
+      }
+      phase = .activating
+      activationSent = true
+      sendControl(.activate(permanent: configuration.permanent), timeout: configuration.responseTimeout, &out)
+    case .missingData, .busy, .storageError:
+      // The device's view differs from ours (or it is busy): look again.
+      resync(&out)
+    default:
+      finish(.validationFailed(response.status), &out)
+    }
+  }
+
+  private mutating func handleActivateAnswer(_ response: Response, _ out: inout [SenderAction]) {
+    deadline = nil
+    guard response.status == .success else {
+      activationSent = false
+      finish(.refused(.activate, response.status), &out)
+      return
+    }
+    // The device now disconnects and restarts: that disconnect is expected.
+    phase = .restarting
+    restartDeadline = now + configuration.restartTimeout
+    connectFailures = 0
+  }
+
+  // MARK: Transfer
+
+  private mutating func startTransfer(from offset: UInt32, _ out: inout [SenderAction]) {
+    phase = .transferring
+    committed = offset
+    nextWindowStart = offset
+    let slices = UInt32(configuration.windowsInFlight)
+    windowSize = max(1, windowCapacity / slices)
+    if windowSize < UInt32(chunkPayload) { windowSize = max(1, windowCapacity) }
+    out.append(.progress(SenderProgress(phase: .transferring, committed: committed, total: size)))
+    if committed == size {
+      startValidate(&out)
+    } else {
+      pump(&out)
+    }
+  }
+
+  private mutating func startValidate(_ out: inout [SenderAction]) {
+    phase = .validating
+    out.append(.progress(SenderProgress(phase: .validating, committed: committed, total: size)))
+    sendControl(.validate, timeout: configuration.slowResponseTimeout, &out)
+  }
+
+  /// Streams as much as the credit allows, opening windows up to `windowsInFlight` and sending each
+  /// WINDOW command right after the window's last chunk.
+  private mutating func pump(_ out: inout [SenderAction]) {
+    guard phase == .transferring else { return }
+    while true {
+      while outstanding.count + tasks.count < configuration.windowsInFlight, nextWindowStart < size {
+        let end = UInt32(min(UInt64(nextWindowStart) + UInt64(windowSize), UInt64(size)))
+        let crc = CRC32.checksum(image[Int(nextWindowStart)..<Int(end)])
+        let window = Window(offset: nextWindowStart, end: end, crc32: crc)
+        tasks.append(WindowTask(window: window, dataFrom: nextWindowStart))
+        nextWindowStart = end
+      }
+      guard var task = tasks.first else { return }
+      if task.dataFrom < task.window.end {
+        guard credits > 0 else { return }
+        let end = min(task.dataFrom + UInt32(chunkPayload), task.window.end)
+        let chunk = DataChunk(offset: task.dataFrom, payload: image[Int(task.dataFrom)..<Int(end)])
+        out.append(.writeData(chunk.encoded))
+        credits -= 1
+        report.chunksSent += 1
+        report.bytesSent += UInt64(end - task.dataFrom)
+        task.dataFrom = end
+        tasks[0] = task
+        continue
+      }
+      tasks.removeFirst()
+      outstanding.append((task.window, now))
+      out.append(
+        .writeControl(
+          Request.window(offset: task.window.offset, length: task.window.length, crc32: task.window.crc32)
+            .encoded))
+    }
+  }
+
+  private mutating func handleWindowAnswer(_ response: Response, _ out: inout [SenderAction]) {
+    if ignoredWindowAnswers > 0 {
+      ignoredWindowAnswers -= 1
+      return
+    }
+    guard phase == .transferring, !outstanding.isEmpty, case .offset(let offset) = response.payload else {
+      return
+    }
+    let head = outstanding.removeFirst().window
+    switch response.status {
+    case .success where offset == head.end:
+      committed = head.end
+      attempts[head.offset] = nil
+      connectFailures = 0
+      report.windowsCommitted += 1
+      out.append(.progress(SenderProgress(phase: .transferring, committed: committed, total: size)))
+      if committed == size, outstanding.isEmpty, tasks.isEmpty {
+        startValidate(&out)
+      } else {
+        pump(&out)
+      }
+    case .crcMismatch, .storageError, .missingData:
+      report.windowFailures += 1
+      let tries = attempts[head.offset, default: 0] + 1
+      attempts[head.offset] = tries
+      guard tries < configuration.maxWindowAttempts else {
+        finish(.windowRetriesExhausted(offset: head.offset, status: response.status, attempts: tries), &out)
+        return
+      }
+      let later = outstanding.map(\.window)
+      ignoredWindowAnswers += later.count
+      outstanding.removeAll()
+      if response.status == .missingData {
+        // The device kept what it had: resend from the first gap, then repeat the later commands.
+        let resendFrom = min(max(offset, head.offset), head.end)
+        tasks =
+          [WindowTask(window: head, dataFrom: resendFrom)]
+          + later.map { WindowTask(window: $0, dataFrom: $0.end) } + tasks
+      } else {
+        // The device dropped everything past the committed offset: resend it all.
+        tasks = ([head] + later + tasks.map(\.window)).map { WindowTask(window: $0, dataFrom: $0.offset) }
+      }
+      pump(&out)
+    default:
+      // Our idea of the committed offset is wrong, or the device lost the transfer: ask again.
+      ignoredWindowAnswers += outstanding.count
+      outstanding.removeAll()
+      resync(&out)
+    }
+  }
+
+  /// Goes back to phase 1: STATUS decides between resuming and PREPARE.
+  private mutating func resync(_ out: inout [SenderAction]) {
+    tasks.removeAll()
+    phase = .resuming
+    sendControl(.status, timeout: configuration.responseTimeout, &out)
+  }
+
+  // MARK: Time
+
+  private mutating func handleTick(_ out: inout [SenderAction]) {
+    if let retry = retryAt, now >= retry {
+      retryAt = nil
+      sendControl(.status, timeout: configuration.responseTimeout, &out)
+      phase = .resuming
+    }
+    if phase == .restarting, let limit = restartDeadline, now >= limit {
+      finish(.timedOut(.restarting), &out)
+      return
+    }
+    if let due = currentDeadline, now >= due {
+      if phase == .verifying {
+        phase = .restarting
+      }
+      let timedOutPhase = phase
+      deadline = nil
+      out.append(.disconnect)
+      lastFailureReason = "no answer in phase \(timedOutPhase.rawValue)"
+    }
+  }
+
+  /// When the thing we wait for is overdue: a quick answer, a slow one, or the oldest WINDOW's.
+  private var currentDeadline: Duration? {
+    if phase == .transferring {
+      if let oldest = outstanding.first {
+        return oldest.sentAt + configuration.responseTimeout
+      }
+      return nil
+    }
+    return deadline
+  }
+
+  private mutating func updateTimer(_ out: inout [SenderAction]) {
+    let candidates = [currentDeadline, retryAt, phase == .restarting ? restartDeadline : nil]
+    if let next = candidates.compactMap({ $0 }).min() { out.append(.armTimer(at: next)) }
+  }
+
+  private mutating func sendControl(_ request: Request, timeout: Duration, _ out: inout [SenderAction]) {
+    deadline = now + timeout
+    out.append(.writeControl(request.encoded))
+  }
+
+  private mutating func finish(_ failure: PushFailure?, _ out: inout [SenderAction]) {
+    phase = .finished
+    deadline = nil
+    if let failure {
+      out.append(.finished(.failed(failure, report)))
+    } else {
+      out.append(.finished(.succeeded(report)))
+    }
+  }
+}

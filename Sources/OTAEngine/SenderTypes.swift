@@ -1,0 +1,121 @@
+import OTAWire
+
+/// How the central pushes an image.
+public struct SenderConfiguration: Equatable, Sendable {
+  /// The version sent with PREPARE and expected to run after the restart.
+  public var version: Version
+  /// Go on to ACTIVATE and VERIFY after VALIDATE.
+  public var activate: Bool
+  /// Skip the trial boot (ACTIVATE flag bit 0).
+  public var permanent: Bool
+  /// How long a quick request (STATUS, WINDOW, ACTIVATE, the Info read) may take to be answered.
+  public var responseTimeout: Duration
+  /// How long PREPARE (the device may erase) and VALIDATE (it reads the whole image) may take.
+  public var slowResponseTimeout: Duration
+  /// How long the device may take to come back after ACTIVATE.
+  public var restartTimeout: Duration
+  /// Attempts at one window (CRC mismatch, missing data, storage error) before giving up.
+  public var maxWindowAttempts: Int
+  /// Connection attempts in a row without progress before giving up.
+  public var maxConnectAttempts: Int
+  /// The first reconnect delay; it doubles up to `maxBackoff`.
+  public var backoff: Duration
+  public var maxBackoff: Duration
+  /// Windows streamed ahead of the oldest unacknowledged one; each is window capacity / this.
+  public var windowsInFlight: Int
+
+  public init(
+    version: Version, activate: Bool = true, permanent: Bool = false,
+    responseTimeout: Duration = .seconds(5), slowResponseTimeout: Duration = .seconds(60),
+    restartTimeout: Duration = .seconds(60), maxWindowAttempts: Int = 8, maxConnectAttempts: Int = 8,
+    backoff: Duration = .milliseconds(100), maxBackoff: Duration = .seconds(5), windowsInFlight: Int = 2
+  ) {
+    self.version = version
+    self.activate = activate
+    self.permanent = permanent
+    self.responseTimeout = responseTimeout
+    self.slowResponseTimeout = slowResponseTimeout
+    self.restartTimeout = restartTimeout
+    self.maxWindowAttempts = maxWindowAttempts
+    self.maxConnectAttempts = maxConnectAttempts
+    self.backoff = backoff
+    self.maxBackoff = maxBackoff
+    self.windowsInFlight = max(1, windowsInFlight)
+  }
+}
+
+public enum SenderEvent: Sendable {
+  case start(now: Duration)
+  /// The link is up and the OTA service found.
+  case connected(mtu: Int, now: Duration)
+  case connectFailed(reason: String, now: Duration)
+  case disconnected(now: Duration)
+  /// The whole Info value (the host did the long read).
+  case info([UInt8], now: Duration)
+  /// A control-point notification.
+  case notification([UInt8], now: Duration)
+  /// The link can take this many more write-without-response packets now.
+  case writable(count: Int, now: Duration)
+  case tick(now: Duration)
+}
+
+public enum SenderAction: Equatable, Sendable {
+  /// Connect after this delay; answer with `.connected` or `.connectFailed`.
+  case connect(after: Duration)
+  case disconnect
+  case readInfo
+  case writeControl([UInt8])
+  /// A write-without-response to the data characteristic; only ever asked for within the credit given.
+  case writeData([UInt8])
+  /// Deliver `.tick` at or after this time (replaces any earlier timer).
+  case armTimer(at: Duration)
+  case progress(SenderProgress)
+  case finished(SenderOutcome)
+}
+
+/// The five phases (and the connection steps around them) as a person reads them.
+public enum SenderPhase: String, Equatable, Sendable {
+  case idle, connecting, readingInfo, resuming, preparing, transferring, validating, activating
+  case restarting, verifying, finished
+}
+
+public struct SenderProgress: Equatable, Sendable {
+  public var phase: SenderPhase
+  /// Bytes the device has committed (durable).
+  public var committed: UInt32
+  public var total: UInt32
+}
+
+public struct SenderReport: Equatable, Sendable {
+  /// Image bytes sent in data chunks, resends included.
+  public var bytesSent: UInt64 = 0
+  public var chunksSent = 0
+  public var windowsCommitted = 0
+  public var windowFailures = 0
+  public var reconnects = 0
+  /// Where each resumed transfer picked up (committed offset reported by STATUS).
+  public var resumedFrom: [UInt32] = []
+  /// The device as first seen, before anything moved.
+  public var deviceBefore: InfoRecord?
+  /// The device as seen after the restart (when activated).
+  public var deviceAfter: InfoRecord?
+  public init() {}
+}
+
+public enum SenderOutcome: Equatable, Sendable {
+  case succeeded(SenderReport)
+  case failed(PushFailure, SenderReport)
+}
+
+/// Why a push failed, each with what a person needs to act on it.
+public enum PushFailure: Error, Equatable, Sendable {
+  case tooLarge(size: Int, capacity: UInt32)
+  case refused(Opcode, StatusCode)
+  case windowRetriesExhausted(offset: UInt32, status: StatusCode, attempts: Int)
+  case validationFailed(StatusCode)
+  case rolledBack(running: Version, reason: UpdateOutcome.Reason)
+  case wrongVersionAfterRestart(expected: Version, running: Version)
+  case unreachable(attempts: Int, lastReason: String)
+  case timedOut(SenderPhase)
+  case protocolError(String)
+}

@@ -1,0 +1,254 @@
+import OTADevice
+import OTAEngine
+import OTAStorage
+import OTAWire
+
+/// Runs a real `SenderEngine` against a real `ReceiverHost` over an in-memory link, in virtual time.
+/// Deterministic for a given seed. The device's storage belongs to the caller: `makeHost` builds a host
+/// over it at the start and after every restart, and is told whether that restart was a power cut.
+public struct Simulation {
+  public struct Result: Sendable {
+    public var outcome: SenderOutcome?
+    public var elapsed: Duration
+    public var connectionEvents = 0
+    public var disconnects = 0
+    public var restarts = 0
+    public var powerCuts = 0
+    public var packetsLost = 0
+    public var packetsDuplicated = 0
+    public var packetsReordered = 0
+    public var bitsFlipped = 0
+    /// Receiver statistics summed over every host instance.
+    public var receiver = ReceiverStatistics()
+    /// Time spent inside the device host (wall clock), for benchmarks.
+    public var deviceTime: Duration = .zero
+  }
+
+  enum Packet {
+    case data([UInt8])
+    case control([UInt8])
+  }
+
+  public typealias HostFactory = (_ afterPowerCut: Bool) throws -> ReceiverHost
+
+  let conditions: LinkConditions
+  var random: SeededGenerator
+  var sender: SenderEngine
+  let makeHost: HostFactory
+  var host: ReceiverHost?
+  var now: Duration = .zero
+  var connected = false
+  var deviceDownUntil: Duration = .zero
+  var pendingConnectAt: Duration?
+  var pendingInfoRead = false
+  var uplink: [Packet] = []
+  var downlink: [[UInt8]] = []
+  var senderTimer: Duration?
+  var deviceTimer: Duration?
+  var result = Result(elapsed: .zero)
+  let clock = ContinuousClock()
+
+  public init(
+    image: [UInt8], sender configuration: SenderConfiguration, conditions: LinkConditions, seed: UInt64,
+    makeHost: @escaping HostFactory
+  ) throws {
+    self.conditions = conditions
+    self.random = SeededGenerator(seed: seed)
+    self.sender = SenderEngine(image: image, configuration: configuration)
+    self.makeHost = makeHost
+    self.host = try makeHost(false)
+  }
+
+  /// The device host as it stands (after the run: the one that survived every restart).
+  public var device: ReceiverHost? { host }
+
+  public mutating func run(limit: Duration = .seconds(3600)) throws -> Result {
+    apply(sender.handle(.start(now: now)))
+    while result.outcome == nil, now < limit {
+      try step()
+    }
+    result.elapsed = now
+    return result
+  }
+
+  /// One connection interval: maybe connect or drop, move packets both ways, fire timers, give credit.
+  mutating func step() throws {
+    now += conditions.connectionInterval
+    if host == nil, now >= deviceDownUntil { host = try makeHost(lastRestartWasPowerCut) }
+    if let at = pendingConnectAt, now >= at {
+      pendingConnectAt = nil
+      if now >= deviceDownUntil, host != nil {
+        connected = true
+        try deviceEvent(.connected(mtu: conditions.mtu))
+        apply(sender.handle(.connected(mtu: conditions.mtu, now: now)))
+      } else {
+        apply(sender.handle(.connectFailed(reason: "device not advertising", now: now)))
+      }
+    }
+    if connected {
+      result.connectionEvents += 1
+      if random.chance(conditions.disconnects) {
+        try dropLink(restartDevice: random.chance(conditions.restartsOnDisconnect))
+      } else {
+        try exchange()
+      }
+    }
+    if let due = deviceTimer, now >= due, host != nil {
+      deviceTimer = nil
+      try deviceEvent(.tick(now: now))
+    }
+    if let due = senderTimer, now >= due {
+      senderTimer = nil
+      apply(sender.handle(.tick(now: now)))
+    }
+    if connected { giveCredit() }
+  }
+
+  private var lastRestartWasPowerCut = false
+
+  /// Moves one connection event's worth of packets up, and the notifications queued so far down.
+  private mutating func exchange() throws {
+    var moved = 0
+    while moved < conditions.packetsPerEvent, !uplink.isEmpty, connected {
+      var index = 0
+      if uplink.count > 1, random.chance(conditions.reordering) {
+        index = Int.random(in: 1..<min(uplink.count, 8), using: &random)
+        result.packetsReordered += 1
+      }
+      let packet = uplink.remove(at: index)
+      moved += 1
+      switch packet {
+      case .data(let bytes): try deviceEvent(.data(bytes, now: now))
+      case .control(let bytes): try deviceEvent(.control(bytes, now: now))
+      }
+    }
+    guard connected else { return }
+    if pendingInfoRead, let host {
+      pendingInfoRead = false
+      apply(sender.handle(.info(try readInfoLikeATT(host), now: now)))
+    }
+    let notifications = downlink
+    downlink.removeAll()
+    for bytes in notifications where connected {
+      apply(sender.handle(.notification(bytes, now: now)))
+    }
+  }
+
+  /// Reads Info the way a central does over ATT: in pieces of MTU − 1 bytes at growing offsets.
+  private func readInfoLikeATT(_ host: ReceiverHost) throws -> [UInt8] {
+    let value = host.info().encoded
+    var assembler = LongReadAssembler(mtu: conditions.mtu)
+    while !assembler.isComplete {
+      try assembler.add(try LongRead.piece(of: value, at: assembler.nextOffset, mtu: conditions.mtu), at: assembler.nextOffset)
+    }
+    return assembler.value
+  }
+
+  private mutating func giveCredit() {
+    let queuedData = uplink.reduce(0) { count, packet in
+      if case .data = packet { return count + 1 }
+      return count
+    }
+    apply(sender.handle(.writable(count: max(0, conditions.queueDepth - queuedData), now: now)))
+  }
+
+  private mutating func deviceEvent(_ event: ReceiverEvent) throws {
+    guard var current = host else { return }
+    let started = clock.now
+    let outputs: [ReceiverHost.Output]
+    do {
+      outputs = try current.handle(event)
+    } catch .powerCut {
+      result.powerCuts += 1
+      host = nil
+      try dropLink(restartDevice: true, powerCut: true)
+      return
+    }
+    result.deviceTime += clock.now - started
+    host = current
+    for output in outputs {
+      switch output {
+      case .notify(let bytes): if connected { downlink.append(bytes) }
+      case .armTimer(let due): deviceTimer = due
+      case .restart: try dropLink(restartDevice: true)
+      }
+    }
+  }
+
+  private mutating func dropLink(restartDevice: Bool, powerCut: Bool = false) throws {
+    let wasConnected = connected
+    connected = false
+    uplink.removeAll()
+    downlink.removeAll()
+    pendingInfoRead = false
+    if wasConnected {
+      result.disconnects += 1
+      if host != nil { try deviceEvent(.disconnected) }
+    }
+    if restartDevice {
+      if let host { accumulate(host.engine.statistics) }
+      host = nil
+      deviceTimer = nil
+      result.restarts += 1
+      lastRestartWasPowerCut = powerCut
+      deviceDownUntil = now + conditions.restartTime
+    }
+    if wasConnected { apply(sender.handle(.disconnected(now: now))) }
+  }
+
+  private mutating func accumulate(_ statistics: ReceiverStatistics) {
+    result.receiver.chunksStored += statistics.chunksStored
+    result.receiver.bytesStored += statistics.bytesStored
+    result.receiver.chunksDuplicate += statistics.chunksDuplicate
+    result.receiver.chunksDropped += statistics.chunksDropped
+    result.receiver.writeFailures += statistics.writeFailures
+    result.receiver.windowsCommitted += statistics.windowsCommitted
+    result.receiver.windowsFailedCRC += statistics.windowsFailedCRC
+    result.receiver.windowsFailedMissing += statistics.windowsFailedMissing
+  }
+
+  /// Carries out what the sender asked for.
+  private mutating func apply(_ actions: [SenderAction]) {
+    for action in actions {
+      switch action {
+      case .connect(let delay):
+        pendingConnectAt = now + delay
+      case .disconnect:
+        // The central gives up on the link; the device notices the drop as well.
+        try? dropLink(restartDevice: false)
+      case .readInfo:
+        pendingInfoRead = true
+      case .writeControl(let bytes):
+        if connected { uplink.append(.control(bytes)) }
+      case .writeData(let bytes):
+        precondition(bytes.count <= conditions.mtu - 3, "a write longer than MTU − 3 is refused by ATT")
+        if connected { enqueueData(bytes) }
+      case .armTimer(let due):
+        senderTimer = due
+      case .progress:
+        break
+      case .finished(let outcome):
+        result.outcome = outcome
+        if let host { accumulate(host.engine.statistics) }
+      }
+    }
+  }
+
+  private mutating func enqueueData(_ bytes: [UInt8]) {
+    if random.chance(conditions.loss) {
+      result.packetsLost += 1
+      return
+    }
+    var packet = bytes
+    if random.chance(conditions.bitFlips) {
+      let bit = Int.random(in: 0..<(packet.count * 8), using: &random)
+      packet[bit / 8] ^= 1 << UInt8(bit % 8)
+      result.bitsFlipped += 1
+    }
+    uplink.append(.data(packet))
+    if random.chance(conditions.duplication) {
+      uplink.append(.data(packet))
+      result.packetsDuplicated += 1
+    }
+  }
+}

@@ -1,0 +1,122 @@
+/// The Info characteristic's value: capabilities and state in one read. Layout (little-endian),
+/// documented in docs/PROTOCOL.md; fields are only ever appended, so a decoder takes the first
+/// `minimumByteCount` bytes and ignores anything after them.
+///
+///     0  protocol version u8         21 slot capacity u32         43 outcome result u8
+///     1  device state u8             25 window capacity u32       44 outcome from version (8)
+///     2  running slot u8             29 max chunk payload u16     52 outcome to version (8)
+///     3  flags u8                    31 transfer size u32         60 outcome reason u8
+///     4  slot A version (8)          35 transfer crc32 u32        61 transfer version (8)
+///     12 slot B version (8)          39 committed offset u32      69 end
+///     20 inactive slot content u8
+public struct InfoRecord: Equatable, Sendable {
+  public static let protocolVersion: UInt8 = 1
+  public static let minimumByteCount = 69
+
+  public struct Flags: OptionSet, Sendable, Hashable {
+    public let rawValue: UInt8
+    public init(rawValue: UInt8) { self.rawValue = rawValue }
+    /// The running slot is on trial: not yet confirmed.
+    public static let runningOnTrial = Flags(rawValue: 1 << 0)
+    /// VALIDATE refuses images without a valid signature.
+    public static let signaturesRequired = Flags(rawValue: 1 << 1)
+    /// Writes need an encrypted, bonded link.
+    public static let pairingRequired = Flags(rawValue: 1 << 2)
+  }
+
+  public var protocolVersion: UInt8 = InfoRecord.protocolVersion
+  public var state: DeviceState
+  public var runningSlot: SlotID
+  public var flags: Flags
+  public var slotVersions: [Version]
+  public var inactiveSlotContent: SlotContent
+  public var slotCapacity: UInt32
+  public var windowCapacity: UInt32
+  public var maxChunkPayload: UInt16
+  public var transfer: TransferStatus
+  public var transferVersion: Version
+  public var lastOutcome: UpdateOutcome
+
+  public init(
+    state: DeviceState, runningSlot: SlotID, flags: Flags, slotVersions: [Version],
+    inactiveSlotContent: SlotContent, slotCapacity: UInt32, windowCapacity: UInt32,
+    maxChunkPayload: UInt16, transfer: TransferStatus, transferVersion: Version,
+    lastOutcome: UpdateOutcome
+  ) {
+    precondition(slotVersions.count == SlotID.allCases.count, "one version per slot")
+    self.state = state
+    self.runningSlot = runningSlot
+    self.flags = flags
+    self.slotVersions = slotVersions
+    self.inactiveSlotContent = inactiveSlotContent
+    self.slotCapacity = slotCapacity
+    self.windowCapacity = windowCapacity
+    self.maxChunkPayload = maxChunkPayload
+    self.transfer = transfer
+    self.transferVersion = transferVersion
+    self.lastOutcome = lastOutcome
+  }
+
+  /// The version the device runs.
+  public var runningVersion: Version { slotVersions[Int(runningSlot.rawValue)] }
+
+  public init(bytes: some Collection<UInt8>) throws(WireError) {
+    var reader = ByteReader(bytes)
+    guard reader.remaining >= InfoRecord.minimumByteCount else {
+      throw .truncated(needed: InfoRecord.minimumByteCount, available: reader.remaining)
+    }
+    protocolVersion = try reader.readU8()
+    guard protocolVersion >= 1 else { throw .invalidField("Info protocol version 0") }
+    state = try Self.decode(DeviceState.self, try reader.readU8(), "device state")
+    runningSlot = try Self.decode(SlotID.self, try reader.readU8(), "running slot")
+    flags = Flags(rawValue: try reader.readU8())
+    slotVersions = [try Version(from: &reader), try Version(from: &reader)]
+    inactiveSlotContent = try Self.decode(SlotContent.self, try reader.readU8(), "slot content")
+    slotCapacity = try reader.readU32()
+    windowCapacity = try reader.readU32()
+    maxChunkPayload = try reader.readU16()
+    let size = try reader.readU32()
+    let crc32 = try reader.readU32()
+    let committed = try reader.readU32()
+    transfer = TransferStatus(state: state, size: size, crc32: crc32, committedOffset: committed)
+    let result = try Self.decode(UpdateOutcome.Result.self, try reader.readU8(), "outcome")
+    let from = try Version(from: &reader)
+    let to = try Version(from: &reader)
+    let reason = try Self.decode(UpdateOutcome.Reason.self, try reader.readU8(), "outcome reason")
+    lastOutcome = UpdateOutcome(result: result, from: from, to: to, reason: reason)
+    transferVersion = try Version(from: &reader)
+  }
+
+  public func append(to bytes: inout [UInt8]) {
+    bytes.appendU8(protocolVersion)
+    bytes.appendU8(state.rawValue)
+    bytes.appendU8(runningSlot.rawValue)
+    bytes.appendU8(flags.rawValue)
+    for version in slotVersions { version.append(to: &bytes) }
+    bytes.appendU8(inactiveSlotContent.rawValue)
+    bytes.appendU32(slotCapacity)
+    bytes.appendU32(windowCapacity)
+    bytes.appendU16(maxChunkPayload)
+    bytes.appendU32(transfer.size)
+    bytes.appendU32(transfer.crc32)
+    bytes.appendU32(transfer.committedOffset)
+    bytes.appendU8(lastOutcome.result.rawValue)
+    lastOutcome.from.append(to: &bytes)
+    lastOutcome.to.append(to: &bytes)
+    bytes.appendU8(lastOutcome.reason.rawValue)
+    transferVersion.append(to: &bytes)
+  }
+
+  public var encoded: [UInt8] {
+    var bytes: [UInt8] = []
+    append(to: &bytes)
+    return bytes
+  }
+
+  private static func decode<T: RawRepresentable>(_: T.Type, _ raw: UInt8, _ what: String) throws(WireError)
+    -> T where T.RawValue == UInt8
+  {
+    guard let value = T(rawValue: raw) else { throw .invalidField("\(what) \(raw)") }
+    return value
+  }
+}

@@ -1,0 +1,25 @@
+/// Control-point request opcodes. Values are the wire contract: never renumber.
+public enum Opcode: UInt8, Sendable, CaseIterable, CustomStringConvertible {
+  case prepare = 0x01
+  case status = 0x02
+  case window = 0x03
+  case validate = 0x04
+  case activate = 0x05
+  case abort = 0x06
+  case confirm = 0x07
+
+  /// The first byte of every control-point response.
+  public static let responseMarker: UInt8 = 0x60
+
+  public var description: String {
+    switch self {
+    case .prepare: "PREPARE"
+    case .status: "STATUS"
+    case .window: "WINDOW"
+    case .validate: "VALIDATE"
+    case .activate: "ACTIVATE"
+    case .abort: "ABORT"
+    case .confirm: "CONFIRM"
+    }
+  }
+}

@@ -1,0 +1,90 @@
+/// A control-point request, central to device. Every encoding fits in 20 bytes (ATT MTU 23).
+public enum Request: Equatable, Sendable {
+  /// Starts a transfer of `size` bytes whose CRC32 is `crc32`, into the inactive slot.
+  case prepare(size: UInt32, crc32: UInt32, version: Version)
+  case status
+  /// Asks the device to check and commit `[offset, offset + length)`.
+  case window(offset: UInt32, length: UInt32, crc32: UInt32)
+  case validate
+  /// `permanent` skips the trial boot (bit 0 of the flags byte).
+  case activate(permanent: Bool)
+  case abort
+  case confirm
+
+  public var opcode: Opcode {
+    switch self {
+    case .prepare: .prepare
+    case .status: .status
+    case .window: .window
+    case .validate: .validate
+    case .activate: .activate
+    case .abort: .abort
+    case .confirm: .confirm
+    }
+  }
+
+  /// Decodes one control-point write. Wrong lengths, unknown opcodes and reserved bits all throw.
+  public init(bytes: some Collection<UInt8>) throws(WireError) {
+    var reader = ByteReader(bytes)
+    let rawOpcode = try reader.readU8()
+    guard let opcode = Opcode(rawValue: rawOpcode) else { throw .unknownOpcode(rawOpcode) }
+    let payloadLength = reader.remaining
+    let expected = Request.payloadLength(of: opcode)
+    guard payloadLength == expected else {
+      throw payloadLength < expected
+        ? .truncated(needed: expected, available: payloadLength) : .trailingBytes(count: payloadLength - expected)
+    }
+    switch opcode {
+    case .prepare:
+      self = .prepare(size: try reader.readU32(), crc32: try reader.readU32(), version: try Version(from: &reader))
+    case .status: self = .status
+    case .window:
+      self = .window(offset: try reader.readU32(), length: try reader.readU32(), crc32: try reader.readU32())
+    case .validate: self = .validate
+    case .activate:
+      let flags = try reader.readU8()
+      guard flags & ~Request.permanentFlag == 0 else {
+        throw .invalidField("ACTIVATE flags 0x\(String(flags, radix: 16)) use reserved bits")
+      }
+      self = .activate(permanent: flags & Request.permanentFlag != 0)
+    case .abort: self = .abort
+    case .confirm: self = .confirm
+    }
+  }
+
+  public func append(to bytes: inout [UInt8]) {
+    bytes.appendU8(opcode.rawValue)
+    switch self {
+    case .prepare(let size, let crc32, let version):
+      bytes.appendU32(size)
+      bytes.appendU32(crc32)
+      version.append(to: &bytes)
+    case .window(let offset, let length, let crc32):
+      bytes.appendU32(offset)
+      bytes.appendU32(length)
+      bytes.appendU32(crc32)
+    case .activate(let permanent):
+      bytes.appendU8(permanent ? Request.permanentFlag : 0)
+    case .status, .validate, .abort, .confirm:
+      break
+    }
+  }
+
+  public var encoded: [UInt8] {
+    var bytes: [UInt8] = []
+    append(to: &bytes)
+    return bytes
+  }
+
+  static let permanentFlag: UInt8 = 0x01
+
+  /// The exact payload length after the opcode byte.
+  public static func payloadLength(of opcode: Opcode) -> Int {
+    switch opcode {
+    case .prepare: 4 + 4 + Version.byteCount
+    case .window: 12
+    case .activate: 1
+    case .status, .validate, .abort, .confirm: 0
+    }
+  }
+}

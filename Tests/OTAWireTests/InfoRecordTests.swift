@@ -1,0 +1,76 @@
+import Testing
+
+@testable import OTAWire
+
+@Suite struct InfoRecordTests {
+  static let sample = InfoRecord(
+    state: .receiving, runningSlot: .b, flags: [.runningOnTrial, .signaturesRequired],
+    slotVersions: [Version(major: 1, minor: 0, revision: 0), Version(major: 1, minor: 1, revision: 2, build: 3)],
+    inactiveSlotContent: .receiving, slotCapacity: 8 << 20, windowCapacity: 65536, maxChunkPayload: 240,
+    transfer: TransferStatus(state: .receiving, size: 123_457, crc32: 0xAABB_CCDD, committedOffset: 65536),
+    transferVersion: Version(major: 2, minor: 0, revision: 0),
+    lastOutcome: UpdateOutcome(
+      result: .rolledBack, from: Version(major: 1, minor: 1, revision: 0), to: Version(major: 1, minor: 2, revision: 0),
+      reason: .healthCheckFailed))
+
+  @Test func layoutIsFixed() {
+    let bytes = Self.sample.encoded
+    #expect(bytes.count == InfoRecord.minimumByteCount)
+    #expect(bytes[0] == 1)  // protocol version
+    #expect(bytes[1] == 2)  // receiving
+    #expect(bytes[2] == 1)  // running slot B
+    #expect(bytes[3] == 0b011)  // on trial, signatures required
+    #expect(bytes[12] == 1 && bytes[13] == 1)  // slot B version 1.1...
+    #expect(bytes[20] == SlotContent.receiving.rawValue)
+    #expect(Array(bytes[25..<29]) == [0x00, 0x00, 0x01, 0x00])  // window capacity 65536
+    #expect(bytes[43] == 2 && bytes[60] == 1)  // rolled back, health check failed
+    #expect(bytes[61] == 2)  // transfer version 2.0.0
+  }
+
+  @Test func roundTripsAndIgnoresAppendedFields() throws {
+    let bytes = Self.sample.encoded
+    #expect(try InfoRecord(bytes: bytes) == Self.sample)
+    #expect(try InfoRecord(bytes: bytes + [9, 9, 9]) == Self.sample)
+    #expect(Self.sample.runningVersion == Version(major: 1, minor: 1, revision: 2, build: 3))
+  }
+
+  @Test func everyTruncationIsRefused() {
+    let bytes = Self.sample.encoded
+    for cut in 0..<bytes.count {
+      #expect(throws: WireError.self) { try InfoRecord(bytes: bytes[0..<cut]) }
+    }
+  }
+
+  @Test func outOfRangeEnumsAreRefused() {
+    for index in [1, 2, 20, 43, 60] {
+      var bytes = Self.sample.encoded
+      bytes[index] = 0xEE
+      #expect(throws: WireError.self, "byte \(index)") { try InfoRecord(bytes: bytes) }
+    }
+  }
+
+  /// A central reads Info with ATT long reads: at every MTU the pieces reassemble to the same record.
+  @Test func longReadsReassembleAtEveryMTU() throws {
+    let value = Self.sample.encoded
+    for mtu in 23...517 {
+      var assembler = LongReadAssembler(mtu: mtu)
+      var reads = 0
+      while !assembler.isComplete {
+        let piece = try LongRead.piece(of: value, at: assembler.nextOffset, mtu: mtu)
+        try assembler.add(piece, at: assembler.nextOffset)
+        reads += 1
+        #expect(reads <= value.count / (mtu - 1) + 1)
+      }
+      #expect(try InfoRecord(bytes: assembler.value) == Self.sample, "MTU \(mtu)")
+    }
+  }
+
+  @Test func longReadRefusesBadOffsetsAndPieces() throws {
+    let value = Self.sample.encoded
+    #expect(throws: WireError.self) { try LongRead.piece(of: value, at: value.count + 1, mtu: 23) }
+    #expect(try LongRead.piece(of: value, at: value.count, mtu: 23).isEmpty)
+    var assembler = LongReadAssembler(mtu: 23)
+    #expect(throws: WireError.self) { try assembler.add(value[0..<22], at: 5) }
+    #expect(throws: WireError.self) { try assembler.add(value[0..<23], at: 0) }
+  }
+}
