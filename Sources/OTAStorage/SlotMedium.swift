@@ -8,8 +8,8 @@ public protocol SlotReader: Sendable {
   func read(at offset: UInt64, count: Int) throws(StorageError) -> [UInt8]
 }
 
-/// Write access to one slot. Obtained only through `SlotPair.openInactive(running:)`, the single place
-/// that refuses the running slot.
+/// Write access to one slot. Obtained only through `SlotPair.openForWriting(_:running:)`, the single
+/// place that refuses the running slot.
 public protocol SlotWriter: SlotReader {
   func write(_ bytes: UnsafeRawBufferPointer, at offset: UInt64) throws(StorageError)
   /// Makes every write so far durable (fdatasync).

@@ -1,0 +1,111 @@
+/// Small records in one directory, each replaced atomically: after a power cut a record is wholly the
+/// old version or wholly the new one, never a mixture and never empty.
+///
+/// `replace` is the classic sequence: write `name.tmp`, fsync it, rename it over `name`, fsync the
+/// directory. The rename is atomic; the first fsync makes sure the renamed file has its content; the
+/// directory fsync makes the rename itself durable before `replace` returns.
+public final class FileRecordStore: RecordStore {
+  /// The directory holding the records.
+  public let directory: String
+
+  /// Uses `directory`, creating it and any missing parents.
+  public init(directory: String) throws(StorageError) {
+    self.directory = directory
+    try POSIX.makeDirectories(directory)
+  }
+
+  /// The record's bytes, or nil if there is no such record.
+  public func load(_ name: String) throws(StorageError) -> [UInt8]? {
+    let path = try path(of: name)
+    let file: POSIXFile
+    do throws(StorageError) {
+      file = try POSIXFile.open(path, flags: POSIXFile.readOnly)
+    } catch {
+      if case .system(_, _, let code) = error, code == SystemErrno.notFound { return nil }
+      throw error
+    }
+    do throws(StorageError) {
+      let bytes = try readAll(file)
+      try file.close()
+      return bytes
+    } catch {
+      try? file.close()
+      throw error
+    }
+  }
+
+  public func replace(_ name: String, with bytes: [UInt8]) throws(StorageError) {
+    let path = try path(of: name)
+    let temporary = path + RecordName.temporarySuffix
+    let file = try POSIXFile.open(temporary, flags: POSIXFile.writeTruncateCreate)
+    do throws(StorageError) {
+      try file.write(bytes, at: 0)
+      try file.sync()
+    } catch {
+      try? file.close()
+      throw error
+    }
+    try file.close()
+    try POSIX.rename(temporary, to: path)
+    try POSIX.syncDirectory(directory)
+  }
+
+  /// Deletes the record; a missing record is fine. The directory is synced either way, so that an
+  /// earlier unlink interrupted before its sync is made durable too.
+  public func remove(_ name: String) throws(StorageError) {
+    let path = try path(of: name)
+    try POSIX.unlinkIfPresent(path)
+    try POSIX.syncDirectory(directory)
+  }
+
+  /// Renames `name` to `name.damaged`, replacing an older one. A missing record is fine: it makes the
+  /// call safe to repeat after a power cut that may or may not have kept the rename.
+  public func moveAside(_ name: String) throws(StorageError) {
+    let path = try path(of: name)
+    try POSIX.rename(path, to: path + RecordName.damagedSuffix, missingIsFine: true)
+    try POSIX.syncDirectory(directory)
+  }
+
+  private func path(of name: String) throws(StorageError) -> String {
+    try RecordName.validate(name)
+    return directory.hasSuffix("/") ? directory + name : directory + "/" + name
+  }
+
+  /// The whole file, read in chunks until end of file (the size from fstat is only a first guess).
+  private func readAll(_ file: POSIXFile) throws(StorageError) -> [UInt8] {
+    let expected = try file.status().size
+    var bytes: [UInt8] = []
+    bytes.reserveCapacity(Int(clamping: expected))
+    // One read normally does it: asking for one byte more than fstat said finds the end of file.
+    let chunk = max(4096, Int(clamping: min(expected, 1 << 20)) + 1)
+    while true {
+      let part = try file.read(at: UInt64(bytes.count), count: chunk)
+      bytes.append(contentsOf: part)
+      if part.count < chunk { return bytes }
+    }
+  }
+}
+
+/// The rules for record names, shared by `FileRecordStore` and `MemoryMedium` so both refuse alike.
+enum RecordName {
+  static let temporarySuffix = ".tmp"
+  static let damagedSuffix = ".damaged"
+  /// Leaves room for the suffixes under the usual 255-byte file name limit.
+  static let maximumLength = 200
+
+  /// Only `[A-Za-z0-9._-]`, not empty, not "." or "..": a name can never leave the directory.
+  static func validate(_ name: String) throws(StorageError) {
+    let allowed = name.utf8.allSatisfy { byte in
+      switch byte {
+      case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
+        UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "-"):
+        true
+      default:
+        false
+      }
+    }
+    guard allowed, !name.isEmpty, name.utf8.count <= maximumLength, name != ".", name != ".." else {
+      throw .system(operation: "name", path: name, errno: SystemErrno.invalid)
+    }
+  }
+}
