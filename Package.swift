@@ -44,7 +44,11 @@ let package = Package(
     .testTarget(name: "OTAWireTests", dependencies: ["OTAWire"]),
     .testTarget(name: "OTAChecksumTests", dependencies: ["OTAChecksum", "CDBus"]),
     .testTarget(name: "OTAEngineTests", dependencies: ["OTAEngine", "OTAChecksum"]),
-    .testTarget(name: "OTAStorageTests", dependencies: ["OTAStorage"]),
+    .testTarget(
+      name: "OTAStorageTests",
+      dependencies: [
+        "OTAStorage", "OTAWire", "OTAChecksum", .product(name: "Crypto", package: "swift-crypto"),
+      ]),
     .testTarget(
       name: "OTADeviceTests", dependencies: ["OTADevice", "OTAEngine", "OTAStorage", "OTASimulation"]),
   ]

@@ -1,0 +1,149 @@
+import Crypto
+import OTAChecksum
+import OTAWire
+
+/// Checks the image a transfer left in a slot before anything may activate it.
+///
+/// The slot is streamed once, in chunks, so an image never has to fit in memory: every byte goes
+/// into the CRC32 the sender announced and, for an MCUboot image, the hashed range goes into a
+/// SHA-256 that must equal the image's SHA256 TLV. The MCUboot header and TLV areas are small and
+/// are read (and decoded) first, because they say which bytes to hash; the stream then checks that
+/// the slot still holds those very bytes, so that the verdict is about one consistent image.
+///
+/// Checks, in the order their failures are reported: the CRC (a transfer problem, worth a resend),
+/// the structure (header, TLV areas, total length equal to the received size), the hash, and last
+/// the header's version against the prepared one (only meaningful once the header is authentic).
+/// Signatures are not checked here.
+public enum ImageVerifier {
+  /// - Parameters:
+  ///   - size: the bytes received; the image is `[0, size)` of the slot, whatever follows it.
+  ///   - expectedCRC: the CRC32 (zlib) the sender announced for those bytes.
+  ///   - preparedVersion: the version the sender announced; an MCUboot header must carry it.
+  ///   - chunkSize: bytes per streamed read (values below 1 count as 1).
+  /// - Returns: the verdict about the bytes. Throws only when the slot cannot be read.
+  public static func verify(
+    reader: any SlotReader, size: UInt64, expectedCRC: UInt32, preparedVersion: Version,
+    chunkSize: Int = 1 << 20
+  ) throws(StorageError) -> ImageVerdict {
+    guard size > 0 else { return .invalid(.malformed("the image is empty (0 bytes)")) }
+    let inspection = try inspect(reader: reader, size: size)
+    let stream = try StreamedDigests.compute(
+      reader: reader, size: size, chunkSize: max(1, chunkSize), inspection: inspection)
+
+    guard stream.crc32 == expectedCRC else {
+      return .invalid(.crcMismatch(expected: expectedCRC, actual: stream.crc32))
+    }
+    let layout: MCUbootImageLayout
+    switch inspection {
+    case .raw:
+      return .valid(
+        ImageReport(kind: .raw, size: size, crc32: stream.crc32, version: preparedVersion, sha256: nil))
+    case .invalid(let problem):
+      return .invalid(problem)
+    case .mcuboot(let decoded, _, _):
+      layout = decoded
+    }
+    guard !stream.slotChanged else {
+      return .invalid(
+        .malformed("the slot changed while it was verified: header or TLV bytes differ between reads"))
+    }
+    let expectedDigest: [UInt8]
+    switch expectedSHA256(in: layout) {
+    case .success(let digest): expectedDigest = digest
+    case .failure(let problem): return .invalid(problem)
+    }
+    guard let digest = stream.sha256, digest == expectedDigest else { return .invalid(.hashMismatch) }
+    guard layout.header.version == preparedVersion else {
+      return .invalid(.versionMismatch(header: layout.header.version, prepared: preparedVersion))
+    }
+    return .valid(
+      ImageReport(
+        kind: .mcuboot(layout), size: size, crc32: stream.crc32, version: layout.header.version,
+        sha256: digest))
+  }
+
+  /// What the first bytes and the TLV areas say, before streaming.
+  enum Inspection {
+    case raw
+    /// A decoded MCUboot image, with the exact header and TLV bytes it was decoded from.
+    case mcuboot(MCUbootImageLayout, header: [UInt8], tlvAreas: [UInt8])
+    /// Structurally unusable; still streamed, so that a CRC mismatch is reported first.
+    case invalid(ImageProblem)
+  }
+
+  /// Reads the header (and for MCUboot the TLV areas, at the offset the header gives) and decodes
+  /// them. Only storage failures throw; bad bytes become `.invalid`.
+  static func inspect(reader: any SlotReader, size: UInt64) throws(StorageError) -> Inspection {
+    let headerBytes = try reader.read(
+      at: 0, count: Int(min(size, UInt64(MCUbootHeader.byteCount))))
+    guard MCUbootHeader.looksLikeMCUboot(headerBytes) else { return .raw }
+    let header: MCUbootHeader
+    do {
+      var headerReader = ByteReader(headerBytes)
+      header = try MCUbootHeader(from: &headerReader)
+    } catch {
+      return .invalid(.malformed(error.reason))
+    }
+    guard header.flags.isDisjoint(with: [.encryptedAES128, .encryptedAES256]) else {
+      return .invalid(
+        .malformed(
+          "the image is encrypted (flags 0x\(String(header.flags.rawValue, radix: 16))); its hash "
+            + "covers the plaintext, which this device cannot check"))
+    }
+    guard header.tlvOffset < size else {
+      return .invalid(
+        .malformed(
+          "the image is \(size) bytes but its header puts the TLV areas at offset \(header.tlvOffset) "
+            + "(hdr_size \(header.headerSize) + img_size \(header.imageSize))"))
+    }
+    // Both areas together are at most `maximumTLVAreasLength` bytes: a longer tail cannot be
+    // TLVs, and the length check below reports it without reading it.
+    let tlvCount = min(size - header.tlvOffset, UInt64(MCUbootImageLayout.maximumTLVAreasLength))
+    let tlvBytes = try reader.read(at: header.tlvOffset, count: Int(tlvCount))
+    let layout: MCUbootImageLayout
+    do {
+      layout = try MCUbootImageLayout(header: header, tlvAreas: tlvBytes)
+    } catch {
+      return .invalid(.malformed(error.reason))
+    }
+    guard layout.totalLength == size else {
+      return .invalid(.sizeMismatch(described: layout.totalLength, received: size))
+    }
+    return .mcuboot(layout, header: headerBytes, tlvAreas: tlvBytes)
+  }
+
+  /// The one SHA256 TLV value to compare against, or why there is none usable.
+  static func expectedSHA256(in layout: MCUbootImageLayout) -> Result<[UInt8], ImageProblem> {
+    if layout.protectedArea?.values(of: .sha256).isEmpty == false {
+      return .failure(
+        .malformed("a SHA256 TLV sits in the protected TLV area, inside the range it would hash"))
+    }
+    let values = layout.unprotectedArea.values(of: .sha256)
+    guard let value = values.first else {
+      if let other = layout.unprotectedTLVs.first(where: { $0.type == .sha384 || $0.type == .sha512 }) {
+        return .failure(.malformed("the image is hashed with \(other.type); only SHA256 is checked here"))
+      }
+      return .failure(.hashMissing)
+    }
+    guard values.count == 1 else {
+      return .failure(.malformed("the image has \(values.count) SHA256 TLVs; it must have exactly one"))
+    }
+    guard value.count == SHA256.byteCount else {
+      return .failure(
+        .malformed("the SHA256 TLV is \(value.count) bytes, expected \(SHA256.byteCount)"))
+    }
+    return .success(value)
+  }
+}
+
+extension WireError {
+  /// The decoder's message, without the case name: what `ImageProblem.malformed` carries.
+  fileprivate var reason: String {
+    switch self {
+    case .malformed(let message), .invalidField(let message): message
+    case .truncated(let needed, let available): "needed \(needed) bytes, only \(available) available"
+    case .trailingBytes(let count): "\(count) unexpected trailing bytes"
+    case .unknownOpcode(let opcode): "unknown opcode \(opcode)"
+    }
+  }
+}
