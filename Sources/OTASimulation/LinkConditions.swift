@@ -17,6 +17,8 @@ public struct LinkConditions: Equatable, Sendable {
   public var disconnects: Double
   /// The chance, at a disconnect, that the device's process restarts from its storage as well.
   public var restartsOnDisconnect: Double
+  /// The chance that such a restart is a power cut: writes not yet synced are lost or torn.
+  public var powerCutsOnRestart: Double
   /// How long the device is unreachable while it restarts.
   public var restartTime: Duration
 
@@ -24,7 +26,7 @@ public struct LinkConditions: Equatable, Sendable {
     mtu: Int = 247, connectionInterval: Duration = .milliseconds(15), packetsPerEvent: Int = 6,
     queueDepth: Int = 16, loss: Double = 0, duplication: Double = 0, reordering: Double = 0,
     bitFlips: Double = 0, disconnects: Double = 0, restartsOnDisconnect: Double = 0,
-    restartTime: Duration = .milliseconds(300)
+    powerCutsOnRestart: Double = 0, restartTime: Duration = .milliseconds(300)
   ) {
     self.mtu = mtu
     self.connectionInterval = connectionInterval
@@ -36,6 +38,7 @@ public struct LinkConditions: Equatable, Sendable {
     self.bitFlips = bitFlips
     self.disconnects = disconnects
     self.restartsOnDisconnect = restartsOnDisconnect
+    self.powerCutsOnRestart = powerCutsOnRestart
     self.restartTime = restartTime
   }
 
@@ -43,6 +46,6 @@ public struct LinkConditions: Equatable, Sendable {
   public static func hostile(mtu: Int) -> LinkConditions {
     LinkConditions(
       mtu: mtu, loss: 0.02, duplication: 0.02, reordering: 0.1, bitFlips: 0.002, disconnects: 0.002,
-      restartsOnDisconnect: 0.5)
+      restartsOnDisconnect: 0.5, powerCutsOnRestart: 0.5)
   }
 }

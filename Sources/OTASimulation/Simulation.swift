@@ -46,6 +46,7 @@ public struct Simulation {
   var senderTimer: Duration?
   var deviceTimer: Duration?
   var result = Result(elapsed: .zero)
+  var lastRestartWasPowerCut = false
   let clock = ContinuousClock()
 
   public init(
@@ -56,7 +57,19 @@ public struct Simulation {
     self.random = SeededGenerator(seed: seed)
     self.sender = SenderEngine(image: image, configuration: configuration)
     self.makeHost = makeHost
-    self.host = try makeHost(false)
+    try boot(afterPowerCut: false)
+  }
+
+  /// Starts the device; a power cut while it starts is a crash like any other.
+  private mutating func boot(afterPowerCut: Bool) throws {
+    do {
+      host = try makeHost(afterPowerCut)
+    } catch StorageError.powerCut {
+      host = nil
+      result.powerCuts += 1
+      lastRestartWasPowerCut = true
+      deviceDownUntil = now + conditions.restartTime
+    }
   }
 
   /// The device host as it stands (after the run: the one that survived every restart).
@@ -74,7 +87,7 @@ public struct Simulation {
   /// One connection interval: maybe connect or drop, move packets both ways, fire timers, give credit.
   mutating func step() throws {
     now += conditions.connectionInterval
-    if host == nil, now >= deviceDownUntil { host = try makeHost(lastRestartWasPowerCut) }
+    if host == nil, now >= deviceDownUntil { try boot(afterPowerCut: lastRestartWasPowerCut) }
     if let at = pendingConnectAt, now >= at {
       pendingConnectAt = nil
       if now >= deviceDownUntil, host != nil {
@@ -88,7 +101,8 @@ public struct Simulation {
     if connected {
       result.connectionEvents += 1
       if random.chance(conditions.disconnects) {
-        try dropLink(restartDevice: random.chance(conditions.restartsOnDisconnect))
+        let restart = random.chance(conditions.restartsOnDisconnect)
+        try dropLink(restartDevice: restart, powerCut: restart && random.chance(conditions.powerCutsOnRestart))
       } else {
         try exchange()
       }
@@ -103,8 +117,6 @@ public struct Simulation {
     }
     if connected { giveCredit() }
   }
-
-  private var lastRestartWasPowerCut = false
 
   /// Moves one connection event's worth of packets up, and the notifications queued so far down.
   private mutating func exchange() throws {
@@ -159,7 +171,6 @@ public struct Simulation {
     do {
       outputs = try current.handle(event)
     } catch .powerCut {
-      result.powerCuts += 1
       host = nil
       try dropLink(restartDevice: true, powerCut: true)
       return
@@ -191,6 +202,7 @@ public struct Simulation {
       deviceTimer = nil
       result.restarts += 1
       lastRestartWasPowerCut = powerCut
+      if powerCut { result.powerCuts += 1 }
       deviceDownUntil = now + conditions.restartTime
     }
     if wasConnected { apply(sender.handle(.disconnected(now: now))) }

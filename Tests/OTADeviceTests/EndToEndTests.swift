@@ -1,0 +1,147 @@
+import OTADevice
+import OTAEngine
+import OTASimulation
+import OTAStorage
+import OTAWire
+import Testing
+
+/// Sender and receiver engines over a lossy, reordering, duplicating, bit-flipping link with random
+/// disconnects, process restarts and power cuts, at the MTUs that matter.
+@Suite struct EndToEndTests {
+  static let capacity = 96 * 1024
+  static let newVersion = Version(major: 2, minor: 1, revision: 0, build: 7)
+
+  struct Case: CustomStringConvertible, Sendable {
+    var mtu: Int
+    var size: Int
+    var description: String { "MTU \(mtu), \(size) bytes" }
+  }
+
+  static let cases: [Case] = [23, 185, 247, 517].flatMap { mtu in
+    [1, 4099, 50_001, EndToEndTests.capacity].map { Case(mtu: mtu, size: $0) }
+  }
+
+  @Test(arguments: cases)
+  func hostileLinkEndsWithTheExactImageRunning(_ testCase: Case) throws {
+    for seed in UInt64(1)...3 {
+      let fixture = DeviceFixture(slotCapacity: Self.capacity)
+      let image = DeviceFixture.image(size: testCase.size, seed: seed &* 31 &+ UInt64(testCase.size))
+      var conditions = LinkConditions.hostile(mtu: testCase.mtu)
+      conditions.disconnects = 0.004
+      var simulation = try Simulation(
+        image: image, sender: SenderConfiguration(version: Self.newVersion, maxConnectAttempts: 20),
+        conditions: conditions, seed: seed
+      ) { afterPowerCut in
+        if afterPowerCut { fixture.medium.reboot(seed: seed) }
+        return try fixture.makeHost()
+      }
+      let result = try simulation.run()
+      guard case .succeeded(let report) = result.outcome else {
+        Issue.record("\(testCase) seed \(seed): \(String(describing: result.outcome))")
+        continue
+      }
+      #expect(Array(fixture.medium.slotBytes(.b).prefix(image.count)) == image, "\(testCase)")
+      #expect(fixture.runningSlotUntouched, "\(testCase)")
+      let device = try #require(simulation.device)
+      #expect(device.boot.running == .b)
+      #expect(device.info().runningVersion == Self.newVersion)
+      #expect(report.deviceAfter?.runningVersion == Self.newVersion)
+      #expect(report.deviceBefore?.runningVersion == DeviceFixture.runningVersion)
+    }
+  }
+
+  @Test func theHostileLinkReallyIsHostile() throws {
+    let fixture = DeviceFixture(slotCapacity: Self.capacity)
+    let image = DeviceFixture.image(size: Self.capacity, seed: 5)
+    var conditions = LinkConditions.hostile(mtu: 185)
+    conditions.disconnects = 0.01
+    conditions.powerCutsOnRestart = 0.7
+    var simulation = try Simulation(
+      image: image, sender: SenderConfiguration(version: Self.newVersion, maxConnectAttempts: 20),
+      conditions: conditions, seed: 5
+    ) { afterPowerCut in
+      if afterPowerCut { fixture.medium.reboot(seed: 5) }
+      return try fixture.makeHost()
+    }
+    let result = try simulation.run()
+    guard case .succeeded(let report) = result.outcome else {
+      Issue.record("\(String(describing: result.outcome))")
+      return
+    }
+    #expect(result.packetsLost > 0 && result.packetsDuplicated > 0 && result.packetsReordered > 0)
+    #expect(result.bitsFlipped > 0 && result.disconnects > 1 && result.restarts > 1 && result.powerCuts > 0)
+    #expect(report.resumedFrom.contains { $0 > 0 }, "some reconnect resumed past zero")
+    #expect(Array(fixture.medium.slotBytes(.b).prefix(image.count)) == image)
+  }
+
+  @Test func reorderingAloneCostsNoResend() throws {
+    let fixture = DeviceFixture(slotCapacity: Self.capacity)
+    let image = DeviceFixture.image(size: 80_000, seed: 9)
+    let conditions = LinkConditions(mtu: 247, reordering: 0.3)
+    var simulation = try Simulation(
+      image: image, sender: SenderConfiguration(version: Self.newVersion), conditions: conditions, seed: 9
+    ) { _ in try fixture.makeHost() }
+    let result = try simulation.run()
+    guard case .succeeded(let report) = result.outcome else {
+      Issue.record("\(String(describing: result.outcome))")
+      return
+    }
+    #expect(result.packetsReordered > 50)
+    #expect(report.bytesSent == UInt64(image.count), "every byte crossed exactly once")
+    #expect(report.windowFailures == 0)
+  }
+
+  @Test func flippedBitsAreCaughtByTheWindowCRCAndResent() throws {
+    let fixture = DeviceFixture(slotCapacity: Self.capacity)
+    let image = DeviceFixture.image(size: 60_000, seed: 12)
+    let conditions = LinkConditions(mtu: 23, bitFlips: 0.01)
+    var simulation = try Simulation(
+      image: image, sender: SenderConfiguration(version: Self.newVersion), conditions: conditions, seed: 12
+    ) { _ in try fixture.makeHost() }
+    let result = try simulation.run()
+    guard case .succeeded(let report) = result.outcome else {
+      Issue.record("\(String(describing: result.outcome))")
+      return
+    }
+    #expect(result.bitsFlipped > 20)
+    #expect(result.receiver.windowsFailedCRC > 0)
+    #expect(report.windowFailures >= result.receiver.windowsFailedCRC)
+    #expect(Array(fixture.medium.slotBytes(.b).prefix(image.count)) == image)
+  }
+
+  @Test func anImageOneByteOverCapacityIsRefusedBeforeAnyByteMoves() throws {
+    let fixture = DeviceFixture(slotCapacity: Self.capacity)
+    let image = DeviceFixture.image(size: Self.capacity + 1, seed: 3)
+    var simulation = try Simulation(
+      image: image, sender: SenderConfiguration(version: Self.newVersion),
+      conditions: LinkConditions(mtu: 247), seed: 3
+    ) { _ in try fixture.makeHost() }
+    let operationsBefore = fixture.medium.operationCount
+    let result = try simulation.run()
+    guard case .failed(.tooLarge(let size, let capacity), let report) = result.outcome else {
+      Issue.record("\(String(describing: result.outcome))")
+      return
+    }
+    #expect(size == Self.capacity + 1 && capacity == UInt32(Self.capacity))
+    #expect(report.bytesSent == 0)
+    #expect(fixture.medium.operationCount == operationsBefore, "no storage operation at all")
+    #expect(fixture.medium.slotBytes(.b).allSatisfy { $0 == 0 })
+  }
+
+  @Test func validateOnlyLeavesTheDeviceRunningTheOldImage() throws {
+    let fixture = DeviceFixture(slotCapacity: Self.capacity)
+    let image = DeviceFixture.image(size: 10_000, seed: 4)
+    var simulation = try Simulation(
+      image: image, sender: SenderConfiguration(version: Self.newVersion, activate: false),
+      conditions: LinkConditions(mtu: 247), seed: 4
+    ) { _ in try fixture.makeHost() }
+    let result = try simulation.run()
+    guard case .succeeded = result.outcome else {
+      Issue.record("\(String(describing: result.outcome))")
+      return
+    }
+    let device = try #require(simulation.device)
+    #expect(device.info().state == .validated)
+    #expect(device.boot.running == .a)
+  }
+}
