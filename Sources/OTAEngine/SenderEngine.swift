@@ -29,7 +29,11 @@ public struct SenderEngine: Sendable {
   var mtu = 23
   var chunkPayload = DataChunk.maxPayload(mtu: 23)
   var windowCapacity: UInt32 = 0
+  /// The size of new windows: it halves after a failed window (a smaller window is likelier to
+  /// arrive whole on a bad link) and doubles back after a run of good ones, up to its largest.
   var windowSize: UInt32 = 0
+  var largestWindow: UInt32 = 0
+  var goodWindowsInARow = 0
   var nextWindowStart: UInt32 = 0
   var tasks: [WindowTask] = []
   /// WINDOW commands sent and not yet answered, oldest first, with the time each was sent.
@@ -37,7 +41,8 @@ public struct SenderEngine: Sendable {
   /// Answers still to come for WINDOW commands abandoned after a failure: they are skipped.
   var ignoredWindowAnswers = 0
   var credits = 0
-  var attempts: [UInt32: Int] = [:]
+  /// Failed attempts at the window starting at each offset, and where its last resend started.
+  var attempts: [UInt32: (count: Int, resendFrom: UInt32)] = [:]
   var connectFailures = 0
   var lastFailureReason = ""
   var deadline: Duration?
@@ -290,8 +295,10 @@ public struct SenderEngine: Sendable {
     committed = offset
     nextWindowStart = offset
     let slices = UInt32(configuration.windowsInFlight)
-    windowSize = max(1, windowCapacity / slices)
-    if windowSize < UInt32(chunkPayload) { windowSize = max(1, windowCapacity) }
+    largestWindow = max(1, windowCapacity / slices)
+    if largestWindow < UInt32(chunkPayload) { largestWindow = max(1, windowCapacity) }
+    windowSize = largestWindow
+    goodWindowsInARow = 0
     out.append(.progress(SenderProgress(phase: .transferring, committed: committed, total: size)))
     if committed == size {
       startValidate(&out)
@@ -355,6 +362,11 @@ public struct SenderEngine: Sendable {
       attempts[head.offset] = nil
       connectFailures = 0
       report.windowsCommitted += 1
+      goodWindowsInARow += 1
+      if goodWindowsInARow >= 4, windowSize < largestWindow {
+        windowSize = min(largestWindow, windowSize * 2)
+        goodWindowsInARow = 0
+      }
       out.append(.progress(SenderProgress(phase: .transferring, committed: committed, total: size)))
       if committed == size, outstanding.isEmpty, tasks.isEmpty {
         startValidate(&out)
@@ -363,10 +375,16 @@ public struct SenderEngine: Sendable {
       }
     case .crcMismatch, .storageError, .missingData:
       report.windowFailures += 1
-      let tries = attempts[head.offset, default: 0] + 1
+      goodWindowsInARow = 0
+      windowSize = max(UInt32(chunkPayload), windowSize / 2)
+      let resendFrom = min(max(offset, head.offset), head.end)
+      var tries = attempts[head.offset] ?? (0, head.offset)
+      // Missing data whose first gap moved on is progress, not a failed attempt.
+      if !(response.status == .missingData && resendFrom > tries.resendFrom) { tries.count += 1 }
+      tries.resendFrom = resendFrom
       attempts[head.offset] = tries
-      guard tries < configuration.maxWindowAttempts else {
-        finish(.windowRetriesExhausted(offset: head.offset, status: response.status, attempts: tries), &out)
+      guard tries.count < configuration.maxWindowAttempts else {
+        finish(.windowRetriesExhausted(offset: head.offset, status: response.status, attempts: tries.count), &out)
         return
       }
       let later = outstanding.map(\.window)
@@ -374,13 +392,14 @@ public struct SenderEngine: Sendable {
       outstanding.removeAll()
       if response.status == .missingData {
         // The device kept what it had: resend from the first gap, then repeat the later commands.
-        let resendFrom = min(max(offset, head.offset), head.end)
         tasks =
           [WindowTask(window: head, dataFrom: resendFrom)]
           + later.map { WindowTask(window: $0, dataFrom: $0.end) } + tasks
       } else {
-        // The device dropped everything past the committed offset: resend it all.
-        tasks = ([head] + later + tasks.map(\.window)).map { WindowTask(window: $0, dataFrom: $0.offset) }
+        // The device dropped everything past the committed offset: start again from there, in
+        // the smaller windows.
+        tasks.removeAll()
+        nextWindowStart = head.offset
       }
       pump(&out)
     default:
