@@ -28,7 +28,8 @@ public struct ReceiverHost: Sendable {
     self.storage = storage
     self.imageCheck = imageCheck
     let boot =
-      try storage.loadRecord(BootRecord.recordName) { bytes throws(WireError) in try BootRecord(bytes: bytes) }
+      try storage.loadRecord(BootRecord.recordName) { bytes throws(WireError) in try BootRecord(bytes: bytes)
+      }
       ?? BootRecord.factory(runningVersion: factoryVersion)
     self.boot = boot
     let journal = try storage.loadRecord(TransferJournal.recordName) { bytes throws(WireError) in

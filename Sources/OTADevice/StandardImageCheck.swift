@@ -6,7 +6,8 @@ import OTAStorage
 public enum StandardImageCheck {
   public static let check: ImageCheck = { reader, journal throws(StorageError) in
     let verdict = try ImageVerifier.verify(
-      reader: reader, size: UInt64(journal.size), expectedCRC: journal.crc32, preparedVersion: journal.version)
+      reader: reader, size: UInt64(journal.size), expectedCRC: journal.crc32, preparedVersion: journal.version
+    )
     switch verdict {
     case .valid: return .valid
     case .invalid(let problem): return .invalid(problem.status, reason: problem.description)

@@ -154,7 +154,8 @@ public struct ReceiverEngine: Sendable {
     }
   }
 
-  private mutating func prepare(size: UInt32, crc32: UInt32, version: Version, _ out: inout [ReceiverAction]) {
+  private mutating func prepare(size: UInt32, crc32: UInt32, version: Version, _ out: inout [ReceiverAction])
+  {
     if case .activating = phase {
       out.append(.notify(response(Opcode.prepare.rawValue, .invalidState)))
       return
@@ -281,7 +282,8 @@ public struct ReceiverEngine: Sendable {
     out.append(.perform(io))
   }
 
-  private mutating func handleCompletion(of io: ReceiverIO, _ result: IOResult, _ out: inout [ReceiverAction]) {
+  private mutating func handleCompletion(of io: ReceiverIO, _ result: IOResult, _ out: inout [ReceiverAction])
+  {
     switch io {
     case .prepare(let journal):
       phase = .receiving(journal)

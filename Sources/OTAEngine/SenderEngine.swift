@@ -185,7 +185,9 @@ public struct SenderEngine: Sendable {
       out.append(.disconnect)
       return
     }
-    if info.runningVersion == configuration.version && (expectedSlot == nil || info.runningSlot == expectedSlot) {
+    if info.runningVersion == configuration.version
+      && (expectedSlot == nil || info.runningSlot == expectedSlot)
+    {
       finish(nil, &out)
     } else if info.lastOutcome.result == .rolledBack || info.runningSlot == report.deviceBefore?.runningSlot {
       finish(.rolledBack(running: info.runningVersion, reason: info.lastOutcome.reason), &out)
@@ -376,7 +378,7 @@ public struct SenderEngine: Sendable {
     case .crcMismatch, .storageError, .missingData:
       report.windowFailures += 1
       goodWindowsInARow = 0
-      windowSize = max(UInt32(chunkPayload), windowSize / 2)
+      windowSize = max(min(UInt32(chunkPayload), largestWindow), windowSize / 2)
       let resendFrom = min(max(offset, head.offset), head.end)
       var tries = attempts[head.offset] ?? (0, head.offset)
       // Missing data whose first gap moved on is progress, not a failed attempt.
@@ -384,7 +386,8 @@ public struct SenderEngine: Sendable {
       tries.resendFrom = resendFrom
       attempts[head.offset] = tries
       guard tries.count < configuration.maxWindowAttempts else {
-        finish(.windowRetriesExhausted(offset: head.offset, status: response.status, attempts: tries.count), &out)
+        finish(
+          .windowRetriesExhausted(offset: head.offset, status: response.status, attempts: tries.count), &out)
         return
       }
       let later = outstanding.map(\.window)

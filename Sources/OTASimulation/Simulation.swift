@@ -102,7 +102,8 @@ public struct Simulation {
       result.connectionEvents += 1
       if random.chance(conditions.disconnects) {
         let restart = random.chance(conditions.restartsOnDisconnect)
-        try dropLink(restartDevice: restart, powerCut: restart && random.chance(conditions.powerCutsOnRestart))
+        try dropLink(
+          restartDevice: restart, powerCut: restart && random.chance(conditions.powerCutsOnRestart))
       } else {
         try exchange()
       }
@@ -151,7 +152,9 @@ public struct Simulation {
     let value = host.info().encoded
     var assembler = LongReadAssembler(mtu: conditions.mtu)
     while !assembler.isComplete {
-      try assembler.add(try LongRead.piece(of: value, at: assembler.nextOffset, mtu: conditions.mtu), at: assembler.nextOffset)
+      try assembler.add(
+        try LongRead.piece(of: value, at: assembler.nextOffset, mtu: conditions.mtu), at: assembler.nextOffset
+      )
     }
     return assembler.value
   }

@@ -2,7 +2,8 @@
 public enum LongRead {
   /// The piece a server returns for a read at `offset` (ReadValue's offset option): at most MTU − 1
   /// bytes. An offset past the end is an error (ATT's Invalid Offset); exactly the end gives nothing.
-  public static func piece(of value: [UInt8], at offset: Int, mtu: Int) throws(WireError) -> ArraySlice<UInt8> {
+  public static func piece(of value: [UInt8], at offset: Int, mtu: Int) throws(WireError) -> ArraySlice<UInt8>
+  {
     guard offset >= 0, offset <= value.count else {
       throw .invalidField("read offset \(offset) past the value's \(value.count) bytes")
     }

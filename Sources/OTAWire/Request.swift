@@ -32,11 +32,13 @@ public enum Request: Equatable, Sendable {
     let expected = Request.payloadLength(of: opcode)
     guard payloadLength == expected else {
       throw payloadLength < expected
-        ? .truncated(needed: expected, available: payloadLength) : .trailingBytes(count: payloadLength - expected)
+        ? .truncated(needed: expected, available: payloadLength)
+        : .trailingBytes(count: payloadLength - expected)
     }
     switch opcode {
     case .prepare:
-      self = .prepare(size: try reader.readU32(), crc32: try reader.readU32(), version: try Version(from: &reader))
+      self = .prepare(
+        size: try reader.readU32(), crc32: try reader.readU32(), version: try Version(from: &reader))
     case .status: self = .status
     case .window:
       self = .window(offset: try reader.readU32(), length: try reader.readU32(), crc32: try reader.readU32())

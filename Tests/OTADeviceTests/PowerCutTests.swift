@@ -54,7 +54,8 @@ import Testing
       #expect(fixture.runningSlotUntouched, "cut at \(String(describing: cut))")
     } else {
       #expect(host.boot.version(of: .b) == Self.newVersion, "cut at \(String(describing: cut))")
-      #expect(Array(bytes.prefix(Self.image.count)) == Self.image, "cut at \(String(describing: cut)): B runs torn")
+      #expect(
+        Array(bytes.prefix(Self.image.count)) == Self.image, "cut at \(String(describing: cut)): B runs torn")
     }
   }
 

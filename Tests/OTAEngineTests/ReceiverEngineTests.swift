@@ -17,7 +17,8 @@ import Testing
 
   func window(_ offset: Int, _ length: Int) -> Request {
     .window(
-      offset: UInt32(offset), length: UInt32(length), crc32: CRC32.checksum(Self.image[offset..<offset + length]))
+      offset: UInt32(offset), length: UInt32(length),
+      crc32: CRC32.checksum(Self.image[offset..<offset + length]))
   }
 
   mutating func stream(_ script: inout ReceiverScript, _ range: Range<Int>, chunk: Int = 16) {
@@ -29,7 +30,8 @@ import Testing
 
   @Test mutating func wholeTransferInOrder() {
     var script = prepared()
-    #expect(script.take() == [Response(.prepare, .success, .prepared(windowCapacity: 256, maxChunkPayload: 16))])
+    #expect(
+      script.take() == [Response(.prepare, .success, .prepared(windowCapacity: 256, maxChunkPayload: 16))])
     #expect(script.journal?.slot == .b, "always the slot that is not running")
     for start in stride(from: 0, to: 1000, by: 256) {
       let end = min(start + 256, 1000)
@@ -113,7 +115,8 @@ import Testing
     stream(&script, 128..<256)
     #expect(script.take().isEmpty)
     stream(&script, 100..<128)
-    #expect(script.take() == [Response(.window, .success, .offset(128)), Response(.window, .success, .offset(256))])
+    #expect(
+      script.take() == [Response(.window, .success, .offset(128)), Response(.window, .success, .offset(256))])
   }
 
   @Test mutating func queuedWindowsFailWithTheHead() {
@@ -124,7 +127,9 @@ import Testing
     script.send(window(128, 128))
     script.advance(.milliseconds(150))
     #expect(
-      script.take() == [Response(.window, .missingData, .offset(64)), Response(.window, .missingData, .offset(64))])
+      script.take() == [
+        Response(.window, .missingData, .offset(64)), Response(.window, .missingData, .offset(64)),
+      ])
   }
 
   @Test mutating func chunksOutsideTheWindowAreDroppedAndCounted() {
@@ -144,7 +149,8 @@ import Testing
     stream(&script, 0..<256)
     script.send(window(0, 256))
     script.send(window(0, 256))
-    #expect(script.take() == [Response(.window, .success, .offset(256)), Response(.window, .success, .offset(256))])
+    #expect(
+      script.take() == [Response(.window, .success, .offset(256)), Response(.window, .success, .offset(256))])
   }
 
   @Test mutating func badWindowsAreRefusedWithTheCommittedOffset() {
@@ -164,7 +170,8 @@ import Testing
     #expect(script.take() == [Response(.prepare, .tooLarge), Response(.prepare, .invalidParameter)])
     #expect(script.performed.isEmpty, "nothing is touched for a refused image")
     script.send(.prepare(size: 4096, crc32: 0, version: Self.version))
-    #expect(script.take() == [Response(.prepare, .success, .prepared(windowCapacity: 256, maxChunkPayload: 16))])
+    #expect(
+      script.take() == [Response(.prepare, .success, .prepared(windowCapacity: 256, maxChunkPayload: 16))])
   }
 
   @Test func prepareIsRefusedWhileRunningOnTrial() {
@@ -200,7 +207,8 @@ import Testing
     script.sendRaw([0x05, 0x80])
     #expect(
       script.take() == [
-        Response(requestOpcode: 0, status: .invalidLength), Response(requestOpcode: 0x42, status: .unknownOpcode),
+        Response(requestOpcode: 0, status: .invalidLength),
+        Response(requestOpcode: 0x42, status: .unknownOpcode),
         Response(.prepare, .invalidLength), Response(.window, .invalidLength, .offset(0)),
         Response(.activate, .invalidParameter),
       ])
@@ -263,7 +271,9 @@ import Testing
     script.send(.status)
     #expect(
       script.take() == [
-        Response(.status, .success, .status(TransferStatus(state: .receiving, size: 1000, crc32: Self.crc, committedOffset: 512)))
+        Response(
+          .status, .success,
+          .status(TransferStatus(state: .receiving, size: 1000, crc32: Self.crc, committedOffset: 512)))
       ])
     let stale = ReceiverEngine(
       configuration: ReceiverConfiguration(slotCapacity: 4096), runningSlot: .b, journal: journal)

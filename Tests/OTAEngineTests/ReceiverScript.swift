@@ -18,7 +18,9 @@ struct ReceiverScript {
   var imageVerdict: ImageCheckResult = .valid
   var now: Duration = .zero
 
-  init(capacity: Int = 4096, windowCapacity: UInt32 = 256, running: SlotID = .a, journal: TransferJournal? = nil) {
+  init(
+    capacity: Int = 4096, windowCapacity: UInt32 = 256, running: SlotID = .a, journal: TransferJournal? = nil
+  ) {
     engine = ReceiverEngine(
       configuration: ReceiverConfiguration(
         slotCapacity: UInt64(capacity), windowCapacity: windowCapacity, windowGrace: .milliseconds(100)),

@@ -5,7 +5,8 @@ import Testing
 
 @Suite struct TransferJournalTests {
   static let journal = TransferJournal(
-    slot: .b, state: .receiving, size: 1 << 20, crc32: 0x1234_5678, version: Version(major: 1, minor: 2, revision: 3),
+    slot: .b, state: .receiving, size: 1 << 20, crc32: 0x1234_5678,
+    version: Version(major: 1, minor: 2, revision: 3),
     committedOffset: 65536)
 
   @Test func roundTrips() throws {

@@ -11,7 +11,10 @@ import Testing
       0x01, 0x02, 0x03, 0x00, 0x04, 0x00, 0x00, 0x00,  // version 1.2.3+4
     ]
     let request = try Request(bytes: bytes)
-    #expect(request == .prepare(size: 4096, crc32: 0xCBF4_3926, version: Version(major: 1, minor: 2, revision: 3, build: 4)))
+    #expect(
+      request
+        == .prepare(
+          size: 4096, crc32: 0xCBF4_3926, version: Version(major: 1, minor: 2, revision: 3, build: 4)))
     #expect(request.encoded == bytes)
   }
 

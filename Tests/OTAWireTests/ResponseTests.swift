@@ -22,13 +22,16 @@ import Testing
       0x78, 0x56, 0x34, 0x12,  // crc32
       0x00, 0x80, 0x00, 0x00,  // committed 32768
     ]
-    let expected = TransferStatus(state: .receiving, size: 1 << 20, crc32: 0x1234_5678, committedOffset: 32768)
+    let expected = TransferStatus(
+      state: .receiving, size: 1 << 20, crc32: 0x1234_5678, committedOffset: 32768)
     #expect(try Response(bytes: bytes) == Response(.status, .success, .status(expected)))
   }
 
   @Test func windowAnswersCarryAnOffsetEitherWay() throws {
-    #expect(try Response(bytes: [0x60, 0x03, 0x00, 0x10, 0, 0, 0]) == Response(.window, .success, .offset(16)))
-    #expect(try Response(bytes: [0x60, 0x03, 0x07, 0x20, 0, 0, 0]) == Response(.window, .missingData, .offset(32)))
+    #expect(
+      try Response(bytes: [0x60, 0x03, 0x00, 0x10, 0, 0, 0]) == Response(.window, .success, .offset(16)))
+    #expect(
+      try Response(bytes: [0x60, 0x03, 0x07, 0x20, 0, 0, 0]) == Response(.window, .missingData, .offset(32)))
     #expect(throws: WireError.self) { try Response(bytes: [0x60, 0x03, 0x06]) }
   }
 

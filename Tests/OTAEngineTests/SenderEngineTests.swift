@@ -1,0 +1,224 @@
+import OTAChecksum
+import Testing
+
+@testable import OTAEngine
+@testable import OTAWire
+
+/// The sender on its own: scripted device answers, time passed in by hand.
+@Suite struct SenderEngineTests {
+  static let image: [UInt8] = (0..<1000).map { UInt8(truncatingIfNeeded: $0 &* 13) }
+  static let crc = CRC32.checksum(image)
+  static let version = Version(major: 2, minor: 0, revision: 0)
+  static let oldVersion = Version(major: 1, minor: 0, revision: 0)
+
+  static func info(
+    state: DeviceState = .idle, running: SlotID = .a, versions: [Version] = [oldVersion, .zero],
+    capacity: UInt32 = 4096, transfer: TransferStatus = .idle, outcome: UpdateOutcome = .none
+  ) -> [UInt8] {
+    InfoRecord(
+      state: state, runningSlot: running, flags: [], slotVersions: versions, inactiveSlotContent: .unknown,
+      slotCapacity: capacity, windowCapacity: 256, maxChunkPayload: 240, transfer: transfer,
+      transferVersion: .zero, lastOutcome: outcome
+    ).encoded
+  }
+
+  var sender = SenderEngine(image: image, configuration: SenderConfiguration(version: version))
+  var now: Duration = .zero
+
+  mutating func feed(_ event: SenderEvent) -> [SenderAction] { sender.handle(event) }
+
+  /// Connects and reads Info; returns the actions after the Info read.
+  mutating func connect(info: [UInt8] = info()) -> [SenderAction] {
+    _ = feed(.start(now: now))
+    _ = feed(.connected(mtu: 247, now: now))
+    return feed(.info(info, now: now))
+  }
+
+  mutating func answer(_ response: Response) -> [SenderAction] {
+    feed(.notification(response.encoded, now: now))
+  }
+
+  static func controls(_ actions: [SenderAction]) -> [Request] {
+    actions.compactMap { if case .writeControl(let bytes) = $0 { try? Request(bytes: bytes) } else { nil } }
+  }
+
+  static func chunks(_ actions: [SenderAction]) -> [DataChunk] {
+    actions.compactMap { if case .writeData(let bytes) = $0 { try? DataChunk(bytes: bytes) } else { nil } }
+  }
+
+  static func finished(_ actions: [SenderAction]) -> SenderOutcome? {
+    actions.lazy.compactMap { if case .finished(let outcome) = $0 { outcome } else { nil } }.first
+  }
+
+  @Test mutating func readsInfoThenAsksStatusThenPrepares() {
+    #expect(Self.controls(connect()) == [.status])
+    let actions = answer(Response(.status, .success, .status(.idle)))
+    #expect(Self.controls(actions) == [.prepare(size: 1000, crc32: Self.crc, version: Self.version)])
+    #expect(Self.chunks(actions).isEmpty, "never stream before PREPARE's answer")
+  }
+
+  @Test mutating func refusesAnImageLargerThanTheSlotBeforeAnythingMoves() {
+    let actions = connect(info: Self.info(capacity: 999))
+    #expect(Self.finished(actions) == .failed(.tooLarge(size: 1000, capacity: 999), sender.report))
+    #expect(Self.controls(actions).isEmpty)
+  }
+
+  @Test mutating func streamsWithinCreditAndPipelinesTwoWindows() {
+    _ = connect()
+    _ = answer(Response(.status, .success, .status(.idle)))
+    var actions = answer(Response(.prepare, .success, .prepared(windowCapacity: 256, maxChunkPayload: 100)))
+    #expect(Self.chunks(actions).isEmpty, "no credit yet")
+    actions = feed(.writable(count: 3, now: now))
+    #expect(Self.chunks(actions).map(\.offset) == [0, 100, 128], "chunks end at the 128-byte window edge")
+    #expect(
+      Self.controls(actions) == [.window(offset: 0, length: 128, crc32: CRC32.checksum(Self.image[0..<128]))])
+    actions = feed(.writable(count: 10, now: now))
+    #expect(Self.chunks(actions).map(\.offset) == [228], "two windows in flight: the third waits")
+    #expect(
+      Self.controls(actions) == [
+        .window(offset: 128, length: 128, crc32: CRC32.checksum(Self.image[128..<256]))
+      ])
+    actions = answer(Response(.window, .success, .offset(128)))
+    #expect(Self.chunks(actions).map(\.offset) == [256, 356], "the first answer opens the third window")
+    #expect(sender.committed == 128)
+  }
+
+  @Test mutating func resumesFromTheCommittedOffsetOfTheSameImage() {
+    _ = connect()
+    let status = TransferStatus(state: .receiving, size: 1000, crc32: Self.crc, committedOffset: 512)
+    _ = answer(Response(.status, .success, .status(status)))
+    let actions = feed(.writable(count: 1, now: now))
+    #expect(Self.chunks(actions).first?.offset == 512)
+    #expect(sender.report.resumedFrom == [512])
+  }
+
+  @Test mutating func aDifferentImageInProgressIsReplaced() {
+    _ = connect()
+    let other = TransferStatus(state: .receiving, size: 1000, crc32: Self.crc ^ 1, committedOffset: 512)
+    let actions = answer(Response(.status, .success, .status(other)))
+    #expect(Self.controls(actions) == [.prepare(size: 1000, crc32: Self.crc, version: Self.version)])
+  }
+
+  @Test mutating func aFailedWindowSkipsTheAnswersOfTheOnesBehindIt() {
+    _ = connect()
+    _ = answer(Response(.status, .success, .status(.idle)))
+    _ = answer(Response(.prepare, .success, .prepared(windowCapacity: 256, maxChunkPayload: 240)))
+    _ = feed(.writable(count: 10, now: now))
+    var actions = answer(Response(.window, .missingData, .offset(64)))
+    // Windows are 256 bytes (two 240-byte chunks do not fit half the capacity). Resent from the gap to
+    // the window's end, then both commands again; window 2's data is not resent.
+    #expect(Self.chunks(actions).map(\.offset) == [64])
+    #expect(
+      Self.controls(actions).map { (request: Request) -> UInt32 in
+        if case .window(let o, _, _) = request { o } else { 99 }
+      } == [0, 256])
+    #expect(sender.windowSize <= 256, "a smaller window never exceeds what the device accepts")
+    actions = answer(Response(.window, .missingData, .offset(64)))  // the stale answer for window 2
+    #expect(actions.filter { if case .writeControl = $0 { true } else { false } }.isEmpty)
+    _ = answer(Response(.window, .success, .offset(256)))
+    #expect(sender.committed == 256)
+  }
+
+  @Test mutating func givesUpOnAWindowThatNeverPasses() {
+    _ = connect()
+    _ = answer(Response(.status, .success, .status(.idle)))
+    _ = answer(Response(.prepare, .success, .prepared(windowCapacity: 2000, maxChunkPayload: 240)))
+    var outcome: SenderOutcome?
+    for _ in 0..<20 where outcome == nil {
+      _ = feed(.writable(count: 100, now: now))
+      outcome = Self.finished(answer(Response(.window, .crcMismatch, .offset(0))))
+      // Answers for any windows behind the first one.
+      while outcome == nil, !sender.outstanding.isEmpty || sender.ignoredWindowAnswers > 0 {
+        outcome = Self.finished(answer(Response(.window, .crcMismatch, .offset(0))))
+      }
+    }
+    guard case .failed(.windowRetriesExhausted(0, .crcMismatch, 8), _) = outcome else {
+      Issue.record("\(String(describing: outcome))")
+      return
+    }
+  }
+
+  @Test mutating func anUnansweredCommandTimesOutIntoAReconnect() {
+    _ = connect()
+    now = .seconds(6)
+    let actions = feed(.tick(now: now))
+    #expect(actions.contains(.disconnect))
+    let reconnect = feed(.disconnected(now: now))
+    #expect(reconnect.contains { if case .connect = $0 { true } else { false } })
+    #expect(sender.phase == .connecting)
+  }
+
+  @Test mutating func reconnectsWithGrowingBackoffThenGivesUp() {
+    _ = feed(.start(now: now))
+    var delays: [Duration] = []
+    var outcome: SenderOutcome?
+    while outcome == nil {
+      let actions = feed(.connectFailed(reason: "no device", now: now))
+      for case .connect(let delay) in actions { delays.append(delay) }
+      outcome = Self.finished(actions)
+    }
+    #expect(
+      delays == [
+        .milliseconds(100), .milliseconds(200), .milliseconds(400), .milliseconds(800), .milliseconds(1600),
+        .milliseconds(3200), .seconds(5), .seconds(5),
+      ])
+    guard case .failed(.unreachable(9, _), _) = outcome else {
+      Issue.record("\(String(describing: outcome))")
+      return
+    }
+  }
+
+  mutating func validated() {
+    _ = connect()
+    let status = TransferStatus(state: .validated, size: 1000, crc32: Self.crc, committedOffset: 1000)
+    _ = answer(Response(.status, .success, .status(status)))
+    let actions = answer(Response(.validate, .success))
+    #expect(Self.controls(actions) == [.activate(permanent: false)])
+  }
+
+  @Test mutating func theDisconnectAfterActivateIsTheRestartAndTheNewVersionIsVerified() {
+    validated()
+    _ = answer(Response(.activate, .success))
+    let reconnect = feed(.disconnected(now: now))
+    #expect(reconnect.contains { if case .connect = $0 { true } else { false } })
+    _ = feed(.connected(mtu: 247, now: now))
+    let actions = feed(.info(Self.info(running: .b, versions: [Self.oldVersion, Self.version]), now: now))
+    guard case .succeeded(let report) = Self.finished(actions) else {
+      Issue.record("\(actions)")
+      return
+    }
+    #expect(report.deviceAfter?.runningVersion == Self.version)
+  }
+
+  @Test mutating func aRollbackIsAFailureWithItsReason() {
+    validated()
+    _ = answer(Response(.activate, .success))
+    _ = feed(.disconnected(now: now))
+    _ = feed(.connected(mtu: 247, now: now))
+    let outcome = UpdateOutcome(
+      result: .rolledBack, from: Self.oldVersion, to: Self.version, reason: .healthCheckFailed)
+    let actions = feed(
+      .info(Self.info(versions: [Self.oldVersion, Self.version], outcome: outcome), now: now))
+    #expect(
+      Self.finished(actions)
+        == .failed(.rolledBack(running: Self.oldVersion, reason: .healthCheckFailed), sender.report))
+  }
+
+  @Test mutating func aLostActivateIsSentAgainNotMistakenForARollback() {
+    validated()
+    _ = feed(.disconnected(now: now))  // dropped before the answer
+    _ = feed(.connected(mtu: 247, now: now))
+    let status = TransferStatus(state: .validated, size: 1000, crc32: Self.crc, committedOffset: 1000)
+    let actions = feed(.info(Self.info(state: .validated, transfer: status), now: now))
+    #expect(Self.controls(actions) == [.activate(permanent: false)])
+    #expect(Self.finished(actions) == nil)
+  }
+
+  @Test mutating func aValidationFailureEndsThePush() {
+    _ = connect()
+    let status = TransferStatus(state: .receiving, size: 1000, crc32: Self.crc, committedOffset: 1000)
+    _ = answer(Response(.status, .success, .status(status)))
+    let actions = answer(Response(.validate, .crcMismatch))
+    #expect(Self.finished(actions) == .failed(.validationFailed(.crcMismatch), sender.report))
+  }
+}
