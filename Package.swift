@@ -12,6 +12,7 @@ let package = Package(
     .library(name: "OTAStorage", targets: ["OTAStorage"]),
     .library(name: "OTADevice", targets: ["OTADevice"]),
     .executable(name: "ota-bench", targets: ["ota-bench"]),
+    .executable(name: "ota-demo", targets: ["ota-demo"]),
   ],
   dependencies: [
     .package(url: "https://github.com/apple/swift-crypto.git", from: "3.12.3")
@@ -40,6 +41,7 @@ let package = Package(
     .target(name: "OTASimulation", dependencies: ["OTADevice", "OTAEngine", "OTAStorage"]),
 
     .executableTarget(name: "ota-bench", dependencies: ["OTASimulation", "OTADevice", "OTAStorage"]),
+    .executableTarget(name: "ota-demo", dependencies: ["OTASimulation", "OTADevice", "OTAStorage"]),
 
     .testTarget(name: "OTAWireTests", dependencies: ["OTAWire"]),
     .testTarget(name: "OTAChecksumTests", dependencies: ["OTAChecksum", "CDBus"]),

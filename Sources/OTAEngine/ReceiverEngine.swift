@@ -19,6 +19,8 @@ public struct ReceiverEngine: Sendable {
     var offset: UInt32
     var length: UInt32
     var crc32: UInt32
+    /// Chunks stored past this window's end while it waited for a gap to fill.
+    var laterChunks = 0
     var end: UInt64 { UInt64(offset) + UInt64(length) }
   }
 
@@ -242,6 +244,8 @@ public struct ReceiverEngine: Sendable {
       if coverage.contains(range) {
         deadline = nil
         perform(.checkWindow(slot: journal.slot, offset: head.offset, length: head.length), &out)
+      } else if head.laterChunks >= configuration.lossEvidenceChunks {
+        failHeadForMissingData(&out)
       } else if deadline == nil {
         let due = now + configuration.windowGrace
         deadline = due
@@ -252,7 +256,13 @@ public struct ReceiverEngine: Sendable {
   }
 
   private mutating func handleTick(_ out: inout [ReceiverAction]) {
-    guard let due = deadline, now >= due, inFlight == nil, let head = windows.first else { return }
+    guard let due = deadline, now >= due, inFlight == nil, !windows.isEmpty else { return }
+    failHeadForMissingData(&out)
+  }
+
+  /// The first waiting WINDOW still has a gap: all waiting ones fail, resend from the first gap.
+  private mutating func failHeadForMissingData(_ out: inout [ReceiverAction]) {
+    guard let head = windows.first else { return }
     deadline = nil
     let range = head.offset..<UInt32(head.end)
     let resendFrom = coverage.firstGap(in: range) ?? head.offset
@@ -297,6 +307,7 @@ public struct ReceiverEngine: Sendable {
       statistics.chunksStored += 1
       statistics.bytesStored += UInt64(bytes.count)
       coverage.insert(offset..<offset + UInt32(bytes.count))
+      if let head = windows.first, UInt64(offset) >= head.end { windows[0].laterChunks += 1 }
       processHeadWindow(&out)
     case .checkWindow:
       guard case .crc32(let crc) = result, let head = windows.first, case .receiving(var journal) = phase

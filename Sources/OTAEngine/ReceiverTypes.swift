@@ -11,15 +11,20 @@ public struct ReceiverConfiguration: Equatable, Sendable {
   public var windowGrace: Duration
   /// WINDOW commands that may wait behind the one being checked (the central pipelines windows).
   public var maxQueuedWindows: Int
+  /// A waiting WINDOW whose gap is still open after this many later chunks were stored has lost a
+  /// chunk rather than been overtaken (TCP's fast retransmit reasoning): it fails at once instead
+  /// of waiting out `windowGrace`. Reordering on a BLE link moves a chunk a few places at most.
+  public var lossEvidenceChunks: Int
 
   public init(
     slotCapacity: UInt64, windowCapacity: UInt32 = 64 * 1024, windowGrace: Duration = .milliseconds(400),
-    maxQueuedWindows: Int = 4
+    maxQueuedWindows: Int = 4, lossEvidenceChunks: Int = 24
   ) {
     self.slotCapacity = slotCapacity
     self.windowCapacity = windowCapacity
     self.windowGrace = windowGrace
     self.maxQueuedWindows = maxQueuedWindows
+    self.lossEvidenceChunks = lossEvidenceChunks
   }
 }
 

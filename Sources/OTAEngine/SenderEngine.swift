@@ -29,7 +29,7 @@ public struct SenderEngine: Sendable {
   var mtu = 23
   var chunkPayload = DataChunk.maxPayload(mtu: 23)
   var windowCapacity: UInt32 = 0
-  /// The size of new windows: it halves after a failed window (a smaller window is likelier to
+  /// The size of new windows: it halves after a corrupted window (a smaller window is likelier to
   /// arrive whole on a bad link) and doubles back after a run of good ones, up to its largest.
   var windowSize: UInt32 = 0
   var largestWindow: UInt32 = 0
@@ -378,7 +378,11 @@ public struct SenderEngine: Sendable {
     case .crcMismatch, .storageError, .missingData:
       report.windowFailures += 1
       goodWindowsInARow = 0
-      windowSize = max(min(UInt32(chunkPayload), largestWindow), windowSize / 2)
+      if response.status != .missingData {
+        // Corruption costs the whole window: smaller windows arrive clean more often. A loss costs
+        // only the resend from the gap, so it leaves the size alone.
+        windowSize = max(min(UInt32(chunkPayload), largestWindow), windowSize / 2)
+      }
       let resendFrom = min(max(offset, head.offset), head.end)
       var tries = attempts[head.offset] ?? (0, head.offset)
       // Missing data whose first gap moved on is progress, not a failed attempt.

@@ -1,6 +1,8 @@
 /// What the in-memory link does to traffic. Loss, duplication, reordering and bit flips apply to
 /// write-without-response packets (data chunks); commands and notifications are reliable, as ATT's
-/// acknowledged writes and the link layer's retransmissions make them, but may be overtaken.
+/// acknowledged writes and the link layer's retransmissions make them. Reordering lets data and
+/// commands overtake each other (EATT's parallel bearers) but never one command another: a central
+/// sends each control-point write after the previous one's ATT response.
 public struct LinkConditions: Equatable, Sendable {
   public var mtu: Int
   /// One connection event per interval moves up to `packetsPerEvent` packets each way.
@@ -15,6 +17,8 @@ public struct LinkConditions: Equatable, Sendable {
   public var bitFlips: Double
   /// The chance, per connection event, that the link drops.
   public var disconnects: Double
+  /// Drop the link once, when this many data bytes have crossed it (a forced disconnect).
+  public var disconnectAfterBytes: Int?
   /// The chance, at a disconnect, that the device's process restarts from its storage as well.
   public var restartsOnDisconnect: Double
   /// The chance that such a restart is a power cut: writes not yet synced are lost or torn.
@@ -25,7 +29,8 @@ public struct LinkConditions: Equatable, Sendable {
   public init(
     mtu: Int = 247, connectionInterval: Duration = .milliseconds(15), packetsPerEvent: Int = 6,
     queueDepth: Int = 16, loss: Double = 0, duplication: Double = 0, reordering: Double = 0,
-    bitFlips: Double = 0, disconnects: Double = 0, restartsOnDisconnect: Double = 0,
+    bitFlips: Double = 0, disconnects: Double = 0, disconnectAfterBytes: Int? = nil,
+    restartsOnDisconnect: Double = 0,
     powerCutsOnRestart: Double = 0, restartTime: Duration = .milliseconds(300)
   ) {
     self.mtu = mtu
@@ -37,6 +42,7 @@ public struct LinkConditions: Equatable, Sendable {
     self.reordering = reordering
     self.bitFlips = bitFlips
     self.disconnects = disconnects
+    self.disconnectAfterBytes = disconnectAfterBytes
     self.restartsOnDisconnect = restartsOnDisconnect
     self.powerCutsOnRestart = powerCutsOnRestart
     self.restartTime = restartTime

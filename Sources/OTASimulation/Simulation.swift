@@ -3,6 +3,10 @@ import OTAEngine
 import OTAStorage
 import OTAWire
 
+#if canImport(Glibc)
+  import Glibc
+#endif
+
 /// Runs a real `SenderEngine` against a real `ReceiverHost` over an in-memory link, in virtual time.
 /// Deterministic for a given seed. The device's storage belongs to the caller: `makeHost` builds a host
 /// over it at the start and after every restart, and is told whether that restart was a power cut.
@@ -20,13 +24,17 @@ public struct Simulation {
     public var bitsFlipped = 0
     /// Receiver statistics summed over every host instance.
     public var receiver = ReceiverStatistics()
-    /// Time spent inside the device host (wall clock), for benchmarks.
+    /// What happened, in order, in virtual time: phases, drops, restarts, resumes.
+    public var timeline: [(at: Duration, what: String)] = []
+    /// Time spent inside the device host, wall clock and this thread's CPU, for benchmarks.
     public var deviceTime: Duration = .zero
+    public var deviceCPUTime: Duration = .zero
   }
 
   enum Packet {
     case data([UInt8])
     case control([UInt8])
+    var isControl: Bool { if case .control = self { true } else { false } }
   }
 
   public typealias HostFactory = (_ afterPowerCut: Bool) throws -> ReceiverHost
@@ -47,6 +55,9 @@ public struct Simulation {
   var deviceTimer: Duration?
   var result = Result(elapsed: .zero)
   var lastRestartWasPowerCut = false
+  var dataBytesCarried = 0
+  var forcedDisconnectDone = false
+  var lastPhase: SenderPhase = .idle
   let clock = ContinuousClock()
 
   public init(
@@ -126,12 +137,22 @@ public struct Simulation {
       var index = 0
       if uplink.count > 1, random.chance(conditions.reordering) {
         index = Int.random(in: 1..<min(uplink.count, 8), using: &random)
-        result.packetsReordered += 1
+        // Control-point writes are ATT requests, each sent after the previous one's response: a
+        // command may overtake data (and data a command) but never another command.
+        if case .control = uplink[index], uplink[0..<index].contains(where: \.isControl) { index = 0 }
+        if index > 0 { result.packetsReordered += 1 }
       }
       let packet = uplink.remove(at: index)
       moved += 1
       switch packet {
-      case .data(let bytes): try deviceEvent(.data(bytes, now: now))
+      case .data(let bytes):
+        dataBytesCarried += bytes.count
+        try deviceEvent(.data(bytes, now: now))
+        if let limit = conditions.disconnectAfterBytes, !forcedDisconnectDone, dataBytesCarried >= limit {
+          forcedDisconnectDone = true
+          note("the link drops (forced, after \(dataBytesCarried) bytes)")
+          try dropLink(restartDevice: false)
+        }
       case .control(let bytes): try deviceEvent(.control(bytes, now: now))
       }
     }
@@ -170,6 +191,7 @@ public struct Simulation {
   private mutating func deviceEvent(_ event: ReceiverEvent) throws {
     guard var current = host else { return }
     let started = clock.now
+    let startedCPU = threadCPUTime()
     let outputs: [ReceiverHost.Output]
     do {
       outputs = try current.handle(event)
@@ -179,6 +201,7 @@ public struct Simulation {
       return
     }
     result.deviceTime += clock.now - started
+    result.deviceCPUTime += threadCPUTime() - startedCPU
     host = current
     for output in outputs {
       switch output {
@@ -197,6 +220,7 @@ public struct Simulation {
     pendingInfoRead = false
     if wasConnected {
       result.disconnects += 1
+      if restartDevice { note(powerCut ? "the device loses power" : "the device restarts") }
       if host != nil { try deviceEvent(.disconnected) }
     }
     if restartDevice {
@@ -222,8 +246,16 @@ public struct Simulation {
     result.receiver.windowsFailedMissing += statistics.windowsFailedMissing
   }
 
+  mutating func note(_ what: String) { result.timeline.append((now, what)) }
+
   /// Carries out what the sender asked for.
   private mutating func apply(_ actions: [SenderAction]) {
+    defer {
+      if sender.phase != lastPhase {
+        lastPhase = sender.phase
+        note("central: \(sender.phase.rawValue)")
+      }
+    }
     for action in actions {
       switch action {
       case .connect(let delay):
@@ -266,4 +298,11 @@ public struct Simulation {
       result.packetsDuplicated += 1
     }
   }
+}
+
+/// CPU time used by the calling thread so far.
+func threadCPUTime() -> Duration {
+  var spec = timespec()
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &spec)
+  return .seconds(spec.tv_sec) + .nanoseconds(spec.tv_nsec)
 }

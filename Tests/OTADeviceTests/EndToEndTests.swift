@@ -54,8 +54,9 @@ import Testing
     let fixture = DeviceFixture(slotCapacity: Self.capacity)
     let image = DeviceFixture.image(size: Self.capacity, seed: 5)
     var conditions = LinkConditions.hostile(mtu: 185)
-    conditions.disconnects = 0.01
-    conditions.powerCutsOnRestart = 0.7
+    conditions.disconnects = 0.02
+    conditions.restartsOnDisconnect = 1
+    conditions.powerCutsOnRestart = 0.5
     var simulation = try Simulation(
       image: image, sender: SenderConfiguration(version: Self.newVersion, maxConnectAttempts: 20),
       conditions: conditions, seed: 5
@@ -89,6 +90,8 @@ import Testing
     #expect(result.packetsReordered > 50)
     #expect(report.bytesSent == UInt64(image.count), "every byte crossed exactly once")
     #expect(report.windowFailures == 0)
+    #expect(
+      !result.timeline.contains { $0.what == "central: resuming" && $0.at > .milliseconds(100) }, "no resync")
   }
 
   @Test func flippedBitsAreCaughtByTheWindowCRCAndResent() throws {

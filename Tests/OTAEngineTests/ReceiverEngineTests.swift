@@ -93,6 +93,23 @@ import Testing
     #expect(script.take() == [Response(.window, .success, .offset(256))])
   }
 
+  @Test mutating func aGapThatLaterChunksPassedByFailsWithoutWaitingOutTheGrace() {
+    var script = ReceiverScript()
+    script.engine = ReceiverEngine(
+      configuration: ReceiverConfiguration(
+        slotCapacity: 4096, windowCapacity: 512, windowGrace: .seconds(10), lossEvidenceChunks: 4),
+      runningSlot: .a, journal: nil)
+    script.send(.prepare(size: UInt32(Self.image.count), crc32: Self.crc, version: Self.version))
+    _ = script.take()
+    stream(&script, 0..<48)
+    stream(&script, 64..<256)
+    script.send(window(0, 256))
+    stream(&script, 256..<304)  // three chunks of the next window: could still be reordering
+    #expect(script.take().isEmpty)
+    stream(&script, 304..<320)  // the fourth: the chunk at 48 is lost
+    #expect(script.take() == [Response(.window, .missingData, .offset(48))])
+  }
+
   @Test mutating func crcMismatchDropsTheWindowAndQueuedOnes() {
     var script = prepared()
     _ = script.take()

@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# The whole test suite, from a fresh Debian 12 machine: installs the Debian packages it needs,
+# builds, and runs every test. Non-interactive; CI runs exactly this (.ci/run).
+#
+#   Scripts/test.sh                      # everything
+#   Scripts/test.sh --filter PowerCut    # extra arguments go to `swift test`
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+source Scripts/setup.sh
+
+echo "== build ($(swift --version 2>/dev/null | head -n 1))"
+swift build --build-tests
+
+echo "== test"
+log="$(mktemp)"
+trap 'rm -f "$log"' EXIT
+status=0
+swift test --skip-build "$@" 2>&1 | tee "$log" || status=$?
+
+# One plain closing line. The suite is Swift Testing; XCTest's own summary says 0 tests.
+total="$(grep -oE 'Test run with [0-9]+ tests?' "$log" | tail -n 1 | grep -oE '[0-9]+' || echo 0)"
+failed="$(grep -cE '^✘ Test .* failed' "$log" || true)"
+echo
+echo "$((total - failed)) passed, ${failed} failed"
+exit "$status"
