@@ -52,6 +52,7 @@ let package = Package(
         "OTAStorage", "OTAWire", "OTAChecksum", .product(name: "Crypto", package: "swift-crypto"),
       ]),
     .testTarget(
-      name: "OTADeviceTests", dependencies: ["OTADevice", "OTAEngine", "OTAStorage", "OTASimulation"]),
+      name: "OTADeviceTests",
+      dependencies: ["OTADevice", "OTAEngine", "OTAStorage", "OTASimulation", "OTAWire", "OTAChecksum"]),
   ]
 )

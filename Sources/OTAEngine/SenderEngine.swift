@@ -44,6 +44,8 @@ public struct SenderEngine: Sendable {
   /// Failed attempts at the window starting at each offset, and where its last resend started.
   var attempts: [UInt32: (count: Int, resendFrom: UInt32)] = [:]
   var connectFailures = 0
+  /// Storage errors and "busy" answered to PREPARE, VALIDATE or ACTIVATE since the last progress.
+  var deviceRetries = 0
   var lastFailureReason = ""
   var deadline: Duration?
   var retryAt: Duration?
@@ -249,8 +251,8 @@ public struct SenderEngine: Sendable {
       windowCapacity = capacity
       chunkPayload = min(DataChunk.maxPayload(mtu: mtu), Int(max(1, maxChunk)))
       startTransfer(from: 0, &out)
-    case (.busy, _):
-      retryAt = now + max(configuration.backoff, .milliseconds(100))
+    case (.busy, _), (.storageError, _):
+      retryLater(.prepare, response.status, &out)
     case (.tooLarge, _):
       finish(.tooLarge(size: image.count, capacity: report.deviceBefore?.slotCapacity ?? 0), &out)
     default:
@@ -269,9 +271,11 @@ public struct SenderEngine: Sendable {
       phase = .activating
       activationSent = true
       sendControl(.activate(permanent: configuration.permanent), timeout: configuration.responseTimeout, &out)
-    case .missingData, .busy, .storageError:
-      // The device's view differs from ours (or it is busy): look again.
+    case .missingData:
+      // The device's view differs from ours: look again.
       resync(&out)
+    case .busy, .storageError:
+      retryLater(.validate, response.status, &out)
     default:
       finish(.validationFailed(response.status), &out)
     }
@@ -281,7 +285,11 @@ public struct SenderEngine: Sendable {
     deadline = nil
     guard response.status == .success else {
       activationSent = false
-      finish(.refused(.activate, response.status), &out)
+      if response.status == .storageError || response.status == .busy {
+        retryLater(.activate, response.status, &out)
+      } else {
+        finish(.refused(.activate, response.status), &out)
+      }
       return
     }
     // The device now disconnects and restarts: that disconnect is expected.
@@ -363,6 +371,7 @@ public struct SenderEngine: Sendable {
       committed = head.end
       attempts[head.offset] = nil
       connectFailures = 0
+      deviceRetries = 0
       report.windowsCommitted += 1
       goodWindowsInARow += 1
       if goodWindowsInARow >= 4, windowSize < largestWindow {
@@ -415,6 +424,18 @@ public struct SenderEngine: Sendable {
       outstanding.removeAll()
       resync(&out)
     }
+  }
+
+  /// A device that is busy or whose storage failed gets a few more chances, with backoff; each goes
+  /// back through STATUS, which picks up wherever the device stands.
+  private mutating func retryLater(_ opcode: Opcode, _ status: StatusCode, _ out: inout [SenderAction]) {
+    deviceRetries += 1
+    guard deviceRetries < configuration.maxWindowAttempts else {
+      finish(.refused(opcode, status), &out)
+      return
+    }
+    phase = .resuming
+    retryAt = now + backoff(deviceRetries)
   }
 
   /// Goes back to phase 1: STATUS decides between resuming and PREPARE.

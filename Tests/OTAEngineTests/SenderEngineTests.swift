@@ -221,4 +221,25 @@ import Testing
     let actions = answer(Response(.validate, .crcMismatch))
     #expect(Self.finished(actions) == .failed(.validationFailed(.crcMismatch), sender.report))
   }
+
+  @Test mutating func aStorageErrorAtPrepareIsRetriedWithBackoffThenReported() {
+    _ = connect()
+    var outcome: SenderOutcome?
+    var prepares = 0
+    var actions = answer(Response(.status, .success, .status(.idle)))
+    while outcome == nil, prepares < 20 {
+      if Self.controls(actions).contains(.prepare(size: 1000, crc32: Self.crc, version: Self.version)) {
+        prepares += 1
+        actions = answer(Response(.prepare, .storageError))
+      } else if Self.controls(actions).contains(.status) {
+        actions = answer(Response(.status, .success, .status(.idle)))
+      } else {
+        now += .seconds(10)
+        actions = feed(.tick(now: now))
+      }
+      outcome = Self.finished(actions)
+    }
+    #expect(prepares == 8, "PREPARE tried 8 times")
+    #expect(outcome == .failed(.refused(.prepare, .storageError), sender.report))
+  }
 }

@@ -1,0 +1,66 @@
+import OTAChecksum
+import OTADevice
+import OTAEngine
+import OTASimulation
+import OTAStorage
+import OTAWire
+import Testing
+
+/// EIO, ENOSPC and short writes in the middle of a push: the device answers with a status, keeps
+/// its committed offset honest, and the central's retries carry the update through.
+@Suite struct StorageFaultTests {
+  static let newVersion = Version(major: 4, minor: 0, revision: 0)
+  static let image = DeviceFixture.image(size: 20_000, seed: 8)
+
+  struct Case: CustomStringConvertible, Sendable {
+    var fault: MemoryMedium.Fault
+    var kind: MemoryMedium.Operation
+    var nth: Int
+    var description: String { "\(fault) at \(kind) #\(nth)" }
+  }
+
+  static let cases: [Case] = [MemoryMedium.Fault.ioError, .noSpace, .shortWrite].flatMap { fault in
+    [
+      MemoryMedium.Operation.slotWrite, .slotRead, .slotSync, .recordWrite, .recordSync, .recordRename,
+      .directorySync,
+    ]
+    .flatMap { kind in [0, 3, 7].map { Case(fault: fault, kind: kind, nth: $0) } }
+  }
+
+  @Test(arguments: cases)
+  func aFaultedOperationIsAnsweredAndThePushRecovers(_ testCase: Case) throws {
+    let fixture = DeviceFixture(slotCapacity: 32 * 1024, windowCapacity: 4096)
+    var simulation = try Simulation(
+      image: Self.image, sender: SenderConfiguration(version: Self.newVersion),
+      conditions: LinkConditions(mtu: 185), seed: 8
+    ) { _ in try fixture.makeHost() }
+    // Fault injected once the device has booted, so it hits the transfer.
+    fixture.medium.inject(testCase.fault, atOperation: testCase.nth, of: [testCase.kind])
+    let result = try simulation.run(limit: .seconds(600))
+    guard case .succeeded = result.outcome else {
+      Issue.record("\(testCase): \(String(describing: result.outcome))")
+      return
+    }
+    #expect(fixture.medium.pendingFaultCount == 0, "\(testCase): the fault fired")
+    #expect(Array(fixture.medium.slotBytes(.b).prefix(Self.image.count)) == Self.image)
+    #expect(fixture.runningSlotUntouched)
+    #expect(try #require(simulation.device).boot.running == .b)
+  }
+
+  @Test func aStorageErrorAtCommitIsAnsweredWithStatusAndResent() throws {
+    let fixture = DeviceFixture(slotCapacity: 32 * 1024, windowCapacity: 4096)
+    var host = try fixture.makeHost()
+    _ = try host.handle(.connected(mtu: 185))
+    let prepare = Request.prepare(size: 4096, crc32: 0, version: Self.newVersion)
+    _ = try host.handle(.control(prepare.encoded, now: .zero))
+    for offset in stride(from: 0, to: 2048, by: 128) {
+      let chunk = DataChunk(offset: UInt32(offset), payload: ArraySlice(Self.image[offset..<offset + 128]))
+      _ = try host.handle(.data(chunk.encoded, now: .zero))
+    }
+    fixture.medium.inject(.ioError, atOperation: 0, of: [.slotSync])
+    let window = Request.window(offset: 0, length: 2048, crc32: CRC32.checksum(Self.image[0..<2048]))
+    let outputs = try host.handle(.control(window.encoded, now: .zero))
+    #expect(outputs == [.notify(Response(.window, .storageError, .offset(0)).encoded)])
+    #expect(host.engine.transferStatus.committedOffset == 0)
+  }
+}
