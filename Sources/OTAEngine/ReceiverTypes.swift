@@ -100,4 +100,16 @@ public struct ReceiverStatistics: Equatable, Sendable {
   public var windowsFailedCRC = 0
   public var windowsFailedMissing = 0
   public init() {}
+
+  /// Adds another instance's counters (the same device across restarts).
+  public static func += (total: inout ReceiverStatistics, more: ReceiverStatistics) {
+    total.chunksStored += more.chunksStored
+    total.bytesStored += more.bytesStored
+    total.chunksDuplicate += more.chunksDuplicate
+    total.chunksDropped += more.chunksDropped
+    total.writeFailures += more.writeFailures
+    total.windowsCommitted += more.windowsCommitted
+    total.windowsFailedCRC += more.windowsFailedCRC
+    total.windowsFailedMissing += more.windowsFailedMissing
+  }
 }

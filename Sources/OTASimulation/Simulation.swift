@@ -224,7 +224,7 @@ public struct Simulation {
       if host != nil { try deviceEvent(.disconnected) }
     }
     if restartDevice {
-      if let host { accumulate(host.engine.statistics) }
+      if let host { result.receiver += host.engine.statistics }
       host = nil
       deviceTimer = nil
       result.restarts += 1
@@ -233,17 +233,6 @@ public struct Simulation {
       deviceDownUntil = now + conditions.restartTime
     }
     if wasConnected { apply(sender.handle(.disconnected(now: now))) }
-  }
-
-  private mutating func accumulate(_ statistics: ReceiverStatistics) {
-    result.receiver.chunksStored += statistics.chunksStored
-    result.receiver.bytesStored += statistics.bytesStored
-    result.receiver.chunksDuplicate += statistics.chunksDuplicate
-    result.receiver.chunksDropped += statistics.chunksDropped
-    result.receiver.writeFailures += statistics.writeFailures
-    result.receiver.windowsCommitted += statistics.windowsCommitted
-    result.receiver.windowsFailedCRC += statistics.windowsFailedCRC
-    result.receiver.windowsFailedMissing += statistics.windowsFailedMissing
   }
 
   mutating func note(_ what: String) { result.timeline.append((now, what)) }
@@ -276,7 +265,7 @@ public struct Simulation {
         break
       case .finished(let outcome):
         result.outcome = outcome
-        if let host { accumulate(host.engine.statistics) }
+        if let host { result.receiver += host.engine.statistics }
       }
     }
   }

@@ -3,6 +3,7 @@ import OTAEngine
 import OTASimulation
 import OTAStorage
 import OTAWire
+import Testing
 
 /// A device on in-memory storage: slot A holds the running image, nothing else exists yet.
 struct DeviceFixture {
@@ -31,6 +32,31 @@ struct DeviceFixture {
   var runningSlotUntouched: Bool {
     Array(medium.slotBytes(.a).prefix(runningImage.count)) == runningImage
       && medium.slotBytes(.a).dropFirst(runningImage.count).allSatisfy { $0 == 0 }
+  }
+
+  /// Pushes `image` to this device over a simulated link. A power cut reboots the medium with
+  /// `powerCutSeed` (nil: every unsynced write is lost). Returns the run and the sender's report,
+  /// which is nil (and recorded as an issue) unless the push succeeded.
+  func push(
+    _ image: [UInt8], version: Version, conditions: LinkConditions, seed: UInt64,
+    sender: SenderConfiguration? = nil, powerCutSeed: UInt64? = nil, limit: Duration = .seconds(3600),
+    onBoot: ((ReceiverHost) throws -> Void)? = nil, sourceLocation: SourceLocation = #_sourceLocation
+  ) throws -> (result: Simulation.Result, report: SenderReport?, device: ReceiverHost?) {
+    var simulation = try Simulation(
+      image: image, sender: sender ?? SenderConfiguration(version: version, maxConnectAttempts: 20),
+      conditions: conditions, seed: seed
+    ) { afterPowerCut in
+      if afterPowerCut { medium.reboot(seed: powerCutSeed) }
+      let host = try makeHost()
+      try onBoot?(host)
+      return host
+    }
+    let result = try simulation.run(limit: limit)
+    guard case .succeeded(let report) = result.outcome else {
+      Issue.record("push failed: \(String(describing: result.outcome))", sourceLocation: sourceLocation)
+      return (result, nil, simulation.device)
+    }
+    return (result, report, simulation.device)
   }
 
   static func image(size: Int, seed: UInt64) -> [UInt8] {

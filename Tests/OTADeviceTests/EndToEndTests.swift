@@ -28,21 +28,12 @@ import Testing
       let image = DeviceFixture.image(size: testCase.size, seed: seed &* 31 &+ UInt64(testCase.size))
       var conditions = LinkConditions.hostile(mtu: testCase.mtu)
       conditions.disconnects = 0.004
-      var simulation = try Simulation(
-        image: image, sender: SenderConfiguration(version: Self.newVersion, maxConnectAttempts: 20),
-        conditions: conditions, seed: seed
-      ) { afterPowerCut in
-        if afterPowerCut { fixture.medium.reboot(seed: seed) }
-        return try fixture.makeHost()
-      }
-      let result = try simulation.run()
-      guard case .succeeded(let report) = result.outcome else {
-        Issue.record("\(testCase) seed \(seed): \(String(describing: result.outcome))")
-        continue
-      }
+      let run = try fixture.push(
+        image, version: Self.newVersion, conditions: conditions, seed: seed, powerCutSeed: seed)
+      guard let report = run.report else { continue }
       #expect(Array(fixture.medium.slotBytes(.b).prefix(image.count)) == image, "\(testCase)")
       #expect(fixture.runningSlotUntouched, "\(testCase)")
-      let device = try #require(simulation.device)
+      let device = try #require(run.device)
       #expect(device.boot.running == .b)
       #expect(device.info().runningVersion == Self.newVersion)
       #expect(report.deviceAfter?.runningVersion == Self.newVersion)
@@ -57,18 +48,10 @@ import Testing
     conditions.disconnects = 0.02
     conditions.restartsOnDisconnect = 1
     conditions.powerCutsOnRestart = 0.5
-    var simulation = try Simulation(
-      image: image, sender: SenderConfiguration(version: Self.newVersion, maxConnectAttempts: 20),
-      conditions: conditions, seed: 5
-    ) { afterPowerCut in
-      if afterPowerCut { fixture.medium.reboot(seed: 5) }
-      return try fixture.makeHost()
-    }
-    let result = try simulation.run()
-    guard case .succeeded(let report) = result.outcome else {
-      Issue.record("\(String(describing: result.outcome))")
-      return
-    }
+    let run = try fixture.push(
+      image, version: Self.newVersion, conditions: conditions, seed: 5, powerCutSeed: 5)
+    guard let report = run.report else { return }
+    let result = run.result
     #expect(result.packetsLost > 0 && result.packetsDuplicated > 0 && result.packetsReordered > 0)
     #expect(result.bitsFlipped > 0 && result.disconnects > 1 && result.restarts > 1 && result.powerCuts > 0)
     #expect(report.resumedFrom.contains { $0 > 0 }, "some reconnect resumed past zero")
@@ -78,37 +61,26 @@ import Testing
   @Test func reorderingAloneCostsNoResend() throws {
     let fixture = DeviceFixture(slotCapacity: Self.capacity)
     let image = DeviceFixture.image(size: 80_000, seed: 9)
-    let conditions = LinkConditions(mtu: 247, reordering: 0.3)
-    var simulation = try Simulation(
-      image: image, sender: SenderConfiguration(version: Self.newVersion), conditions: conditions, seed: 9
-    ) { _ in try fixture.makeHost() }
-    let result = try simulation.run()
-    guard case .succeeded(let report) = result.outcome else {
-      Issue.record("\(String(describing: result.outcome))")
-      return
-    }
-    #expect(result.packetsReordered > 50)
+    let run = try fixture.push(
+      image, version: Self.newVersion, conditions: LinkConditions(mtu: 247, reordering: 0.3), seed: 9)
+    guard let report = run.report else { return }
+    #expect(run.result.packetsReordered > 50)
     #expect(report.bytesSent == UInt64(image.count), "every byte crossed exactly once")
     #expect(report.windowFailures == 0)
     #expect(
-      !result.timeline.contains { $0.what == "central: resuming" && $0.at > .milliseconds(100) }, "no resync")
+      !run.result.timeline.contains { $0.what == "central: resuming" && $0.at > .milliseconds(100) },
+      "no resync")
   }
 
   @Test func flippedBitsAreCaughtByTheWindowCRCAndResent() throws {
     let fixture = DeviceFixture(slotCapacity: Self.capacity)
     let image = DeviceFixture.image(size: 60_000, seed: 12)
-    let conditions = LinkConditions(mtu: 23, bitFlips: 0.01)
-    var simulation = try Simulation(
-      image: image, sender: SenderConfiguration(version: Self.newVersion), conditions: conditions, seed: 12
-    ) { _ in try fixture.makeHost() }
-    let result = try simulation.run()
-    guard case .succeeded(let report) = result.outcome else {
-      Issue.record("\(String(describing: result.outcome))")
-      return
-    }
-    #expect(result.bitsFlipped > 20)
-    #expect(result.receiver.windowsFailedCRC > 0)
-    #expect(report.windowFailures >= result.receiver.windowsFailedCRC)
+    let run = try fixture.push(
+      image, version: Self.newVersion, conditions: LinkConditions(mtu: 23, bitFlips: 0.01), seed: 12)
+    guard let report = run.report else { return }
+    #expect(run.result.bitsFlipped > 20)
+    #expect(run.result.receiver.windowsFailedCRC > 0)
+    #expect(report.windowFailures >= run.result.receiver.windowsFailedCRC)
     #expect(Array(fixture.medium.slotBytes(.b).prefix(image.count)) == image)
   }
 
@@ -134,16 +106,10 @@ import Testing
   @Test func validateOnlyLeavesTheDeviceRunningTheOldImage() throws {
     let fixture = DeviceFixture(slotCapacity: Self.capacity)
     let image = DeviceFixture.image(size: 10_000, seed: 4)
-    var simulation = try Simulation(
-      image: image, sender: SenderConfiguration(version: Self.newVersion, activate: false),
-      conditions: LinkConditions(mtu: 247), seed: 4
-    ) { _ in try fixture.makeHost() }
-    let result = try simulation.run()
-    guard case .succeeded = result.outcome else {
-      Issue.record("\(String(describing: result.outcome))")
-      return
-    }
-    let device = try #require(simulation.device)
+    let run = try fixture.push(
+      image, version: Self.newVersion, conditions: LinkConditions(mtu: 247), seed: 4,
+      sender: SenderConfiguration(version: Self.newVersion, activate: false))
+    let device = try #require(run.device)
     #expect(device.info().state == .validated)
     #expect(device.boot.running == .a)
   }

@@ -18,26 +18,17 @@ import Testing
     let fixture = DeviceFixture(slotCapacity: 8192, windowCapacity: 1024)
     let start = fixture.medium.operationCount
     if let cut { fixture.medium.inject(.powerCut, atOperation: cut) }
-    var boots = 0
-    var simulation = try Simulation(
-      image: Self.image, sender: SenderConfiguration(version: Self.newVersion, maxConnectAttempts: 20),
-      conditions: LinkConditions(mtu: 185, restartTime: .milliseconds(50)), seed: 1
-    ) { afterPowerCut in
-      if afterPowerCut { fixture.medium.reboot(seed: seed) }
-      let host = try fixture.makeHost()
-      boots += 1
-      try checkBootsAGoodImage(host, fixture, cut: cut)
-      return host
-    }
-    let result = try simulation.run(limit: .seconds(600))
-    guard case .succeeded = result.outcome else {
-      Issue.record("cut at \(String(describing: cut)): \(String(describing: result.outcome))")
-      return 0
-    }
+    let run = try fixture.push(
+      Self.image, version: Self.newVersion,
+      conditions: LinkConditions(mtu: 185, restartTime: .milliseconds(50)),
+      seed: 1, powerCutSeed: seed, limit: .seconds(600)
+    ) { host in try checkBootsAGoodImage(host, fixture, cut: cut) }
+    guard run.report != nil else { return 0 }
+    let result = run.result
     if cut != nil {
       #expect(result.powerCuts == 1, "cut at \(cut!): the planned cut happened")
     }
-    let device = try #require(simulation.device)
+    let device = try #require(run.device)
     #expect(device.boot.running == .b, "cut at \(String(describing: cut))")
     #expect(device.boot.version(of: .b) == Self.newVersion)
     #expect(Array(fixture.medium.slotBytes(.b).prefix(Self.image.count)) == Self.image)
