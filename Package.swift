@@ -11,16 +11,22 @@ let package = Package(
     .library(name: "OTAEngine", targets: ["OTAEngine"]),
     .library(name: "OTAStorage", targets: ["OTAStorage"]),
     .library(name: "OTADevice", targets: ["OTADevice"]),
+    .executable(name: "otad", targets: ["otad"]),
+    .executable(name: "otactl", targets: ["otactl"]),
     .executable(name: "ota-bench", targets: ["ota-bench"]),
     .executable(name: "ota-demo", targets: ["ota-demo"]),
   ],
   dependencies: [
-    .package(url: "https://github.com/apple/swift-crypto.git", from: "3.12.3")
+    .package(url: "https://github.com/apple/swift-crypto.git", from: "3.12.3"),
+    .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
+    .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
+    .package(url: "https://github.com/LebJe/TOMLKit.git", from: "0.6.0"),
   ],
   targets: [
     // C libraries from Debian's -dev packages.
     .systemLibrary(
       name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
+    .systemLibrary(name: "CLinux"),
     .systemLibrary(
       name: "CDBus", pkgConfig: "dbus-1", providers: [.apt(["libdbus-1-dev"])]),
 
@@ -34,14 +40,39 @@ let package = Package(
     .target(
       name: "OTAStorage",
       dependencies: ["OTAWire", "OTAChecksum", .product(name: "Crypto", package: "swift-crypto")]),
+    // The link seam and the simulated link over a Unix socket: frames, air-time pacing, polling.
+    .target(name: "OTALink", dependencies: ["OTAWire", "CLinux"]),
     // The device side's IO edge: runs the receiver engine against storage.
-    .target(name: "OTADevice", dependencies: ["OTAEngine", "OTAStorage"]),
+    .target(
+      name: "OTADevice",
+      dependencies: [
+        "OTAEngine", "OTAStorage", "OTALink", .product(name: "Logging", package: "swift-log"),
+        .product(name: "TOMLKit", package: "TOMLKit"),
+      ]),
+    // The central side's IO edge: runs the sender engine over a link.
+    .target(
+      name: "OTACentral",
+      dependencies: ["OTAEngine", "OTALink", "OTAWire", .product(name: "Logging", package: "swift-log")]),
 
     // The engines over an in-memory link in virtual time: for tests, benchmarks and the demo.
-    .target(name: "OTASimulation", dependencies: ["OTADevice", "OTAEngine", "OTAStorage"]),
+    .target(name: "OTASimulation", dependencies: ["OTADevice", "OTAEngine", "OTAStorage", "OTALink"]),
 
-    .executableTarget(name: "ota-bench", dependencies: ["OTASimulation", "OTADevice", "OTAStorage"]),
-    .executableTarget(name: "ota-demo", dependencies: ["OTASimulation", "OTADevice", "OTAStorage"]),
+    .executableTarget(
+      name: "otad",
+      dependencies: [
+        "OTADevice", "OTALink", "OTAStorage", "OTAWire",
+        .product(name: "ArgumentParser", package: "swift-argument-parser"),
+        .product(name: "Logging", package: "swift-log"),
+      ]),
+    .executableTarget(
+      name: "otactl",
+      dependencies: [
+        "OTACentral", "OTAEngine", "OTALink", "OTAWire",
+        .product(name: "ArgumentParser", package: "swift-argument-parser"),
+        .product(name: "Logging", package: "swift-log"),
+      ]),
+    .executableTarget(name: "ota-bench", dependencies: ["OTASimulation", "OTADevice", "OTAStorage", "OTALink"]),
+    .executableTarget(name: "ota-demo", dependencies: ["OTASimulation", "OTADevice", "OTAStorage", "OTALink"]),
 
     .testTarget(name: "OTAWireTests", dependencies: ["OTAWire"]),
     .testTarget(name: "OTAChecksumTests", dependencies: ["OTAChecksum", "CDBus"]),
@@ -53,6 +84,6 @@ let package = Package(
       ]),
     .testTarget(
       name: "OTADeviceTests",
-      dependencies: ["OTADevice", "OTAEngine", "OTAStorage", "OTASimulation", "OTAWire", "OTAChecksum"]),
+      dependencies: ["OTADevice", "OTAEngine", "OTAStorage", "OTASimulation", "OTAWire", "OTAChecksum", "OTALink"]),
   ]
 )

@@ -18,7 +18,7 @@ public struct ReceiverConfiguration: Equatable, Sendable {
 
   public init(
     slotCapacity: UInt64, windowCapacity: UInt32 = 64 * 1024, windowGrace: Duration = .milliseconds(400),
-    maxQueuedWindows: Int = 4, lossEvidenceChunks: Int = 24
+    maxQueuedWindows: Int = 4, lossEvidenceChunks: Int = 16
   ) {
     self.slotCapacity = slotCapacity
     self.windowCapacity = windowCapacity

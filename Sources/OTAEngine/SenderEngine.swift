@@ -18,8 +18,13 @@ public struct SenderEngine: Sendable {
     var dataFrom: UInt32
   }
 
+  /// At most this many WINDOW commands outstanding: the device queues four behind the one it checks.
+  static let maxWindowsInFlight = 5
+
   public let configuration: SenderConfiguration
   public let image: [UInt8]
+  /// The CRC32 announced in PREPARE and matched against STATUS: the image's own, unless a test
+  /// asks to announce another.
   public let imageCRC: UInt32
   public private(set) var phase: SenderPhase = .idle
   public private(set) var report = SenderReport()
@@ -29,8 +34,9 @@ public struct SenderEngine: Sendable {
   var mtu = 23
   var chunkPayload = DataChunk.maxPayload(mtu: 23)
   var windowCapacity: UInt32 = 0
-  /// The size of new windows: it halves after a corrupted window (a smaller window is likelier to
+  /// The size of new windows: it halves after a failed window (a smaller window is likelier to
   /// arrive whole on a bad link) and doubles back after a run of good ones, up to its largest.
+  /// As many windows are open as fit in the device's window capacity, up to `maxWindowsInFlight`.
   var windowSize: UInt32 = 0
   var largestWindow: UInt32 = 0
   var goodWindowsInARow = 0
@@ -56,7 +62,7 @@ public struct SenderEngine: Sendable {
     precondition(image.count <= Int(UInt32.max), "images are limited to 4 GiB by the protocol")
     self.image = image
     self.configuration = configuration
-    self.imageCRC = CRC32.checksum(image)
+    self.imageCRC = configuration.announcedCRC ?? CRC32.checksum(image)
   }
 
   public var size: UInt32 { UInt32(image.count) }
@@ -328,8 +334,12 @@ public struct SenderEngine: Sendable {
   private mutating func pump(_ out: inout [SenderAction]) {
     guard phase == .transferring else { return }
     while true {
-      while outstanding.count + tasks.count < configuration.windowsInFlight, nextWindowStart < size {
+      while outstanding.count + tasks.count < Self.maxWindowsInFlight, nextWindowStart < size {
         let end = UInt32(min(UInt64(nextWindowStart) + UInt64(windowSize), UInt64(size)))
+        // Every open window must lie within the device's capacity past the committed offset.
+        guard
+          UInt64(end) - UInt64(committed) <= UInt64(windowCapacity) || outstanding.isEmpty && tasks.isEmpty
+        else { break }
         let crc = CRC32.checksum(image[Int(nextWindowStart)..<Int(end)])
         let window = Window(offset: nextWindowStart, end: end, crc32: crc)
         tasks.append(WindowTask(window: window, dataFrom: nextWindowStart))
@@ -387,11 +397,9 @@ public struct SenderEngine: Sendable {
     case .crcMismatch, .storageError, .missingData:
       report.windowFailures += 1
       goodWindowsInARow = 0
-      if response.status != .missingData {
-        // Corruption costs the whole window: smaller windows arrive clean more often. A loss costs
-        // only the resend from the gap, so it leaves the size alone.
-        windowSize = max(min(UInt32(chunkPayload), largestWindow), windowSize / 2)
-      }
+      // A failed window costs a resend from its first gap (or all of it): on a lossy or noisy link
+      // smaller windows arrive whole more often and resend less. More of them stay in flight.
+      windowSize = max(min(UInt32(chunkPayload) * 4, largestWindow), windowSize / 2)
       let resendFrom = min(max(offset, head.offset), head.end)
       var tries = attempts[head.offset] ?? (0, head.offset)
       // Missing data whose first gap moved on is progress, not a failed attempt.

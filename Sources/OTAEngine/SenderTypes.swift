@@ -21,14 +21,19 @@ public struct SenderConfiguration: Equatable, Sendable {
   /// The first reconnect delay; it doubles up to `maxBackoff`.
   public var backoff: Duration
   public var maxBackoff: Duration
-  /// Windows streamed ahead of the oldest unacknowledged one; each is window capacity / this.
+  /// The largest window is the device's window capacity divided by this: with 2, one window is
+  /// checked while the next streams. Smaller windows (after failures) pipeline deeper.
   public var windowsInFlight: Int
+  /// Announce this CRC32 in PREPARE instead of the image's: a fault injection for testing devices
+  /// (the device must refuse the image at VALIDATE).
+  public var announcedCRC: UInt32?
 
   public init(
     version: Version, activate: Bool = true, permanent: Bool = false,
     responseTimeout: Duration = .seconds(5), slowResponseTimeout: Duration = .seconds(60),
     restartTimeout: Duration = .seconds(60), maxWindowAttempts: Int = 8, maxConnectAttempts: Int = 8,
-    backoff: Duration = .milliseconds(100), maxBackoff: Duration = .seconds(5), windowsInFlight: Int = 2
+    backoff: Duration = .milliseconds(100), maxBackoff: Duration = .seconds(5), windowsInFlight: Int = 2,
+    announcedCRC: UInt32? = nil
   ) {
     self.version = version
     self.activate = activate
@@ -41,6 +46,7 @@ public struct SenderConfiguration: Equatable, Sendable {
     self.backoff = backoff
     self.maxBackoff = maxBackoff
     self.windowsInFlight = max(1, windowsInFlight)
+    self.announcedCRC = announcedCRC
   }
 }
 
@@ -84,6 +90,12 @@ public struct SenderProgress: Equatable, Sendable {
   /// Bytes the device has committed (durable).
   public var committed: UInt32
   public var total: UInt32
+
+  public init(phase: SenderPhase, committed: UInt32, total: UInt32) {
+    self.phase = phase
+    self.committed = committed
+    self.total = total
+  }
 }
 
 public struct SenderReport: Equatable, Sendable {

@@ -1,5 +1,6 @@
 import OTADevice
 import OTAEngine
+import OTALink
 import OTAStorage
 import OTAWire
 
@@ -40,6 +41,7 @@ public struct Simulation {
   public typealias HostFactory = (_ afterPowerCut: Bool) throws -> ReceiverHost
 
   let conditions: LinkConditions
+  let faults: DeviceFaults
   var random: SeededGenerator
   var sender: SenderEngine
   let makeHost: HostFactory
@@ -61,10 +63,11 @@ public struct Simulation {
   let clock = ContinuousClock()
 
   public init(
-    image: [UInt8], sender configuration: SenderConfiguration, conditions: LinkConditions, seed: UInt64,
-    makeHost: @escaping HostFactory
+    image: [UInt8], sender configuration: SenderConfiguration, conditions: LinkConditions,
+    faults: DeviceFaults = DeviceFaults(), seed: UInt64, makeHost: @escaping HostFactory
   ) throws {
     self.conditions = conditions
+    self.faults = faults
     self.random = SeededGenerator(seed: seed)
     self.sender = SenderEngine(image: image, configuration: configuration)
     self.makeHost = makeHost
@@ -79,7 +82,7 @@ public struct Simulation {
       host = nil
       result.powerCuts += 1
       lastRestartWasPowerCut = true
-      deviceDownUntil = now + conditions.restartTime
+      deviceDownUntil = now + faults.restartTime
     }
   }
 
@@ -112,9 +115,9 @@ public struct Simulation {
     if connected {
       result.connectionEvents += 1
       if random.chance(conditions.disconnects) {
-        let restart = random.chance(conditions.restartsOnDisconnect)
+        let restart = random.chance(faults.restartsOnDisconnect)
         try dropLink(
-          restartDevice: restart, powerCut: restart && random.chance(conditions.powerCutsOnRestart))
+          restartDevice: restart, powerCut: restart && random.chance(faults.powerCutsOnRestart))
       } else {
         try exchange()
       }
@@ -230,7 +233,7 @@ public struct Simulation {
       result.restarts += 1
       lastRestartWasPowerCut = powerCut
       if powerCut { result.powerCuts += 1 }
-      deviceDownUntil = now + conditions.restartTime
+      deviceDownUntil = now + faults.restartTime
     }
     if wasConnected { apply(sender.handle(.disconnected(now: now))) }
   }

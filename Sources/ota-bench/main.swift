@@ -9,6 +9,7 @@
 import Foundation
 import OTADevice
 import OTAEngine
+import OTALink
 import OTASimulation
 import OTAStorage
 import OTAWire

@@ -1,5 +1,6 @@
 import OTADevice
 import OTAEngine
+import OTALink
 import OTASimulation
 import OTAStorage
 import OTAWire
@@ -38,13 +39,14 @@ struct DeviceFixture {
   /// `powerCutSeed` (nil: every unsynced write is lost). Returns the run and the sender's report,
   /// which is nil (and recorded as an issue) unless the push succeeded.
   func push(
-    _ image: [UInt8], version: Version, conditions: LinkConditions, seed: UInt64,
+    _ image: [UInt8], version: Version, conditions: LinkConditions, faults: DeviceFaults = DeviceFaults(),
+    seed: UInt64,
     sender: SenderConfiguration? = nil, powerCutSeed: UInt64? = nil, limit: Duration = .seconds(3600),
     onBoot: ((ReceiverHost) throws -> Void)? = nil, sourceLocation: SourceLocation = #_sourceLocation
   ) throws -> (result: Simulation.Result, report: SenderReport?, device: ReceiverHost?) {
     var simulation = try Simulation(
       image: image, sender: sender ?? SenderConfiguration(version: version, maxConnectAttempts: 20),
-      conditions: conditions, seed: seed
+      conditions: conditions, faults: faults, seed: seed
     ) { afterPowerCut in
       if afterPowerCut { medium.reboot(seed: powerCutSeed) }
       let host = try makeHost()

@@ -1,5 +1,6 @@
 import OTADevice
 import OTAEngine
+import OTALink
 import OTASimulation
 import OTAStorage
 import OTAWire
@@ -29,7 +30,8 @@ import Testing
       var conditions = LinkConditions.hostile(mtu: testCase.mtu)
       conditions.disconnects = 0.004
       let run = try fixture.push(
-        image, version: Self.newVersion, conditions: conditions, seed: seed, powerCutSeed: seed)
+        image, version: Self.newVersion, conditions: conditions, faults: .hostile, seed: seed,
+        powerCutSeed: seed)
       guard let report = run.report else { continue }
       #expect(Array(fixture.medium.slotBytes(.b).prefix(image.count)) == image, "\(testCase)")
       #expect(fixture.runningSlotUntouched, "\(testCase)")
@@ -46,10 +48,9 @@ import Testing
     let image = DeviceFixture.image(size: Self.capacity, seed: 5)
     var conditions = LinkConditions.hostile(mtu: 185)
     conditions.disconnects = 0.02
-    conditions.restartsOnDisconnect = 1
-    conditions.powerCutsOnRestart = 0.5
+    let faults = DeviceFaults(restartsOnDisconnect: 1, powerCutsOnRestart: 0.5)
     let run = try fixture.push(
-      image, version: Self.newVersion, conditions: conditions, seed: 5, powerCutSeed: 5)
+      image, version: Self.newVersion, conditions: conditions, faults: faults, seed: 5, powerCutSeed: 5)
     guard let report = run.report else { return }
     let result = run.result
     #expect(result.packetsLost > 0 && result.packetsDuplicated > 0 && result.packetsReordered > 0)

@@ -1,5 +1,6 @@
 import OTADevice
 import OTAEngine
+import OTALink
 import OTASimulation
 import OTAStorage
 import OTAWire
@@ -20,8 +21,8 @@ import Testing
     if let cut { fixture.medium.inject(.powerCut, atOperation: cut) }
     let run = try fixture.push(
       Self.image, version: Self.newVersion,
-      conditions: LinkConditions(mtu: 185, restartTime: .milliseconds(50)),
-      seed: 1, powerCutSeed: seed, limit: .seconds(600)
+      conditions: LinkConditions(mtu: 185), faults: DeviceFaults(restartTime: .milliseconds(50)), seed: 1,
+      powerCutSeed: seed, limit: .seconds(600)
     ) { host in try checkBootsAGoodImage(host, fixture, cut: cut) }
     guard run.report != nil else { return 0 }
     let result = run.result

@@ -1,6 +1,7 @@
 import OTAChecksum
 import OTADevice
 import OTAEngine
+import OTALink
 import OTASimulation
 import OTAStorage
 import OTAWire

@@ -102,21 +102,31 @@ import Testing
   @Test mutating func aFailedWindowSkipsTheAnswersOfTheOnesBehindIt() {
     _ = connect()
     _ = answer(Response(.status, .success, .status(.idle)))
-    _ = answer(Response(.prepare, .success, .prepared(windowCapacity: 256, maxChunkPayload: 240)))
-    _ = feed(.writable(count: 10, now: now))
-    var actions = answer(Response(.window, .missingData, .offset(64)))
-    // Windows are 256 bytes (two 240-byte chunks do not fit half the capacity). Resent from the gap to
-    // the window's end, then both commands again; window 2's data is not resent.
-    #expect(Self.chunks(actions).map(\.offset) == [64])
+    _ = answer(Response(.prepare, .success, .prepared(windowCapacity: 512, maxChunkPayload: 128)))
+    var actions = feed(.writable(count: 10, now: now))
+    #expect(
+      Self.chunks(actions).map(\.offset) == [0, 128, 256, 384], "two 256-byte windows fill the capacity")
+    actions = answer(Response(.window, .missingData, .offset(64)))
+    // Resent from the gap to the window's end, then both commands again; window 2's data is not resent.
+    #expect(Self.chunks(actions).map(\.offset) == [64, 192])
     #expect(
       Self.controls(actions).map { (request: Request) -> UInt32 in
         if case .window(let o, _, _) = request { o } else { 99 }
       } == [0, 256])
-    #expect(sender.windowSize <= 256, "a smaller window never exceeds what the device accepts")
     actions = answer(Response(.window, .missingData, .offset(64)))  // the stale answer for window 2
     #expect(actions.filter { if case .writeControl = $0 { true } else { false } }.isEmpty)
     _ = answer(Response(.window, .success, .offset(256)))
     #expect(sender.committed == 256)
+  }
+
+  @Test mutating func openWindowsNeverReachPastTheDevicesCapacity() {
+    _ = connect()
+    _ = answer(Response(.status, .success, .status(.idle)))
+    _ = answer(Response(.prepare, .success, .prepared(windowCapacity: 256, maxChunkPayload: 240)))
+    let actions = feed(.writable(count: 10, now: now))
+    // Two 240-byte chunks do not fit half of 256: one window of 256 bytes, and nothing past it.
+    #expect(Self.chunks(actions).map(\.offset) == [0, 240])
+    #expect(Self.chunks(actions).allSatisfy { $0.end <= 256 })
   }
 
   @Test mutating func givesUpOnAWindowThatNeverPasses() {

@@ -1,0 +1,70 @@
+import OTAEngine
+import OTALink
+import OTAWire
+
+/// One short conversation: connect, read Info, optionally send one control-point request and wait
+/// for its answer. For `otactl info`, `abort` and `confirm`.
+public enum CommandSession {
+  public enum Failure: Error, Equatable, Sendable, CustomStringConvertible {
+    case unreachable(String)
+    case timedOut
+    case disconnected(String)
+    case unreadableInfo(String)
+
+    public var description: String {
+      switch self {
+      case .unreachable(let reason): "could not connect: \(reason)"
+      case .timedOut: "the device did not answer in time"
+      case .disconnected(let reason): "the link dropped: \(reason)"
+      case .unreadableInfo(let reason): "the device's Info could not be read: \(reason)"
+      }
+    }
+  }
+
+  public static func run(link: any CentralLink, request: Request?, timeout: Duration = .seconds(10))
+    -> Result<(info: InfoRecord, answer: Response?), Failure>
+  {
+    let clock = ContinuousClock()
+    let started = clock.now
+    var now: Duration { clock.now - started }
+    link.connect(now: now)
+    var info: InfoRecord?
+    defer { link.disconnect() }
+    while now < timeout {
+      let deadline = link.nextDeadline ?? timeout
+      let readable: Set<Int32>
+      do {
+        readable = try Poller.wait(for: link.descriptors, timeout: max(.zero, min(deadline, timeout) - now))
+      } catch {
+        return .failure(.disconnected(error.description))
+      }
+      for event in link.service(readable: readable, now: now) {
+        switch event {
+        case .connected:
+          link.readInfo()
+        case .connectFailed(let reason):
+          return .failure(.unreachable(reason))
+        case .disconnected(let reason):
+          return .failure(.disconnected(reason))
+        case .info(let bytes):
+          do {
+            info = try InfoRecord(bytes: bytes)
+          } catch {
+            return .failure(.unreadableInfo("\(error)"))
+          }
+          guard let request else { return .success((info!, nil)) }
+          link.writeControl(request.encoded)
+        case .notification(let bytes):
+          if let info, let request, let answer = try? Response(bytes: bytes),
+            answer.requestOpcode == request.opcode.rawValue
+          {
+            return .success((info, answer))
+          }
+        case .writable, .controlWriteFailed:
+          break
+        }
+      }
+    }
+    return .failure(.timedOut)
+  }
+}

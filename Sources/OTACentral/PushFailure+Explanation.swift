@@ -1,0 +1,52 @@
+import OTAEngine
+import OTAWire
+
+/// What `otactl` says when a push fails, and the exit code it uses. Documented in docs/OTACTL.md.
+extension PushFailure {
+  public var exitCode: Int32 {
+    switch self {
+    case .unreachable: 3
+    case .tooLarge: 4
+    case .windowRetriesExhausted: 5
+    case .validationFailed: 6
+    case .rolledBack, .wrongVersionAfterRestart: 7
+    case .timedOut: 8
+    case .refused, .protocolError: 9
+    }
+  }
+
+  /// What happened, then what to do about it.
+  public var explanation: String {
+    switch self {
+    case .unreachable(let attempts, let reason):
+      "device not reachable: \(attempts) connection attempts failed (last: \(reason)). "
+        + "Check that the device is running and in range, and that --device names it."
+    case .tooLarge(let size, let capacity):
+      "image too large: \(size) bytes, but the device's slot holds \(capacity). "
+        + "Build a smaller image or give the device larger slots. Nothing was sent."
+    case .windowRetriesExhausted(let offset, let status, let attempts):
+      "\(status) at byte \(offset) after \(attempts) attempts: the link keeps losing or corrupting data there. "
+        + "Move closer or try again; the device keeps what it committed and the next push resumes."
+    case .validationFailed(.crcMismatch):
+      "validation failed: the image stored on the device does not match the CRC32 announced. "
+        + "Push it again; if this repeats, the device's storage may be failing."
+    case .validationFailed(let status):
+      "validation failed (\(status)): the device does not accept this image (header, hash, version or "
+        + "signature). Check the image file; the running firmware is untouched."
+    case .rolledBack(let running, let reason):
+      "the device rolled back to \(running) (\(reason)): the new image did not prove itself. "
+        + "See the device's logs; it still runs the previous firmware."
+    case .wrongVersionAfterRestart(let expected, let running):
+      "after the restart the device runs \(running), not \(expected). "
+        + "Its boot stage did not take the new slot; see the device's logs."
+    case .timedOut(let phase):
+      "the device stopped answering (\(phase.rawValue)). Try again: the push resumes where it stopped."
+    case .refused(.prepare, .invalidState):
+      "the device refused PREPARE: it runs an image on trial. Confirm it first (otactl confirm), then push."
+    case .refused(let opcode, let status):
+      "the device refused \(opcode): \(status)."
+    case .protocolError(let what):
+      "the device broke the protocol: \(what)."
+    }
+  }
+}

@@ -1,0 +1,113 @@
+import Logging
+import OTAEngine
+import OTALink
+import OTAWire
+
+/// The central's loop: runs the `SenderEngine` over a `CentralLink` in real time until the push
+/// ends, reporting progress as the device acknowledges windows.
+public final class PushSession {
+  public let link: any CentralLink
+  private var engine: SenderEngine
+  private let logger: Logger
+  private let onProgress: (SenderProgress, SenderReport) -> Void
+  private let clock = ContinuousClock()
+  private let started: ContinuousClock.Instant
+  private var timer: Duration?
+  private var connectAt: Duration?
+  private var outcome: SenderOutcome?
+  private var phase: SenderPhase = .idle
+  /// What happened, in order: phases, drops, resumes. For the closing account.
+  public private(set) var timeline: [(at: Duration, what: String)] = []
+
+  public init(
+    image: [UInt8], configuration: SenderConfiguration, link: any CentralLink, logger: Logger,
+    onProgress: @escaping (SenderProgress, SenderReport) -> Void = { _, _ in }
+  ) {
+    engine = SenderEngine(image: image, configuration: configuration)
+    self.link = link
+    self.logger = logger
+    self.onProgress = onProgress
+    started = clock.now
+  }
+
+  public var elapsed: Duration { clock.now - started }
+
+  public func run() throws(LinkError) -> SenderOutcome {
+    apply(engine.handle(.start(now: elapsed)))
+    while outcome == nil {
+      let deadline = [timer, connectAt, link.nextDeadline].compactMap { $0 }.min()
+      let readable = try Poller.wait(
+        for: link.descriptors, timeout: deadline.map { max(.zero, $0 - elapsed) })
+      let now = elapsed
+      if let at = connectAt, now >= at {
+        connectAt = nil
+        link.connect(now: now)
+      }
+      for event in link.service(readable: readable, now: now) {
+        handle(event, now: now)
+        if outcome != nil { break }
+      }
+      if outcome == nil, let due = timer, now >= due {
+        timer = nil
+        apply(engine.handle(.tick(now: now)))
+      }
+    }
+    link.disconnect()
+    return outcome!
+  }
+
+  private func handle(_ event: CentralEvent, now: Duration) {
+    switch event {
+    case .connected(let mtu):
+      note("connected, ATT MTU \(mtu)")
+      apply(engine.handle(.connected(mtu: mtu, now: now)))
+    case .connectFailed(let reason):
+      logger.debug("connect failed", metadata: ["reason": "\(reason)"])
+      apply(engine.handle(.connectFailed(reason: reason, now: now)))
+    case .disconnected(let reason):
+      note("link lost: \(reason)")
+      apply(engine.handle(.disconnected(now: now)))
+    case .notification(let bytes):
+      apply(engine.handle(.notification(bytes, now: now)))
+    case .info(let bytes):
+      apply(engine.handle(.info(bytes, now: now)))
+    case .writable(let count):
+      apply(engine.handle(.writable(count: count, now: now)))
+    case .controlWriteFailed(let status):
+      logger.warning("control-point write refused", metadata: ["att-error": "0x\(String(status, radix: 16))"])
+    }
+  }
+
+  private func apply(_ actions: [SenderAction]) {
+    for action in actions {
+      switch action {
+      case .connect(let delay):
+        connectAt = elapsed + delay
+      case .disconnect:
+        link.disconnect()
+      case .readInfo:
+        link.readInfo()
+      case .writeControl(let bytes):
+        link.writeControl(bytes)
+      case .writeData(let bytes):
+        link.writeData(bytes)
+      case .armTimer(let due):
+        timer = due
+      case .progress(let progress):
+        onProgress(progress, engine.report)
+      case .finished(let result):
+        outcome = result
+      }
+    }
+    if engine.phase != phase {
+      phase = engine.phase
+      note(phase.rawValue)
+      onProgress(SenderProgress(phase: phase, committed: engine.committed, total: engine.size), engine.report)
+    }
+  }
+
+  private func note(_ what: String) {
+    timeline.append((elapsed, what))
+    logger.debug("\(what)")
+  }
+}

@@ -1,0 +1,164 @@
+import Logging
+import OTALink
+import OTAWire
+import TOMLKit
+
+/// Everything `otad` needs to run: where the slots and the state live, the link, and the logging.
+/// Comes from a TOML file (`otad run --config FILE`), flags, or both (flags win).
+public struct DaemonConfiguration: Equatable, Sendable {
+  public var slotA: String?
+  public var slotB: String?
+  /// Capacity of a slot that is a regular file (block devices use their size).
+  public var slotCapacity: UInt64?
+  public var stateDirectory: String?
+  /// Where the simulated device listens (a Unix socket path): the device's address for otactl.
+  public var socket: String?
+  public var link = LinkConditions()
+  public var windowCapacity: UInt32 = 64 * 1024
+  public var windowGrace: Duration = .milliseconds(400)
+  /// The version a device that was never updated runs (slot A).
+  public var factoryVersion = Version(major: 1, minor: 0, revision: 0)
+  public var logLevel: Logger.Level = .info
+
+  public init() {}
+
+  /// Reads the TOML configuration. Unknown keys are errors: a typo must not pass silently.
+  public init(toml text: String) throws(ConfigurationError) {
+    let table: TOMLTable
+    do {
+      table = try TOMLTable(string: text)
+    } catch {
+      throw ConfigurationError("not valid TOML: \(error)")
+    }
+    try Self.onlyKeys(table, ["slots", "state", "device", "link", "transfer", "log"], in: "the file")
+    if let slots = try Self.section(table, "slots", keys: ["a", "b", "capacity"]) {
+      slotA = try Self.string(slots, "a", in: "slots")
+      slotB = try Self.string(slots, "b", in: "slots")
+      slotCapacity = try Self.string(slots, "capacity", in: "slots").map(Self.byteSize)
+    }
+    if let state = try Self.section(table, "state", keys: ["directory"]) {
+      stateDirectory = try Self.string(state, "directory", in: "state")
+    }
+    if let device = try Self.section(table, "device", keys: ["socket", "factory-version"]) {
+      socket = try Self.string(device, "socket", in: "device")
+      if let text = try Self.string(device, "factory-version", in: "device") {
+        factoryVersion = try Self.version(text)
+      }
+    }
+    if let link = try Self.section(table, "link", keys: ["conditions"]),
+      let spec = try Self.string(link, "conditions", in: "link")
+    {
+      do {
+        self.link = try LinkConditions(spec: spec)
+      } catch {
+        throw ConfigurationError("[link] conditions: \(error)")
+      }
+    }
+    if let transfer = try Self.section(table, "transfer", keys: ["window", "grace"]) {
+      if let window = try Self.string(transfer, "window", in: "transfer") {
+        windowCapacity = UInt32(clamping: try Self.byteSize(window))
+      }
+      if let grace = try Self.string(transfer, "grace", in: "transfer") {
+        windowGrace = try Self.milliseconds(grace)
+      }
+    }
+    if let log = try Self.section(table, "log", keys: ["level"]),
+      let level = try Self.string(log, "level", in: "log")
+    {
+      guard let parsed = Logger.Level(rawValue: level) else {
+        throw ConfigurationError(
+          "[log] level '\(level)': use trace, debug, info, notice, warning, error or critical")
+      }
+      logLevel = parsed
+    }
+  }
+
+  /// Checks that everything needed to run is there and sane.
+  public func validated() throws(ConfigurationError) -> DaemonConfiguration {
+    guard let slotA, let slotB else {
+      throw ConfigurationError("both slots are needed: --slot-a and --slot-b (or [slots] a and b)")
+    }
+    guard slotA != slotB else { throw ConfigurationError("slot A and slot B are the same path: \(slotA)") }
+    guard stateDirectory != nil else {
+      throw ConfigurationError("a state directory is needed: --state-dir (or [state] directory)")
+    }
+    guard socket != nil else {
+      throw ConfigurationError("the device's socket is needed: --socket (or [device] socket)")
+    }
+    guard windowCapacity >= 64, windowCapacity <= 16 << 20 else {
+      throw ConfigurationError("the window must be 64 bytes to 16 MiB, not \(windowCapacity)")
+    }
+    return self
+  }
+
+  // MARK: Values
+
+  /// `4096`, `64KiB`, `16MiB`, `1GiB` (also `K`, `M`, `G`, `KB`, `MB`: powers of 1024 throughout).
+  public static func byteSize(_ text: String) throws(ConfigurationError) -> UInt64 {
+    let trimmed = text.trimmingSpaces
+    let digits = trimmed.prefix { $0.isNumber }
+    let unit = trimmed.dropFirst(digits.count).lowercased()
+    let scale: UInt64? =
+      switch unit {
+      case "", "b": 1
+      case "k", "kb", "kib": 1 << 10
+      case "m", "mb", "mib": 1 << 20
+      case "g", "gb", "gib": 1 << 30
+      default: nil
+      }
+    guard let number = UInt64(digits), let scale,
+      number.multipliedReportingOverflow(by: scale).overflow == false
+    else {
+      throw ConfigurationError("'\(text)' is not a size like 4096, 64KiB or 16MiB")
+    }
+    return number * scale
+  }
+
+  static func milliseconds(_ text: String) throws(ConfigurationError) -> Duration {
+    let lower = text.trimmingSpaces.lowercased()
+    guard lower.hasSuffix("ms"), let number = Int64(lower.dropLast(2)), number > 0 else {
+      throw ConfigurationError("'\(text)' is not a duration like 400ms")
+    }
+    return .milliseconds(number)
+  }
+
+  static func version(_ text: String) throws(ConfigurationError) -> Version {
+    guard let version = Version(text: text) else {
+      throw ConfigurationError("'\(text)' is not a version like 1.2.3 or 1.2.3+4")
+    }
+    return version
+  }
+
+  private static func onlyKeys(_ table: TOMLTable, _ keys: Set<String>, in place: String)
+    throws(ConfigurationError)
+  {
+    for key in table.keys where !keys.contains(key) {
+      throw ConfigurationError(
+        "unknown key '\(key)' in \(place) (known: \(keys.sorted().joined(separator: ", ")))")
+    }
+  }
+
+  private static func section(_ table: TOMLTable, _ name: String, keys: Set<String>)
+    throws(ConfigurationError)
+    -> TOMLTable?
+  {
+    guard let value = table[name] else { return nil }
+    guard let section = value.table else { throw ConfigurationError("[\(name)] must be a table") }
+    try onlyKeys(section, keys, in: "[\(name)]")
+    return section
+  }
+
+  private static func string(_ table: TOMLTable, _ key: String, in section: String) throws(ConfigurationError)
+    -> String?
+  {
+    guard let value = table[key] else { return nil }
+    if let text = value.string { return text }
+    if let number = value.int { return String(number) }
+    throw ConfigurationError("[\(section)] \(key) must be a string")
+  }
+}
+
+public struct ConfigurationError: Error, Equatable, Sendable, CustomStringConvertible {
+  public let description: String
+  public init(_ description: String) { self.description = description }
+}

@@ -1,0 +1,27 @@
+/// Why the simulated link failed. Every case says what happened in words a person can act on.
+public enum LinkError: Error, Equatable, Sendable, CustomStringConvertible {
+  /// A system call on the link's socket failed.
+  case system(operation: String, errno: Int32)
+  /// Nothing listens at the socket path (no device there).
+  case noDevice(path: String)
+  /// The device already serves another central.
+  case deviceBusy
+  /// The other side sent bytes that are not a frame of this link.
+  case protocolViolation(String)
+  /// The connection is gone.
+  case disconnected
+
+  public var description: String {
+    switch self {
+    case .system(let operation, let errno): "\(operation) failed: \(String(cString: strerror(errno)))"
+    case .noDevice(let path): "no device at \(path) (is otad running?)"
+    case .deviceBusy: "the device is busy with another central"
+    case .protocolViolation(let what): "link protocol violation: \(what)"
+    case .disconnected: "disconnected"
+    }
+  }
+}
+
+#if canImport(Glibc)
+  import Glibc
+#endif

@@ -1,0 +1,55 @@
+/// The seam between the protocol and a BLE link, in both roles. The simulated link implements it
+/// over a Unix socket; BlueZ implements it over D-Bus. Both are polled: the owner waits for
+/// `descriptors` to be readable (or `nextDeadline`), then calls `service`.
+
+/// What the device side hears from its link.
+public enum PeripheralEvent: Equatable, Sendable {
+  case connected(mtu: Int)
+  case disconnected
+  /// A write to the control point (acknowledged at the ATT level already).
+  case controlWrite([UInt8])
+  /// A write to the data characteristic.
+  case dataWrite([UInt8])
+}
+
+public protocol PeripheralLink: AnyObject {
+  var descriptors: [Int32] { get }
+  var nextDeadline: Duration? { get }
+  /// Handles what is readable; `value` gives a characteristic's current value for reads.
+  func service(readable: Set<Int32>, now: Duration, value: (Characteristic) -> [UInt8]) throws(LinkError)
+    -> [PeripheralEvent]
+  /// Sends a control-point notification; dropped when no central is connected.
+  func notify(_ bytes: [UInt8])
+  /// Drops the current central, if any.
+  func disconnect()
+}
+
+/// What the central side hears from its link.
+public enum CentralEvent: Equatable, Sendable {
+  case connected(mtu: Int)
+  case connectFailed(String)
+  case disconnected(String)
+  /// A control-point notification.
+  case notification([UInt8])
+  /// The whole Info value, after a long read.
+  case info([UInt8])
+  /// The link can take this many more data writes now.
+  case writable(Int)
+  /// A control-point write refused at the ATT level (an ATT error code).
+  case controlWriteFailed(UInt8)
+}
+
+public protocol CentralLink: AnyObject {
+  var descriptors: [Int32] { get }
+  var nextDeadline: Duration? { get }
+  /// Starts connecting; `.connected` or `.connectFailed` follows from `service`.
+  func connect(now: Duration)
+  func service(readable: Set<Int32>, now: Duration) -> [CentralEvent]
+  /// Queues an acknowledged write to the control point; they go out one at a time, in order.
+  func writeControl(_ bytes: [UInt8])
+  /// Queues a write-without-response to the data characteristic (within the credit given).
+  func writeData(_ bytes: [UInt8])
+  /// Starts a long read of Info; `.info` follows.
+  func readInfo()
+  func disconnect()
+}

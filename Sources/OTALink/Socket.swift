@@ -1,0 +1,165 @@
+import CLinux
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// A Unix stream socket: the simulated link's wire. The only file in this target that makes
+/// socket system calls. Closed explicitly (`close()`) or when released.
+public final class UnixSocket {
+  public let descriptor: Int32
+  private var closed = false
+
+  init(descriptor: Int32) { self.descriptor = descriptor }
+
+  deinit { close() }
+
+  public func close() {
+    guard !closed else { return }
+    closed = true
+    _ = Glibc.close(descriptor)
+  }
+
+  /// Listens at `path`, replacing a stale socket file left by an earlier run.
+  public static func listen(at path: String) throws(LinkError) -> UnixSocket {
+    let socket = try make()
+    unlink(path)
+    var address = try makeAddress(path)
+    let bound = withUnsafePointer(to: &address) {
+      $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+        bind(socket.descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+      }
+    }
+    guard bound == 0 else { throw .system(operation: "bind \(path)", errno: errno) }
+    guard Glibc.listen(socket.descriptor, 4) == 0 else { throw .system(operation: "listen", errno: errno) }
+    return socket
+  }
+
+  /// Connects to the device listening at `path`.
+  public static func connect(to path: String) throws(LinkError) -> UnixSocket {
+    let socket = try make()
+    var address = try makeAddress(path)
+    let connected = withUnsafePointer(to: &address) {
+      $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+        Glibc.connect(socket.descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+      }
+    }
+    guard connected == 0 else {
+      let code = errno
+      if code == ENOENT || code == ECONNREFUSED { throw .noDevice(path: path) }
+      throw .system(operation: "connect \(path)", errno: code)
+    }
+    return socket
+  }
+
+  public func accept() throws(LinkError) -> UnixSocket {
+    let client = Glibc.accept(descriptor, nil, nil)
+    guard client >= 0 else { throw .system(operation: "accept", errno: errno) }
+    _ = fcntl(client, F_SETFD, FD_CLOEXEC)
+    return UnixSocket(descriptor: client)
+  }
+
+  /// Reads what is there (the caller polled for it); an empty result means the peer closed.
+  public func read(maximum: Int = 65536) throws(LinkError) -> [UInt8] {
+    var buffer = [UInt8](repeating: 0, count: maximum)
+    while true {
+      let count = buffer.withUnsafeMutableBytes { Glibc.read(descriptor, $0.baseAddress, maximum) }
+      if count >= 0 {
+        buffer.removeLast(maximum - count)
+        return buffer
+      }
+      if errno == EINTR { continue }
+      if errno == ECONNRESET { return [] }
+      throw .system(operation: "read", errno: errno)
+    }
+  }
+
+  /// Writes every byte, waiting as the socket drains.
+  public func write(_ bytes: [UInt8]) throws(LinkError) {
+    var offset = 0
+    while offset < bytes.count {
+      let count = bytes.withUnsafeBytes {
+        Glibc.send(descriptor, $0.baseAddress! + offset, bytes.count - offset, Int32(MSG_NOSIGNAL))
+      }
+      if count > 0 {
+        offset += count
+      } else if count < 0, errno == EINTR {
+        continue
+      } else if count < 0, errno == EPIPE || errno == ECONNRESET {
+        throw .disconnected
+      } else {
+        throw .system(operation: "send", errno: errno)
+      }
+    }
+  }
+
+  public func send(_ frame: LinkFrame) throws(LinkError) { try write(frame.encoded) }
+
+  private static func make() throws(LinkError) -> UnixSocket {
+    let descriptor = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+    guard descriptor >= 0 else { throw .system(operation: "socket", errno: errno) }
+    return UnixSocket(descriptor: descriptor)
+  }
+
+  private static func makeAddress(_ path: String) throws(LinkError) -> sockaddr_un {
+    var address = sockaddr_un()
+    address.sun_family = sa_family_t(AF_UNIX)
+    let bytes = Array(path.utf8)
+    let capacity = MemoryLayout.size(ofValue: address.sun_path)
+    guard bytes.count < capacity else {
+      throw .system(operation: "socket path longer than \(capacity - 1) bytes: \(path)", errno: ENAMETOOLONG)
+    }
+    withUnsafeMutableBytes(of: &address.sun_path) { raw in
+      raw.copyBytes(from: bytes)
+      raw[bytes.count] = 0
+    }
+    return address
+  }
+}
+
+/// Waits for descriptors to become readable, or for a deadline.
+public enum Poller {
+  /// The subset of `descriptors` that is readable (or closed), after at most `timeout`.
+  public static func wait(for descriptors: [Int32], timeout: Duration?) throws(LinkError) -> Set<Int32> {
+    var fds = descriptors.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
+    let milliseconds: Int32
+    if let timeout {
+      let total = timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000
+      milliseconds = Int32(clamping: max(0, total + (timeout > .zero ? 1 : 0)))
+    } else {
+      milliseconds = -1
+    }
+    let ready = fds.withUnsafeMutableBufferPointer { poll($0.baseAddress, nfds_t($0.count), milliseconds) }
+    if ready < 0 {
+      if errno == EINTR { return [] }
+      throw .system(operation: "poll", errno: errno)
+    }
+    return Set(fds.filter { $0.revents != 0 }.map(\.fd))
+  }
+}
+
+/// SIGTERM and SIGINT as a readable descriptor (signalfd), so a poll loop can stop cleanly.
+public final class StopSignals {
+  public let descriptor: Int32
+
+  public init() throws(LinkError) {
+    var set = sigset_t()
+    sigemptyset(&set)
+    sigaddset(&set, SIGTERM)
+    sigaddset(&set, SIGINT)
+    guard pthread_sigmask(SIG_BLOCK, &set, nil) == 0 else {
+      throw .system(operation: "sigmask", errno: errno)
+    }
+    descriptor = signalfd(-1, &set, Int32(SFD_CLOEXEC))
+    guard descriptor >= 0 else { throw .system(operation: "signalfd", errno: errno) }
+  }
+
+  deinit { _ = Glibc.close(descriptor) }
+
+  /// The signal that arrived (after the descriptor polled readable).
+  public func take() -> Int32 {
+    var info = signalfd_siginfo()
+    let count = Glibc.read(descriptor, &info, MemoryLayout<signalfd_siginfo>.size)
+    return count == MemoryLayout<signalfd_siginfo>.size ? Int32(info.ssi_signo) : 0
+  }
+}

@@ -1,0 +1,114 @@
+import ArgumentParser
+import Foundation
+import OTACentral
+import OTALink
+import OTAWire
+
+/// `info`: read the device's Info and print it.
+struct InfoCommand: ParsableCommand {
+  static let configuration = CommandConfiguration(
+    commandName: "info", abstract: "Read the device's Info: versions, slots, the transfer, the last outcome.")
+
+  @OptionGroup var device: DeviceOptions
+
+  func run() throws {
+    let info = try talk(device, request: nil).info
+    if device.json {
+      printJSON(describe(info))
+      return
+    }
+    print(
+      "running: slot \(info.runningSlot), version \(info.runningVersion)\(info.flags.contains(.runningOnTrial) ? " (on trial)" : "")"
+    )
+    for slot in SlotID.allCases {
+      let marker = info.runningSlot == slot ? "▶" : " "
+      let version = info.slotVersions[Int(slot.rawValue)]
+      let content = info.runningSlot == slot ? "running" : "\(info.inactiveSlotContent)"
+      print("  \(marker) slot \(slot): \(version == .zero ? "no image" : "firmware \(version)") (\(content))")
+    }
+    print(
+      "state: \(info.state); slot capacity \(info.slotCapacity) bytes, window \(info.windowCapacity), chunk \(info.maxChunkPayload)"
+    )
+    if info.transfer.state != .idle {
+      print(
+        "transfer: \(info.transferVersion), \(info.transfer.committedOffset) of \(info.transfer.size) bytes committed"
+      )
+    }
+    if info.lastOutcome.result != .none {
+      print(
+        "last update: \(info.lastOutcome.result) \(info.lastOutcome.from) → \(info.lastOutcome.to) (\(info.lastOutcome.reason))"
+      )
+    }
+  }
+}
+
+/// `abort`: drop the transfer in progress.
+struct AbortCommand: ParsableCommand {
+  static let configuration = CommandConfiguration(
+    commandName: "abort", abstract: "Drop the transfer in progress; the running firmware is untouched.")
+
+  @OptionGroup var device: DeviceOptions
+
+  func run() throws { try answer(talk(device, request: .abort).answer, device: device) }
+}
+
+/// `confirm`: mark the running trial image good.
+struct ConfirmCommand: ParsableCommand {
+  static let configuration = CommandConfiguration(
+    commandName: "confirm", abstract: "Mark the image the device runs on trial as good.")
+
+  @OptionGroup var device: DeviceOptions
+
+  func run() throws { try answer(talk(device, request: .confirm).answer, device: device) }
+}
+
+private func talk(_ device: DeviceOptions, request: Request?) throws -> (info: InfoRecord, answer: Response?)
+{
+  let link = SocketCentral(path: device.device, conditions: try device.conditions())
+  switch CommandSession.run(link: link, request: request) {
+  case .success(let result):
+    return result
+  case .failure(let failure):
+    FileHandle.standardError.write(
+      Data("otactl: \(failure). Check that the device runs and --device names it.\n".utf8))
+    throw ExitCode(failure == .timedOut ? 8 : 3)
+  }
+}
+
+private func answer(_ response: Response?, device: DeviceOptions) throws {
+  guard let response else { throw ExitCode(9) }
+  let opcode = Opcode(rawValue: response.requestOpcode).map { "\($0)" } ?? "?"
+  if device.json {
+    printJSON(["request": opcode, "status": "\(response.status)", "ok": response.status == .success])
+  } else {
+    print("\(opcode): \(response.status)")
+  }
+  if response.status != .success { throw ExitCode(9) }
+}
+
+private func describe(_ info: InfoRecord) -> [String: Any] {
+  [
+    "state": "\(info.state)", "runningSlot": "\(info.runningSlot)",
+    "runningVersion": "\(info.runningVersion)",
+    "onTrial": info.flags.contains(.runningOnTrial),
+    "slotVersions": info.slotVersions.map { "\($0)" }, "inactiveSlot": "\(info.inactiveSlotContent)",
+    "slotCapacity": Int(info.slotCapacity), "windowCapacity": Int(info.windowCapacity),
+    "maxChunkPayload": Int(info.maxChunkPayload),
+    "transfer": [
+      "state": "\(info.transfer.state)", "size": Int(info.transfer.size),
+      "crc32": String(format: "%08x", info.transfer.crc32), "committed": Int(info.transfer.committedOffset),
+      "version": "\(info.transferVersion)",
+    ],
+    "lastOutcome": [
+      "result": "\(info.lastOutcome.result)", "from": "\(info.lastOutcome.from)",
+      "to": "\(info.lastOutcome.to)",
+      "reason": "\(info.lastOutcome.reason)",
+    ],
+  ]
+}
+
+private func printJSON(_ object: [String: Any]) {
+  if let data = try? JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys]) {
+    print(String(decoding: data, as: UTF8.self))
+  }
+}

@@ -1,0 +1,155 @@
+import Foundation
+import OTACentral
+import OTAEngine
+import OTALink
+import OTAWire
+
+/// Shows a push as it goes: a progress bar on a terminal, plain lines in a pipe or log, or JSON
+/// lines for scripts. Progress is what the device acknowledged (committed), not what was sent.
+final class ProgressReporter {
+  enum Style { case terminal, plain, json }
+
+  let style: Style
+  private let clock = ContinuousClock()
+  private let started: ContinuousClock.Instant
+  private var lastPhase: SenderPhase?
+  private var lastDecile = -1
+  private var resumesShown = 0
+  private var lastDraw: ContinuousClock.Instant?
+
+  init(style: Style) {
+    self.style = style
+    started = clock.now
+  }
+
+  func start(image: String, size: Int, version: Version, conditions: LinkConditions) {
+    switch style {
+    case .json:
+      emit([
+        "event": "start", "image": image, "size": size, "version": "\(version)", "link": "\(conditions)",
+      ])
+    case .terminal, .plain:
+      line("pushing \(image) (\(size) bytes, version \(version)) over \(conditions)")
+    }
+  }
+
+  func update(_ progress: SenderProgress, _ report: SenderReport) {
+    let seconds = elapsedSeconds
+    if report.resumedFrom.count > resumesShown {
+      resumesShown = report.resumedFrom.count
+      if let offset = report.resumedFrom.last, offset > 0 {
+        clearBar()
+        if style == .json {
+          emit(["event": "resume", "offset": Int(offset)])
+        } else {
+          line("resuming from byte \(offset) (committed on the device)")
+        }
+      }
+    }
+    if progress.phase != lastPhase {
+      lastPhase = progress.phase
+      if style == .json {
+        emit(["event": "phase", "phase": progress.phase.rawValue, "t": seconds])
+      } else if style == .plain {
+        line("[\(String(format: "%6.2f", seconds))s] \(progress.phase.rawValue)")
+      }
+    }
+    guard progress.total > 0 else { return }
+    let fraction = Double(progress.committed) / Double(progress.total)
+    switch style {
+    case .json:
+      emit([
+        "event": "progress", "committed": Int(progress.committed), "total": Int(progress.total), "t": seconds,
+      ])
+    case .plain:
+      let decile = Int(fraction * 10)
+      if decile > lastDecile {
+        lastDecile = decile
+        line("  \(Int(fraction * 100))% committed (\(progress.committed) of \(progress.total) bytes)")
+      }
+    case .terminal:
+      drawBar(progress, fraction: fraction, seconds: seconds)
+    }
+  }
+
+  func finish(_ outcome: SenderOutcome, elapsed: Duration, size: Int, air: AirTime, version: Version) {
+    clearBar()
+    let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+    let goodput = Double(size) / max(seconds, 1e-9)
+    let raw = air.rawPayloadBytesPerSecond
+    switch outcome {
+    case .succeeded(let report):
+      if style == .json {
+        emit([
+          "event": "result", "ok": true, "seconds": seconds, "goodput": goodput, "rawCapacity": raw,
+          "ratio": goodput / raw, "bytesSent": Int(report.bytesSent), "windows": report.windowsCommitted,
+          "windowFailures": report.windowFailures, "reconnects": report.reconnects,
+          "resumedFrom": report.resumedFrom.map { Int($0) },
+          "runningVersion": report.deviceAfter.map { "\($0.runningVersion)" } ?? NSNull(),
+          "runningSlot": report.deviceAfter.map { "\($0.runningSlot)" } ?? NSNull(),
+        ])
+        return
+      }
+      let after = report.deviceAfter.map {
+        "the device runs \($0.runningVersion) from slot \($0.runningSlot)"
+      }
+      line(
+        """
+        done in \(String(format: "%.2f", seconds)) s: \(after ?? "validated, not activated")
+          \(report.windowsCommitted) windows committed, \(report.windowFailures) resent, \
+        \(report.reconnects) reconnects, \(report.bytesSent) bytes sent for \(size)
+          goodput \(String(format: "%.1f", goodput / 1000)) kB/s = \(String(format: "%.0f", 100 * goodput / raw))% \
+        of the link's \(String(format: "%.1f", raw / 1000)) kB/s
+        """)
+    case .failed(let failure, let report):
+      if style == .json {
+        emit([
+          "event": "result", "ok": false, "exitCode": Int(failure.exitCode), "error": failure.explanation,
+          "seconds": seconds, "resumedFrom": report.resumedFrom.map { Int($0) },
+        ])
+        return
+      }
+      FileHandle.standardError.write(Data("otactl: \(failure.explanation)\n".utf8))
+    }
+  }
+
+  private var elapsedSeconds: Double {
+    let elapsed = clock.now - started
+    return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+  }
+
+  private func drawBar(_ progress: SenderProgress, fraction: Double, seconds: Double) {
+    let now = clock.now
+    if let lastDraw, now - lastDraw < .milliseconds(100), progress.committed < progress.total { return }
+    lastDraw = now
+    let width = 30
+    let filled = Int(fraction * Double(width))
+    let rate = Double(progress.committed) / max(seconds, 0.001)
+    let remaining = rate > 0 ? Double(progress.total - progress.committed) / rate : 0
+    let bar = String(repeating: "#", count: filled) + String(repeating: "-", count: width - filled)
+    let text = String(
+      format: "\r[%@] %3d%%  %.1f/%.1f kB  %.1f kB/s  ETA %.0fs  %@ ", bar, Int(fraction * 100),
+      Double(progress.committed) / 1000, Double(progress.total) / 1000, rate / 1000, remaining,
+      progress.phase.rawValue)
+    FileHandle.standardError.write(Data(text.utf8))
+  }
+
+  private func clearBar() {
+    if style == .terminal, lastDraw != nil {
+      FileHandle.standardError.write(Data("\r\u{1B}[K".utf8))
+      lastDraw = nil
+    }
+  }
+
+  private func line(_ text: String) {
+    clearBar()
+    FileHandle.standardOutput.write(Data((text + "\n").utf8))
+  }
+
+  private func emit(_ object: [String: Any]) {
+    guard let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]) else {
+      return
+    }
+    FileHandle.standardOutput.write(data + Data("\n".utf8))
+  }
+}

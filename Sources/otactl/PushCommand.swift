@@ -1,0 +1,95 @@
+import ArgumentParser
+import Foundation
+import OTACentral
+import OTAEngine
+import OTALink
+import OTAWire
+
+struct PushCommand: ParsableCommand {
+  static let configuration = CommandConfiguration(
+    commandName: "push",
+    abstract: "Push an image: PREPARE (or resume), TRANSFER, VALIDATE, ACTIVATE, VERIFY.",
+    discussion: """
+      An MCUboot image carries its version; a raw image needs --version. A push that was cut off
+      resumes from the last window the device committed. After ACTIVATE the device restarts; the
+      push succeeds only when the new version runs.
+      """)
+
+  @Argument(help: "The image file (raw, or MCUboot format).")
+  var image: String
+
+  @OptionGroup var device: DeviceOptions
+
+  @Option(help: "The image's version, e.g. 1.4.0 (required for a raw image).")
+  var version: Version?
+
+  @Flag(
+    name: .customLong("no-activate"), help: "Stop after VALIDATE: leave the image ready in the inactive slot."
+  )
+  var noActivate = false
+
+  @Flag(help: "Activate for good, without a trial boot.")
+  var permanent = false
+
+  @Option(
+    name: .customLong("max-reconnects"), help: "Connection attempts in a row without progress (default 8).")
+  var maxReconnects = 8
+
+  @Option(help: "Seconds a quick request may go unanswered before the link is dropped and retried.")
+  var timeout = 5.0
+
+  @Option(
+    name: .customLong("announce-crc"),
+    help: ArgumentHelp(
+      "Announce this CRC32 (hex) instead of the image's: tests a device's VALIDATE.", visibility: .hidden)
+  )
+  var announceCRC: String?
+
+  func run() throws {
+    guard let data = FileManager.default.contents(atPath: image) else {
+      FileHandle.standardError.write(Data("otactl: cannot read the image \(image)\n".utf8))
+      throw ExitCode(10)
+    }
+    let bytes = [UInt8](data)
+    guard !bytes.isEmpty else {
+      FileHandle.standardError.write(Data("otactl: the image \(image) is empty\n".utf8))
+      throw ExitCode(10)
+    }
+    let imageVersion = try resolveVersion(bytes)
+    let conditions = try device.conditions()
+    var configuration = SenderConfiguration(
+      version: imageVersion, activate: !noActivate, permanent: permanent,
+      responseTimeout: .milliseconds(Int64(timeout * 1000)), maxConnectAttempts: max(0, maxReconnects))
+    if let announceCRC {
+      guard let value = UInt32(announceCRC, radix: 16) else {
+        throw ValidationError("--announce-crc: not hex")
+      }
+      configuration.announcedCRC = value
+    }
+    let reporter = ProgressReporter(style: device.json ? .json : isatty(2) != 0 ? .terminal : .plain)
+    reporter.start(image: image, size: bytes.count, version: imageVersion, conditions: conditions)
+    let link = SocketCentral(path: device.device, conditions: conditions)
+    let session = PushSession(
+      image: bytes, configuration: configuration, link: link, logger: device.logger(),
+      onProgress: { progress, report in reporter.update(progress, report) })
+    let outcome = try session.run()
+    reporter.finish(
+      outcome, elapsed: session.elapsed, size: bytes.count, air: AirTime(conditions), version: imageVersion)
+    if case .failed(let failure, _) = outcome { throw ExitCode(failure.exitCode) }
+  }
+
+  private func resolveVersion(_ bytes: [UInt8]) throws -> Version {
+    if let layout = try? MCUbootImageLayout(parsing: bytes) {
+      let own = layout.header.version
+      if let version, version != own {
+        throw ValidationError(
+          "the image says version \(own); --version \(version) would be refused at VALIDATE")
+      }
+      return own
+    }
+    guard let version else {
+      throw ValidationError("\(image) is a raw image (no MCUboot header): give its version with --version")
+    }
+    return version
+  }
+}

@@ -1,0 +1,93 @@
+import ArgumentParser
+import Foundation
+import Logging
+import OTADevice
+import OTALink
+import OTAStorage
+import OTAWire
+
+/// The options `run` and `status` share: a config file and flags that override it.
+struct DaemonOptions: ParsableArguments {
+  @Option(name: .long, help: "A TOML configuration file (see docs/OTAD.md); flags override it.")
+  var config: String?
+
+  @Option(name: .customLong("slot-a"), help: "Slot A: a regular file or a block device.")
+  var slotA: String?
+
+  @Option(name: .customLong("slot-b"), help: "Slot B: a regular file or a block device.")
+  var slotB: String?
+
+  @Option(help: "Capacity of a slot that is a regular file, e.g. 16MiB (block devices use their size).")
+  var capacity: String?
+
+  @Option(name: .customLong("state-dir"), help: "Where the journal and the boot record live.")
+  var stateDir: String?
+
+  @Option(help: "The simulated device's address: a Unix socket path that otactl --device names.")
+  var socket: String?
+
+  @Option(help: ArgumentHelp("Link conditions on the device's side.", discussion: LinkConditions.help))
+  var link: String?
+
+  @Option(help: "Window capacity, e.g. 64KiB: how far past the committed offset chunks are taken.")
+  var window: String?
+
+  @Option(name: .customLong("factory-version"), help: "The version slot A runs on a device never updated.")
+  var factoryVersion: String?
+
+  @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error or critical.")
+  var logLevel: String?
+
+  /// The configuration file, then the flags on top.
+  func configuration() throws -> DaemonConfiguration {
+    var configuration = DaemonConfiguration()
+    if let config {
+      guard let data = FileManager.default.contents(atPath: config),
+        let text = String(data: data, encoding: .utf8)
+      else { throw ValidationError("cannot read the configuration file \(config)") }
+      do {
+        configuration = try DaemonConfiguration(toml: text)
+      } catch {
+        throw ValidationError("\(config): \(error)")
+      }
+    }
+    do {
+      if let slotA { configuration.slotA = slotA }
+      if let slotB { configuration.slotB = slotB }
+      if let capacity { configuration.slotCapacity = try DaemonConfiguration.byteSize(capacity) }
+      if let stateDir { configuration.stateDirectory = stateDir }
+      if let socket { configuration.socket = socket }
+      if let link { configuration.link = try LinkConditions(spec: link, base: configuration.link) }
+      if let window {
+        configuration.windowCapacity = UInt32(clamping: try DaemonConfiguration.byteSize(window))
+      }
+      if let factoryVersion {
+        guard let version = Version(text: factoryVersion) else {
+          throw ValidationError("--factory-version \(factoryVersion) is not a version like 1.2.3")
+        }
+        configuration.factoryVersion = version
+      }
+      if let logLevel {
+        guard let level = Logger.Level(rawValue: logLevel) else {
+          throw ValidationError(
+            "--log-level \(logLevel): use trace, debug, info, notice, warning, error or critical")
+        }
+        configuration.logLevel = level
+      }
+    } catch let error as ValidationError {
+      throw error
+    } catch {
+      throw ValidationError("\(error)")
+    }
+    return configuration
+  }
+
+  /// The device's storage as configured: file or block-device slots and a record directory.
+  static func storage(_ configuration: DaemonConfiguration) throws -> DeviceStorage {
+    guard let slotA = configuration.slotA, let slotB = configuration.slotB,
+      let state = configuration.stateDirectory
+    else { throw ValidationError("the slots and the state directory must be configured") }
+    let medium = FileSlotMedium(slotA: slotA, slotB: slotB, fileCapacity: configuration.slotCapacity ?? 0)
+    return DeviceStorage(slots: SlotPair(medium: medium), records: try FileRecordStore(directory: state))
+  }
+}
