@@ -14,7 +14,6 @@ let package = Package(
     .executable(name: "otad", targets: ["otad"]),
     .executable(name: "otactl", targets: ["otactl"]),
     .executable(name: "ota-bench", targets: ["ota-bench"]),
-    .executable(name: "ota-demo", targets: ["ota-demo"]),
   ],
   dependencies: [
     .package(url: "https://github.com/apple/swift-crypto.git", from: "3.12.3"),
@@ -72,10 +71,12 @@ let package = Package(
         .product(name: "Logging", package: "swift-log"),
       ]),
     .executableTarget(name: "ota-bench", dependencies: ["OTASimulation", "OTADevice", "OTAStorage", "OTALink"]),
-    .executableTarget(name: "ota-demo", dependencies: ["OTASimulation", "OTADevice", "OTAStorage", "OTALink"]),
 
     .testTarget(name: "OTAWireTests", dependencies: ["OTAWire"]),
     .testTarget(name: "OTAChecksumTests", dependencies: ["OTAChecksum", "CDBus"]),
+    .testTarget(name: "OTALinkTests", dependencies: ["OTALink", "OTAWire"]),
+    // Runs the built otad and otactl as separate processes (build them first: Scripts/test.sh does).
+    .testTarget(name: "ProcessTests"),
     .testTarget(name: "OTAEngineTests", dependencies: ["OTAEngine", "OTAChecksum"]),
     .testTarget(
       name: "OTAStorageTests",

@@ -173,7 +173,7 @@ public struct SenderEngine: Sendable {
     }
     windowCapacity = info.windowCapacity
     chunkPayload = min(chunkPayload, Int(max(1, info.maxChunkPayload)))
-    phase = .resuming
+    phase = .checkingStatus
     sendControl(.status, timeout: configuration.responseTimeout, &out)
   }
 
@@ -215,9 +215,9 @@ public struct SenderEngine: Sendable {
       return
     }
     switch (Opcode(rawValue: response.requestOpcode), phase) {
-    case (.window, .transferring), (.window, .validating), (.window, .resuming), (.window, .preparing):
+    case (.window, .transferring), (.window, .validating), (.window, .checkingStatus), (.window, .preparing):
       handleWindowAnswer(response, &out)
-    case (.status, .resuming): handleStatusAnswer(response, &out)
+    case (.status, .checkingStatus): handleStatusAnswer(response, &out)
     case (.prepare, .preparing): handlePrepareAnswer(response, &out)
     case (.validate, .validating): handleValidateAnswer(response, &out)
     case (.activate, .activating): handleActivateAnswer(response, &out)
@@ -442,14 +442,14 @@ public struct SenderEngine: Sendable {
       finish(.refused(opcode, status), &out)
       return
     }
-    phase = .resuming
+    phase = .checkingStatus
     retryAt = now + backoff(deviceRetries)
   }
 
   /// Goes back to phase 1: STATUS decides between resuming and PREPARE.
   private mutating func resync(_ out: inout [SenderAction]) {
     tasks.removeAll()
-    phase = .resuming
+    phase = .checkingStatus
     sendControl(.status, timeout: configuration.responseTimeout, &out)
   }
 
@@ -459,7 +459,7 @@ public struct SenderEngine: Sendable {
     if let retry = retryAt, now >= retry {
       retryAt = nil
       sendControl(.status, timeout: configuration.responseTimeout, &out)
-      phase = .resuming
+      phase = .checkingStatus
     }
     if phase == .restarting, let limit = restartDeadline, now >= limit {
       finish(.timedOut(.restarting), &out)

@@ -81,7 +81,7 @@ public enum SenderAction: Equatable, Sendable {
 
 /// The five phases (and the connection steps around them) as a person reads them.
 public enum SenderPhase: String, Equatable, Sendable {
-  case idle, connecting, readingInfo, resuming, preparing, transferring, validating, activating
+  case idle, connecting, readingInfo, checkingStatus, preparing, transferring, validating, activating
   case restarting, verifying, finished
 }
 

@@ -69,7 +69,7 @@ import Testing
     #expect(report.bytesSent == UInt64(image.count), "every byte crossed exactly once")
     #expect(report.windowFailures == 0)
     #expect(
-      !run.result.timeline.contains { $0.what == "central: resuming" && $0.at > .milliseconds(100) },
+      !run.result.timeline.contains { $0.what == "central: checkingStatus" && $0.at > .milliseconds(100) },
       "no resync")
   }
 

@@ -1,0 +1,108 @@
+import Foundation
+import Testing
+
+/// An otad in a temporary folder of its own: file slots, a state directory, a socket.
+final class Daemon {
+  let folder: URL
+  let capacity: String
+  private(set) var process: Process?
+  private let logFile: URL
+
+  var socket: String { folder.appendingPathComponent("device.sock").path }
+  var slotA: URL { folder.appendingPathComponent("slot-a.img") }
+  var slotB: URL { folder.appendingPathComponent("slot-b.img") }
+
+  var baseArguments: [String] {
+    [
+      "--slot-a", slotA.path, "--slot-b", slotB.path, "--capacity", capacity, "--state-dir",
+      folder.appendingPathComponent("state").path, "--socket", socket,
+    ]
+  }
+
+  /// Slot A starts out holding `firmware`, as a device's running image would.
+  init(capacity: String = "2MiB", firmware: [UInt8]) throws {
+    folder = FileManager.default.temporaryDirectory.appendingPathComponent("otad-test-\(UUID().uuidString)")
+    try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+    try Data(firmware).write(to: folder.appendingPathComponent("slot-a.img"))
+    self.capacity = capacity
+    logFile = folder.appendingPathComponent("otad.log")
+  }
+
+  deinit {
+    if let process, process.isRunning {
+      kill(process.processIdentifier, SIGKILL)
+      process.waitUntilExit()
+    }
+    try? FileManager.default.removeItem(at: folder)
+  }
+
+  /// Starts otad and waits until its socket is there.
+  func start(extra: [String] = []) throws {
+    let process = Process()
+    process.executableURL = Binaries.url("otad")
+    process.arguments = ["run"] + baseArguments + ["--log-level", "debug"] + extra
+    if !FileManager.default.fileExists(atPath: logFile.path) {
+      FileManager.default.createFile(atPath: logFile.path, contents: nil)
+    }
+    let log = try FileHandle(forWritingTo: logFile)
+    log.seekToEndOfFile()
+    process.standardOutput = log
+    process.standardError = log
+    try? FileManager.default.removeItem(atPath: socket)
+    try process.run()
+    self.process = process
+    let deadline = Date().addingTimeInterval(20)
+    while !FileManager.default.fileExists(atPath: socket), Date() < deadline, process.isRunning {
+      usleep(20_000)
+    }
+    guard FileManager.default.fileExists(atPath: socket) else {
+      throw DaemonError("otad did not start: \(self.log)")
+    }
+  }
+
+  /// SIGKILL: the process gets no chance to tidy anything.
+  func killHard() {
+    guard let process else { return }
+    kill(process.processIdentifier, SIGKILL)
+    process.waitUntilExit()
+    self.process = nil
+  }
+
+  /// SIGTERM, and the exit status.
+  func stop() -> Int32? {
+    guard let process else { return nil }
+    process.terminate()
+    process.waitUntilExit()
+    self.process = nil
+    return process.terminationStatus
+  }
+
+  var log: String { (try? String(contentsOf: logFile, encoding: .utf8)) ?? "" }
+
+  /// `otad status --json`, read from the state directory.
+  func status() throws -> [String: Any] {
+    let result = try runTool("otad", ["status"] + baseArguments + ["--json"])
+    guard result.status == 0,
+      let object = try JSONSerialization.jsonObject(with: Data(result.output.utf8)) as? [String: Any]
+    else { throw DaemonError("otad status failed: \(result.errors)") }
+    return object
+  }
+
+  func slotBytes(_ url: URL, count: Int) -> [UInt8] {
+    Array((try? Data(contentsOf: url))?.prefix(count) ?? Data())
+  }
+}
+
+struct DaemonError: Error, CustomStringConvertible {
+  let description: String
+  init(_ description: String) { self.description = description }
+}
+
+/// Deterministic bytes for images and firmware.
+func testBytes(_ count: Int, seed: UInt64) -> [UInt8] {
+  var state = seed
+  return (0..<count).map { _ in
+    state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+    return UInt8(truncatingIfNeeded: state >> 33)
+  }
+}

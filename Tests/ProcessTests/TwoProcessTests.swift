@@ -1,0 +1,143 @@
+import Foundation
+import Testing
+
+/// otad and otactl as two processes over the simulated link: what a user runs.
+@Suite(.serialized) struct TwoProcessTests {
+  static let firmware = testBytes(5000, seed: 1)
+
+  func writeImage(_ bytes: [UInt8], in daemon: Daemon, name: String) throws -> String {
+    let url = daemon.folder.appendingPathComponent(name)
+    try Data(bytes).write(to: url)
+    return url.path
+  }
+
+  func running(_ status: [String: Any]) -> (slot: String, version: String?) {
+    let slot = status["running"] as? String ?? "?"
+    let slots = status["slots"] as? [[String: Any]] ?? []
+    let version = slots.first { $0["slot"] as? String == slot }?["version"] as? String
+    return (slot, version)
+  }
+
+  @Test func aPushWithLossAndSeveralDisconnectsCompletes() throws {
+    let daemon = try Daemon(firmware: Self.firmware)
+    try daemon.start()
+    let image = try writeImage(testBytes(150_000, seed: 2), in: daemon, name: "image.bin")
+    let result = try runTool(
+      "otactl",
+      [
+        "push", image, "--version", "2.3.4", "--device", daemon.socket, "--json", "--max-reconnects", "20",
+        "--link", "mtu=185,interval=2ms,packets=8,loss=0.02,reorder=0.05,drop=0.004,seed=11",
+      ])
+    #expect(result.status == 0, "\(result.output)\n\(result.errors)\n\(daemon.log)")
+    let final = try #require(result.jsonLines.last { $0["event"] as? String == "result" })
+    #expect(final["ok"] as? Bool == true)
+    #expect((final["reconnects"] as? Int ?? 0) >= 2, "the link dropped more than once: \(final)")
+    #expect(final["runningVersion"] as? String == "2.3.4+0")
+    let status = try daemon.status()
+    #expect(running(status).slot == "B" && running(status).version == "2.3.4+0")
+    #expect(daemon.slotBytes(daemon.slotB, count: 150_000) == testBytes(150_000, seed: 2))
+    #expect(daemon.slotBytes(daemon.slotA, count: 5000) == Self.firmware, "the old running slot is untouched")
+    #expect(daemon.stop() == 0, "SIGTERM stops otad cleanly")
+  }
+
+  @Test func killNineMidTransferThenPushAgainResumesFromTheCommittedOffset() throws {
+    let daemon = try Daemon(firmware: Self.firmware)
+    try daemon.start()
+    let bytes = testBytes(400_000, seed: 3)
+    let image = try writeImage(bytes, in: daemon, name: "image.bin")
+    let slowLink = "mtu=247,interval=4ms,packets=2"
+    let pusher = Process()
+    pusher.executableURL = Binaries.url("otactl")
+    pusher.arguments = ["push", image, "--version", "5.0.0", "--device", daemon.socket, "--link", slowLink]
+    pusher.standardOutput = FileHandle.nullDevice
+    pusher.standardError = FileHandle.nullDevice
+    try pusher.run()
+    // Wait until a few windows are committed, then pull the plug on the daemon.
+    var committed = 0
+    let deadline = Date().addingTimeInterval(60)
+    while committed < 100_000, Date() < deadline {
+      usleep(50_000)
+      committed = (try? daemon.status()["transfer"] as? [String: Any])??["committed"] as? Int ?? 0
+    }
+    daemon.killHard()
+    pusher.terminate()
+    pusher.waitUntilExit()
+    let journal = try #require(try daemon.status()["transfer"] as? [String: Any])
+    let durable = try #require(journal["committed"] as? Int)
+    #expect(durable >= 100_000 && durable < bytes.count, "committed \(durable) survived SIGKILL")
+
+    try daemon.start()
+    let result = try runTool(
+      "otactl",
+      [
+        "push", image, "--version", "5.0.0", "--device", daemon.socket, "--link",
+        "mtu=247,interval=2ms,packets=8",
+      ])
+    #expect(result.status == 0, "\(result.output)\n\(result.errors)")
+    #expect(result.output.contains("resuming from byte \(durable)"), "\(result.output)")
+    #expect(daemon.slotBytes(daemon.slotB, count: bytes.count) == bytes)
+    #expect(running(try daemon.status()).version == "5.0.0+0")
+  }
+
+  @Test func anImageWhoseCRCDoesNotMatchItsPrepareIsRefusedAtValidate() throws {
+    let daemon = try Daemon(firmware: Self.firmware)
+    try daemon.start()
+    let image = try writeImage(testBytes(40_000, seed: 4), in: daemon, name: "image.bin")
+    let result = try runTool(
+      "otactl",
+      [
+        "push", image, "--version", "6.0.0", "--device", daemon.socket, "--announce-crc", "deadbeef",
+        "--link", "mtu=247,interval=2ms,packets=8",
+      ])
+    #expect(result.status == 6, "exit code 6 is validation failed: \(result.errors)")
+    #expect(result.errors.contains("validation failed"), "\(result.errors)")
+    let status = try daemon.status()
+    #expect(running(status).slot == "A" && running(status).version == "1.0.0+0")
+    #expect(daemon.slotBytes(daemon.slotA, count: 5000) == Self.firmware, "the running slot is untouched")
+    #expect(status["transfer"] as? String == "missing", "the refused transfer is dropped")
+  }
+
+  @Test func aPushToADeviceMidwayThroughAnotherImageStartsCleanly() throws {
+    let daemon = try Daemon(firmware: Self.firmware)
+    try daemon.start()
+    let first = try writeImage(testBytes(200_000, seed: 5), in: daemon, name: "first.bin")
+    let cut = try runTool(
+      "otactl",
+      [
+        "push", first, "--version", "7.0.0", "--device", daemon.socket, "--max-reconnects", "0",
+        "--link", "mtu=247,interval=2ms,packets=8,disconnect-after=120000",
+      ])
+    #expect(cut.status == 3, "the cut-off push reports the device unreachable: \(cut.errors)")
+    let midway = try #require(try daemon.status()["transfer"] as? [String: Any])
+    #expect(midway["size"] as? Int == 200_000 && (midway["committed"] as? Int ?? 0) > 0)
+
+    let secondBytes = testBytes(90_000, seed: 6)
+    let second = try writeImage(secondBytes, in: daemon, name: "second.bin")
+    let result = try runTool(
+      "otactl",
+      [
+        "push", second, "--version", "8.0.0", "--device", daemon.socket, "--json", "--link",
+        "mtu=247,interval=2ms,packets=8",
+      ])
+    #expect(result.status == 0, "\(result.errors)")
+    #expect(
+      !result.jsonLines.contains { $0["event"] as? String == "resume" },
+      "nothing of the first image is reused")
+    #expect(daemon.slotBytes(daemon.slotB, count: secondBytes.count) == secondBytes)
+    #expect(running(try daemon.status()).version == "8.0.0+0")
+  }
+
+  @Test func badArgumentsAndAMissingDeviceSayWhatToDo() throws {
+    let daemon = try Daemon(firmware: Self.firmware)
+    let image = try writeImage(testBytes(100, seed: 7), in: daemon, name: "image.bin")
+    let raw = try runTool("otactl", ["push", image, "--device", daemon.socket])
+    #expect(raw.status == 64 && raw.errors.contains("--version"), "\(raw.errors)")
+    let nobody = try runTool(
+      "otactl", ["push", image, "--version", "1.0.0", "--device", daemon.socket, "--max-reconnects", "1"])
+    #expect(nobody.status == 3 && nobody.errors.contains("is otad running"), "\(nobody.errors)")
+    let badLink = try runTool("otactl", ["info", "--device", daemon.socket, "--link", "mtu=9"])
+    #expect(badLink.status == 64 && badLink.errors.contains("mtu=9"), "\(badLink.errors)")
+    let missingSlots = try runTool("otad", ["run", "--socket", daemon.socket])
+    #expect(missingSlots.status == 64 && missingSlots.errors.contains("--slot-a"), "\(missingSlots.errors)")
+  }
+}
