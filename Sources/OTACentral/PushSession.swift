@@ -16,6 +16,8 @@ public final class PushSession {
   private var connectAt: Duration?
   private var outcome: SenderOutcome?
   private var phase: SenderPhase = .idle
+  /// The ATT MTU of the last connection.
+  public private(set) var negotiatedMTU: Int?
   /// What happened, in order: phases, drops, resumes. For the closing account.
   public private(set) var timeline: [(at: Duration, what: String)] = []
 
@@ -59,6 +61,7 @@ public final class PushSession {
   private func handle(_ event: CentralEvent, now: Duration) {
     switch event {
     case .connected(let mtu):
+      negotiatedMTU = mtu
       note("connected, ATT MTU \(mtu)")
       apply(engine.handle(.connected(mtu: mtu, now: now)))
     case .connectFailed(let reason):

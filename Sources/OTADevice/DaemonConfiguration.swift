@@ -13,7 +13,8 @@ public struct DaemonConfiguration: Equatable, Sendable {
   public var stateDirectory: String?
   /// Where the simulated device listens (a Unix socket path): the device's address for otactl.
   public var socket: String?
-  public var link = LinkConditions()
+  /// The device's side of the link: by default it takes any MTU up to 517, as BlueZ does.
+  public var link = LinkConditions(mtu: 517)
   public var windowCapacity: UInt32 = 64 * 1024
   public var windowGrace: Duration = .milliseconds(400)
   /// The version a device that was never updated runs (slot A).
@@ -49,7 +50,7 @@ public struct DaemonConfiguration: Equatable, Sendable {
       let spec = try Self.string(link, "conditions", in: "link")
     {
       do {
-        self.link = try LinkConditions(spec: spec)
+        self.link = try LinkConditions(spec: spec, base: self.link)
       } catch {
         throw ConfigurationError("[link] conditions: \(error)")
       }

@@ -44,6 +44,7 @@ public struct AirTime: Sendable {
   public func writesPerEvent(valueLength: Int) -> Double {
     let (packets, microseconds) = cost(valueLength: valueLength)
     let byPackets = Double(conditions.packetsPerEvent) / Double(packets)
+    guard conditions.airTimePacing else { return byPackets }
     let byAir = intervalMicroseconds / microseconds
     return min(byPackets, byAir)
   }

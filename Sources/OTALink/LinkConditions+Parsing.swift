@@ -15,6 +15,7 @@ extension LinkConditions {
       drop=P              chance per connection event that the link drops (default 0)
       disconnect-after=N  drop the link once after N data bytes (default never)
       seed=N              seed for the randomness above (default 1)
+      pace=on|off         limit each event by air time (default on; off measures the ends, not the air)
     """
 
   /// Parses `spec` on top of `base`; a readable message says what is wrong.
@@ -56,12 +57,18 @@ extension LinkConditions {
     case "flip": bitFlips = try Self.probability(key, value)
     case "drop": disconnects = try Self.probability(key, value)
     case "disconnect-after": disconnectAfterBytes = try Self.integer(key, value, in: 1...Int(Int32.max))
+    case "pace":
+      switch value.lowercased() {
+      case "on", "yes", "1", "true": airTimePacing = true
+      case "off", "no", "0", "false": airTimePacing = false
+      default: throw LinkSpecError("pace=\(value): use on or off")
+      }
     case "seed":
       guard let seed = UInt64(value) else { throw LinkSpecError("seed=\(value) is not a whole number") }
       self.seed = seed
     default:
       throw LinkSpecError(
-        "unknown key '\(key)' (known: mtu interval packets phy dle queue loss dup reorder flip drop disconnect-after seed)"
+        "unknown key '\(key)' (known: mtu interval packets phy dle queue loss dup reorder flip drop disconnect-after seed pace)"
       )
     }
   }
@@ -109,6 +116,7 @@ extension LinkConditions {
     if bitFlips > 0 { parts.append("flip=\(bitFlips)") }
     if disconnects > 0 { parts.append("drop=\(disconnects)") }
     if let after = disconnectAfterBytes { parts.append("disconnect-after=\(after)") }
+    if !airTimePacing { parts.append("pace=off") }
     return parts.joined(separator: ",")
   }
 

@@ -44,6 +44,9 @@ public struct LinkConditions: Equatable, Sendable, CustomStringConvertible {
   public var disconnectAfterBytes: Int?
   /// Seeds the link's randomness, so a run can be replayed.
   public var seed: UInt64
+  /// Whether air time limits a connection event (else only `packetsPerEvent` does): off only to
+  /// measure the two ends, not the air.
+  public var airTimePacing = true
 
   public init(
     mtu: Int = 247, connectionInterval: Duration = .milliseconds(15), packetsPerEvent: Int = 6,

@@ -163,7 +163,7 @@ public final class SocketCentral: CentralLink {
     airBudget = min(airBudget, 0) + air.intervalMicroseconds
     let creditBefore = conditions.queueDepth - dataQueue.count
     sendRequest(&events)
-    while connected, !dataQueue.isEmpty, packetBudget > 0, airBudget > 0 {
+    while connected, !dataQueue.isEmpty, packetBudget > 0, airBudget > 0 || !conditions.airTimePacing {
       var index = 0
       if dataQueue.count > 1, random.chance(conditions.reordering) { index = 1 }
       let packet = dataQueue.remove(at: index)

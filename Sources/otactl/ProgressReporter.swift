@@ -82,6 +82,7 @@ final class ProgressReporter {
       if style == .json {
         emit([
           "event": "result", "ok": true, "seconds": seconds, "goodput": goodput, "rawCapacity": raw,
+          "mtu": air.conditions.mtu,
           "ratio": goodput / raw, "bytesSent": Int(report.bytesSent), "windows": report.windowsCommitted,
           "windowFailures": report.windowFailures, "reconnects": report.reconnects,
           "resumedFrom": report.resumedFrom.map { Int($0) },

@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# Benchmark over the simulated link, two real processes (release build):
+#  1. a 1 MiB image at ATT MTU 23, 185, 247 and 517, with a fixed connection interval and packets per
+#     event: the goodput as a fraction of the link's raw capacity (the ATT value bytes it could carry
+#     in the same time), and the wall time;
+#  2. otad's peak memory (VmHWM) while it receives a 64 MiB image.
+# Prints a table; docs/BENCHMARKS.md keeps the figures.
+#
+#   Scripts/bench-link.sh [--interval 15ms] [--packets 6]
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+source Scripts/setup.sh
+
+interval=15ms
+packets=6
+while [[ $# -gt 0 ]]; do
+  case "$1" in
+    --interval) interval="$2"; shift 2 ;;
+    --packets) packets="$2"; shift 2 ;;
+    *) echo "bench-link: unknown argument $1" >&2; exit 2 ;;
+  esac
+done
+
+swift build -c release --product otad >/dev/null
+swift build -c release --product otactl >/dev/null
+bin="$(swift build -c release --show-bin-path)"
+work="$(mktemp -d)"
+otad_pid=""
+cleanup() {
+  [[ -n "$otad_pid" ]] && kill "$otad_pid" 2>/dev/null && wait "$otad_pid" 2>/dev/null
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+start_otad() { # capacity
+  rm -rf "$work/dev" && mkdir -p "$work/dev"
+  "$bin/otad" run --slot-a "$work/dev/a.img" --slot-b "$work/dev/b.img" --capacity "$1" \
+    --state-dir "$work/dev/state" --socket "$work/dev/sock" --log-level warning &
+  otad_pid=$!
+  for _ in $(seq 200); do [[ -S "$work/dev/sock" ]] && break; sleep 0.02; done
+}
+stop_otad() {
+  kill "$otad_pid" && wait "$otad_pid" 2>/dev/null || true
+  otad_pid=""
+}
+
+echo "simulated link: interval=$interval packets=$packets phy=2M dle=on; image Images/raw-1MiB.bin"
+printf "%-5s %12s %14s %10s %8s\n" "MTU" "goodput" "raw capacity" "ratio" "wall"
+for mtu in ${MTUS:-23 185 247 517}; do
+  start_otad 2MiB
+  result="$("$bin/otactl" push Images/raw-1MiB.bin --version 1.1.0 --no-activate --json \
+    --device "$work/dev/sock" --link "mtu=$mtu,interval=$interval,packets=$packets" | tail -n 1)"
+  stop_otad
+  python3 - "$mtu" "$result" <<'PY'
+import json, sys
+mtu, result = sys.argv[1], json.loads(sys.argv[2])
+assert result["ok"], result
+assert result["mtu"] == int(mtu), f'negotiated MTU {result["mtu"]}, not {mtu}'
+print(f'{mtu:<5} {result["goodput"]/1000:9.1f} kB/s {result["rawCapacity"]/1000:9.1f} kB/s '
+      f'{100*result["ratio"]:9.1f}% {result["seconds"]:7.2f}s')
+PY
+done
+
+echo
+echo "otad's peak memory receiving a 64 MiB image (link unpaced: pace=off, to measure the ends)"
+head -c $((64 << 20)) /dev/urandom >"$work/big.img"
+start_otad 64MiB
+before="$(grep VmHWM /proc/$otad_pid/status | awk '{print $2}')"
+started=$(date +%s.%N)
+"$bin/otactl" push "$work/big.img" --version 9.0.0 --no-activate --json --device "$work/dev/sock" \
+  --link "mtu=517,interval=7.5ms,packets=64,queue=128,pace=off" | tail -n 1 >"$work/big.json"
+ended=$(date +%s.%N)
+peak="$(grep VmHWM /proc/$otad_pid/status | awk '{print $2}')"
+stop_otad
+python3 - "$before" "$peak" "$started" "$ended" "$(cat "$work/big.json")" <<'PY'
+import json, sys
+before, peak, started, ended, result = int(sys.argv[1]), int(sys.argv[2]), float(sys.argv[3]), float(sys.argv[4]), json.loads(sys.argv[5])
+assert result["ok"], result
+print(f"  VmHWM at start {before/1024:.1f} MiB, after 64 MiB received {peak/1024:.1f} MiB "
+      f"(image/peak = {64*1024/peak:.1f}); push took {ended-started:.1f} s")
+PY
