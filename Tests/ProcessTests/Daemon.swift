@@ -106,3 +106,30 @@ func testBytes(_ count: Int, seed: UInt64) -> [UInt8] {
     return UInt8(truncatingIfNeeded: state >> 33)
   }
 }
+
+/// A bare Unix socket client, for sending what no real central would.
+final class RawSocket {
+  private let descriptor: Int32
+
+  init(path: String) throws {
+    descriptor = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+    var address = sockaddr_un()
+    address.sun_family = sa_family_t(AF_UNIX)
+    withUnsafeMutableBytes(of: &address.sun_path) { raw in
+      raw.copyBytes(from: Array(path.utf8) + [0])
+    }
+    let connected = withUnsafePointer(to: &address) {
+      $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+        connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+      }
+    }
+    guard connected == 0 else { throw DaemonError("cannot connect to \(path)") }
+  }
+
+  func send(_ bytes: [UInt8]) {
+    _ = bytes.withUnsafeBytes { Glibc.send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+    usleep(50_000)
+  }
+
+  func close() { _ = Glibc.close(descriptor) }
+}

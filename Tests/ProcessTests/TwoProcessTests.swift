@@ -140,4 +140,42 @@ import Testing
     let missingSlots = try runTool("otad", ["run", "--socket", daemon.socket])
     #expect(missingSlots.status == 64 && missingSlots.errors.contains("--slot-a"), "\(missingSlots.errors)")
   }
+
+  @Test func infoAndAbortShowAndDropAValidatedImage() throws {
+    let daemon = try Daemon(firmware: Self.firmware)
+    try daemon.start()
+    let image = try writeImage(testBytes(30_000, seed: 9), in: daemon, name: "image.bin")
+    let fast = "mtu=247,interval=2ms,packets=8"
+    let push = try runTool(
+      "otactl",
+      ["push", image, "--version", "1.5.0", "--no-activate", "--device", daemon.socket, "--link", fast])
+    #expect(push.status == 0, "\(push.errors)")
+    let info = try runTool("otactl", ["info", "--device", daemon.socket, "--json"])
+    let validated = try #require(
+      try JSONSerialization.jsonObject(with: Data(info.output.utf8)) as? [String: Any])
+    #expect(validated["state"] as? String == "validated" && validated["runningSlot"] as? String == "A")
+    #expect((validated["transfer"] as? [String: Any])?["version"] as? String == "1.5.0+0")
+    let abort = try runTool("otactl", ["abort", "--device", daemon.socket])
+    #expect(abort.status == 0 && abort.output.contains("ABORT: success"), "\(abort.output)")
+    let after = try runTool("otactl", ["info", "--device", daemon.socket])
+    #expect(after.output.contains("state: idle"), "\(after.output)")
+    #expect(try daemon.status()["transfer"] as? String == "missing")
+  }
+
+  /// Anything at all sent to the device's socket: it drops that client and keeps serving.
+  @Test func garbageOnTheLinkDropsThatClientOnly() throws {
+    let daemon = try Daemon(firmware: Self.firmware)
+    try daemon.start()
+    let garbage: [[UInt8]] = [
+      [0xFF, 0xFF, 0x00], [0x05, 0x00, 0x10, 0x01, 0x03, 0x00, 0x00],  // a write before hello
+      [0x01, 0x00, 0x77], Array(repeating: 0xAA, count: 4000),
+    ]
+    for bytes in garbage {
+      let socket = try RawSocket(path: daemon.socket)
+      socket.send(bytes)
+      socket.close()
+    }
+    let info = try runTool("otactl", ["info", "--device", daemon.socket])
+    #expect(info.status == 0 && info.output.contains("running: slot A"), "\(info.errors)\n\(daemon.log)")
+  }
 }
