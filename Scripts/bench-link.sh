@@ -24,24 +24,12 @@ done
 swift build -c release --product otad >/dev/null
 swift build -c release --product otactl >/dev/null
 bin="$(swift build -c release --show-bin-path)"
-work="$(mktemp -d)"
-otad_pid=""
-cleanup() {
-  [[ -n "$otad_pid" ]] && kill "$otad_pid" 2>/dev/null && wait "$otad_pid" 2>/dev/null
-  rm -rf "$work"
-}
-trap cleanup EXIT
+source Scripts/otad-background.sh
 
 start_otad() { # capacity
   rm -rf "$work/dev" && mkdir -p "$work/dev"
-  "$bin/otad" run --slot-a "$work/dev/a.img" --slot-b "$work/dev/b.img" --capacity "$1" \
-    --state-dir "$work/dev/state" --socket "$work/dev/sock" --log-level warning &
-  otad_pid=$!
-  for _ in $(seq 200); do [[ -S "$work/dev/sock" ]] && break; sleep 0.02; done
-}
-stop_otad() {
-  kill "$otad_pid" && wait "$otad_pid" 2>/dev/null || true
-  otad_pid=""
+  otad_start "$bin" "$work/dev/sock" "$work/otad.log" --slot-a "$work/dev/a.img" --slot-b "$work/dev/b.img" \
+    --capacity "$1" --state-dir "$work/dev/state" --log-level warning
 }
 
 echo "simulated link: interval=$interval packets=$packets phy=2M dle=on; image Images/raw-1MiB.bin"
@@ -50,7 +38,7 @@ for mtu in ${MTUS:-23 185 247 517}; do
   start_otad 2MiB
   result="$("$bin/otactl" push Images/raw-1MiB.bin --version 1.1.0 --no-activate --json \
     --device "$work/dev/sock" --link "mtu=$mtu,interval=$interval,packets=$packets" | tail -n 1)"
-  stop_otad
+  otad_stop
   python3 - "$mtu" "$result" <<'PY'
 import json, sys
 mtu, result = sys.argv[1], json.loads(sys.argv[2])
@@ -71,7 +59,7 @@ started=$(date +%s.%N)
   --link "mtu=517,interval=7.5ms,packets=64,queue=128,pace=off" | tail -n 1 >"$work/big.json"
 ended=$(date +%s.%N)
 peak="$(grep VmHWM /proc/$otad_pid/status | awk '{print $2}')"
-stop_otad
+otad_stop
 python3 - "$before" "$peak" "$started" "$ended" "$(cat "$work/big.json")" <<'PY'
 import json, sys
 before, peak, started, ended, result = int(sys.argv[1]), int(sys.argv[2]), float(sys.argv[3]), float(sys.argv[4]), json.loads(sys.argv[5])

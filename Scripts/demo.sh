@@ -22,22 +22,12 @@ fi
 rm -f "$log"
 bin="$(swift build --show-bin-path)"
 
-work="$(mktemp -d)"
-otad_pid=""
-cleanup() {
-  [[ -n "$otad_pid" ]] && kill "$otad_pid" 2>/dev/null && wait "$otad_pid" 2>/dev/null
-  rm -rf "$work"
-}
-trap cleanup EXIT
+source Scripts/otad-background.sh
 
 # The device: slot A holds its factory firmware (1.0.0); slot B is empty.
 head -c 65536 Images/raw-1MiB.bin >"$work/slot-a.img"
-device=(--slot-a "$work/slot-a.img" --slot-b "$work/slot-b.img" --capacity 256KiB
-  --state-dir "$work/state" --socket "$work/device.sock")
-"$bin/otad" run "${device[@]}" >"$work/otad.log" 2>&1 &
-otad_pid=$!
-for _ in $(seq 100); do [[ -S "$work/device.sock" ]] && break; sleep 0.05; done
-[[ -S "$work/device.sock" ]] || { cat "$work/otad.log" >&2; echo "demo: otad did not start" >&2; exit 1; }
+otad_start "$bin" "$work/device.sock" "$work/otad.log" --slot-a "$work/slot-a.img" \
+  --slot-b "$work/slot-b.img" --capacity 256KiB --state-dir "$work/state"
 
 link="mtu=247,interval=15ms,packets=6,loss=0.02,disconnect-after=70000"
 cat <<TEXT

@@ -11,6 +11,15 @@ import Testing
     return url.path
   }
 
+  /// `otactl push IMAGE --version V --device <daemon> --link LINK EXTRA...`
+  func push(
+    _ image: String, version: String, to daemon: Daemon, link: String = "mtu=247,interval=2ms,packets=8",
+    _ extra: [String] = []
+  ) throws -> CommandResult {
+    try runTool(
+      "otactl", ["push", image, "--version", version, "--device", daemon.socket, "--link", link] + extra)
+  }
+
   func running(_ status: [String: Any]) -> (slot: String, version: String?) {
     let slot = status["running"] as? String ?? "?"
     let slots = status["slots"] as? [[String: Any]] ?? []
@@ -22,12 +31,10 @@ import Testing
     let daemon = try Daemon(firmware: Self.firmware)
     try daemon.start()
     let image = try writeImage(testBytes(150_000, seed: 2), in: daemon, name: "image.bin")
-    let result = try runTool(
-      "otactl",
-      [
-        "push", image, "--version", "2.3.4", "--device", daemon.socket, "--json", "--max-reconnects", "20",
-        "--link", "mtu=185,interval=2ms,packets=8,loss=0.02,reorder=0.05,drop=0.004,seed=11",
-      ])
+    let result = try push(
+      image, version: "2.3.4", to: daemon,
+      link: "mtu=185,interval=2ms,packets=8,loss=0.02,reorder=0.05,drop=0.004,seed=11",
+      ["--json", "--max-reconnects", "20"])
     #expect(result.status == 0, "\(result.output)\n\(result.errors)\n\(daemon.log)")
     let final = try #require(result.jsonLines.last { $0["event"] as? String == "result" })
     #expect(final["ok"] as? Bool == true)
@@ -67,12 +74,7 @@ import Testing
     #expect(durable >= 100_000 && durable < bytes.count, "committed \(durable) survived SIGKILL")
 
     try daemon.start()
-    let result = try runTool(
-      "otactl",
-      [
-        "push", image, "--version", "5.0.0", "--device", daemon.socket, "--link",
-        "mtu=247,interval=2ms,packets=8",
-      ])
+    let result = try push(image, version: "5.0.0", to: daemon)
     #expect(result.status == 0, "\(result.output)\n\(result.errors)")
     #expect(result.output.contains("resuming from byte \(durable)"), "\(result.output)")
     #expect(daemon.slotBytes(daemon.slotB, count: bytes.count) == bytes)
@@ -83,12 +85,7 @@ import Testing
     let daemon = try Daemon(firmware: Self.firmware)
     try daemon.start()
     let image = try writeImage(testBytes(40_000, seed: 4), in: daemon, name: "image.bin")
-    let result = try runTool(
-      "otactl",
-      [
-        "push", image, "--version", "6.0.0", "--device", daemon.socket, "--announce-crc", "deadbeef",
-        "--link", "mtu=247,interval=2ms,packets=8",
-      ])
+    let result = try push(image, version: "6.0.0", to: daemon, ["--announce-crc", "deadbeef"])
     #expect(result.status == 6, "exit code 6 is validation failed: \(result.errors)")
     #expect(result.errors.contains("validation failed"), "\(result.errors)")
     let status = try daemon.status()
@@ -101,24 +98,16 @@ import Testing
     let daemon = try Daemon(firmware: Self.firmware)
     try daemon.start()
     let first = try writeImage(testBytes(200_000, seed: 5), in: daemon, name: "first.bin")
-    let cut = try runTool(
-      "otactl",
-      [
-        "push", first, "--version", "7.0.0", "--device", daemon.socket, "--max-reconnects", "0",
-        "--link", "mtu=247,interval=2ms,packets=8,disconnect-after=120000",
-      ])
+    let cut = try push(
+      first, version: "7.0.0", to: daemon, link: "mtu=247,interval=2ms,packets=8,disconnect-after=120000",
+      ["--max-reconnects", "0"])
     #expect(cut.status == 3, "the cut-off push reports the device unreachable: \(cut.errors)")
     let midway = try #require(try daemon.status()["transfer"] as? [String: Any])
     #expect(midway["size"] as? Int == 200_000 && (midway["committed"] as? Int ?? 0) > 0)
 
     let secondBytes = testBytes(90_000, seed: 6)
     let second = try writeImage(secondBytes, in: daemon, name: "second.bin")
-    let result = try runTool(
-      "otactl",
-      [
-        "push", second, "--version", "8.0.0", "--device", daemon.socket, "--json", "--link",
-        "mtu=247,interval=2ms,packets=8",
-      ])
+    let result = try push(second, version: "8.0.0", to: daemon, ["--json"])
     #expect(result.status == 0, "\(result.errors)")
     #expect(
       !result.jsonLines.contains { $0["event"] as? String == "resume" },
@@ -145,11 +134,8 @@ import Testing
     let daemon = try Daemon(firmware: Self.firmware)
     try daemon.start()
     let image = try writeImage(testBytes(30_000, seed: 9), in: daemon, name: "image.bin")
-    let fast = "mtu=247,interval=2ms,packets=8"
-    let push = try runTool(
-      "otactl",
-      ["push", image, "--version", "1.5.0", "--no-activate", "--device", daemon.socket, "--link", fast])
-    #expect(push.status == 0, "\(push.errors)")
+    let pushed = try push(image, version: "1.5.0", to: daemon, ["--no-activate"])
+    #expect(pushed.status == 0, "\(pushed.errors)")
     let info = try runTool("otactl", ["info", "--device", daemon.socket, "--json"])
     let validated = try #require(
       try JSONSerialization.jsonObject(with: Data(info.output.utf8)) as? [String: Any])
