@@ -23,4 +23,23 @@ static const int cdbus_type_variant = DBUS_TYPE_VARIANT;
 static const int cdbus_type_struct = DBUS_TYPE_STRUCT;
 static const int cdbus_type_dict_entry = DBUS_TYPE_DICT_ENTRY;
 
+/* Timeouts in milliseconds for calls: a cast macro and a parenthesised negative literal. */
+static const int cdbus_timeout_infinite = DBUS_TIMEOUT_INFINITE;
+static const int cdbus_timeout_use_default = DBUS_TIMEOUT_USE_DEFAULT;
+
+/* RequestName flags and replies, named here so every constant the D-Bus layer needs comes from one place. */
+static const unsigned int cdbus_name_flag_allow_replacement = DBUS_NAME_FLAG_ALLOW_REPLACEMENT;
+static const unsigned int cdbus_name_flag_replace_existing = DBUS_NAME_FLAG_REPLACE_EXISTING;
+static const unsigned int cdbus_name_flag_do_not_queue = DBUS_NAME_FLAG_DO_NOT_QUEUE;
+static const int cdbus_request_name_reply_primary_owner = DBUS_REQUEST_NAME_REPLY_PRIMARY_OWNER;
+static const int cdbus_request_name_reply_in_queue = DBUS_REQUEST_NAME_REPLY_IN_QUEUE;
+static const int cdbus_request_name_reply_exists = DBUS_REQUEST_NAME_REPLY_EXISTS;
+static const int cdbus_request_name_reply_already_owner = DBUS_REQUEST_NAME_REPLY_ALREADY_OWNER;
+
+/* Message types, as dbus_message_get_type returns them. */
+static const int cdbus_message_type_method_call = DBUS_MESSAGE_TYPE_METHOD_CALL;
+static const int cdbus_message_type_method_return = DBUS_MESSAGE_TYPE_METHOD_RETURN;
+static const int cdbus_message_type_error = DBUS_MESSAGE_TYPE_ERROR;
+static const int cdbus_message_type_signal = DBUS_MESSAGE_TYPE_SIGNAL;
+
 #endif
