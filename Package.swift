@@ -41,6 +41,12 @@ let package = Package(
       dependencies: ["OTAWire", "OTAChecksum", .product(name: "Crypto", package: "swift-crypto")]),
     // The link seam and the simulated link over a Unix socket: frames, air-time pacing, polling.
     .target(name: "OTALink", dependencies: ["OTAWire", "CLinux"]),
+    // A small libdbus-1 wrapper: typed values, calls, signals, object export, Unix-fd passing.
+    .target(name: "OTADBus", dependencies: ["CDBus"]),
+    // The BlueZ roles over D-Bus: the device's GATT application and advertisement, the central's client.
+    .target(
+      name: "OTABlueZ",
+      dependencies: ["OTADBus", "OTALink", "OTAWire", .product(name: "Logging", package: "swift-log")]),
     // The device side's IO edge: runs the receiver engine against storage.
     .target(
       name: "OTADevice",
@@ -59,14 +65,14 @@ let package = Package(
     .executableTarget(
       name: "otad",
       dependencies: [
-        "OTADevice", "OTALink", "OTAStorage", "OTAWire",
+        "OTADevice", "OTALink", "OTAStorage", "OTAWire", "OTABlueZ", "OTADBus",
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
         .product(name: "Logging", package: "swift-log"),
       ]),
     .executableTarget(
       name: "otactl",
       dependencies: [
-        "OTACentral", "OTAEngine", "OTALink", "OTAWire",
+        "OTACentral", "OTAEngine", "OTALink", "OTAWire", "OTABlueZ", "OTADBus",
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
         .product(name: "Logging", package: "swift-log"),
       ]),
@@ -75,6 +81,12 @@ let package = Package(
     .testTarget(name: "OTAWireTests", dependencies: ["OTAWire"]),
     .testTarget(name: "OTAChecksumTests", dependencies: ["OTAChecksum", "CDBus"]),
     .testTarget(name: "OTALinkTests", dependencies: ["OTALink", "OTAWire"]),
+    // A private dbus-daemon for the D-Bus and BlueZ tests.
+    .target(name: "DBusTestSupport", path: "Sources/DBusTestSupport"),
+    .testTarget(name: "OTADBusTests", dependencies: ["OTADBus", "DBusTestSupport"]),
+    .testTarget(
+      name: "OTABlueZTests",
+      dependencies: ["OTABlueZ", "OTADBus", "OTALink", "DBusTestSupport", .product(name: "Logging", package: "swift-log")]),
     // Runs the built otad and otactl as separate processes (build them first: Scripts/test.sh does).
     .testTarget(name: "ProcessTests"),
     .testTarget(name: "OTAEngineTests", dependencies: ["OTAEngine", "OTAChecksum"]),

@@ -1,3 +1,4 @@
+import DBusTestSupport
 import Foundation
 import OTADBus
 import Testing
@@ -5,52 +6,6 @@ import Testing
 #if canImport(Glibc)
   import Glibc
 #endif
-
-/// A dbus-daemon of one test's own, on a socket in /tmp: started with `--print-address`, killed by
-/// `stop()` or when the test lets go of it.
-final class PrivateBus {
-  static let daemonPath = ["/usr/bin/dbus-daemon", "/bin/dbus-daemon", "/usr/local/bin/dbus-daemon"]
-    .first { FileManager.default.isExecutableFile(atPath: $0) }
-  static var isAvailable: Bool { daemonPath != nil }
-
-  let address: String
-  private let process: Process
-
-  init() throws {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: try #require(Self.daemonPath))
-    process.arguments = ["--session", "--nofork", "--print-address=1", "--address=unix:tmpdir=/tmp"]
-    let output = Pipe()
-    process.standardOutput = output
-    // It warns that it cannot raise the descriptor limit when not privileged enough: not our business.
-    process.standardError = FileHandle.nullDevice
-    try process.run()
-    var printed = Data()
-    while !printed.contains(UInt8(ascii: "\n")) {
-      let chunk = output.fileHandleForReading.availableData
-      if chunk.isEmpty { break }
-      printed += chunk
-    }
-    let address = String(decoding: printed.prefix { $0 != UInt8(ascii: "\n") }, as: UTF8.self)
-    guard !address.isEmpty else {
-      kill(process.processIdentifier, SIGKILL)
-      process.waitUntilExit()
-      throw DBusError.disconnected
-    }
-    self.process = process
-    self.address = address
-  }
-
-  deinit { stop() }
-
-  /// Kills the daemon with SIGKILL: it inherits the test thread's signal mask, in which libdispatch
-  /// has blocked SIGTERM, so `terminate()` would never reach it.
-  func stop() {
-    guard process.isRunning else { return }
-    kill(process.processIdentifier, SIGKILL)
-    process.waitUntilExit()
-  }
-}
 
 /// Waits until one of `descriptors` is readable or `timeout` passes: the loop the library is for.
 func waitReadable(_ descriptors: [Int32], timeout: Duration?) {

@@ -1,0 +1,36 @@
+import OTADBus
+
+/// Names and UUIDs the BlueZ roles use: BlueZ's interfaces and the OTA service of docs/PROTOCOL.md.
+public enum BlueZ {
+  public static let service = "org.bluez"
+  public static let adapter = "org.bluez.Adapter1"
+  public static let device = "org.bluez.Device1"
+  public static let gattManager = "org.bluez.GattManager1"
+  public static let gattService = "org.bluez.GattService1"
+  public static let gattCharacteristic = "org.bluez.GattCharacteristic1"
+  public static let advertisingManager = "org.bluez.LEAdvertisingManager1"
+  public static let advertisement = "org.bluez.LEAdvertisement1"
+
+  public static func adapterPath(_ name: String) -> DBusObjectPath { DBusObjectPath("/org/bluez/\(name)") }
+
+  /// `AA:BB:CC:DD:EE:FF` under an adapter: `/org/bluez/hci0/dev_AA_BB_CC_DD_EE_FF`.
+  public static func devicePath(adapter: String, address: String) -> DBusObjectPath {
+    adapterPath(adapter).appending("dev_" + address.uppercased().replacingOccurrences(of: ":", with: "_"))
+  }
+}
+
+/// The OTA service's UUIDs (docs/PROTOCOL.md) and the Device Information Service's.
+public enum OTAUUID {
+  public static let service = "d3df0001-cb6f-4f89-ab54-b800f5482b5b"
+  public static let controlPoint = "d3df0002-cb6f-4f89-ab54-b800f5482b5b"
+  public static let data = "d3df0003-cb6f-4f89-ab54-b800f5482b5b"
+  public static let info = "d3df0004-cb6f-4f89-ab54-b800f5482b5b"
+  public static let deviceInformation = "0000180a-0000-1000-8000-00805f9b34fb"
+  public static let firmwareRevision = "00002a26-0000-1000-8000-00805f9b34fb"
+}
+
+extension String {
+  fileprivate func replacingOccurrences(of target: String, with replacement: String) -> String {
+    split(separator: Character(target), omittingEmptySubsequences: false).joined(separator: replacement)
+  }
+}

@@ -1,0 +1,218 @@
+import Logging
+import OTADBus
+import OTALink
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// The device role on BlueZ: registers the GATT application and the advertisement with bluetoothd
+/// over D-Bus, and turns what centrals do into `PeripheralEvent`s. Registers again when bluetoothd
+/// restarts or the adapter comes back on. The control point stays on WriteValue (so errors reach the
+/// central); the data characteristic takes chunks through AcquireWrite; responses go out as
+/// notifications (PropertiesChanged on Value).
+public final class BlueZPeripheral: PeripheralLink {
+  public struct Options: Sendable {
+    public var adapter: String
+    public var localName: String
+    /// Mark the control point and data characteristic encrypt-authenticated-write (bonded links only).
+    public var requireEncryption: Bool
+    public var root: DBusObjectPath
+
+    public init(
+      adapter: String = "hci0", localName: String = "BlueOTA", requireEncryption: Bool = false,
+      root: DBusObjectPath = "/org/blueota"
+    ) {
+      self.adapter = adapter
+      self.localName = localName
+      self.requireEncryption = requireEncryption
+      self.root = root
+    }
+  }
+
+  public let options: Options
+  let connection: DBusConnection
+  let application: GattApplication
+  let inbox = PeripheralInbox()
+  let logger: Logger
+  private var lastNow: Duration = .zero
+  private var pending: [DBusSerial: String] = [:]
+  private var retryRegistrationAt: Duration?
+  /// When bluetoothd accepted the advertisement (the loop's time), for the harness's figures.
+  public private(set) var advertisingSince: Duration?
+  public private(set) var applicationRegistered = false
+
+  public init(connection: DBusConnection, options: Options, logger: Logger) throws(DBusError) {
+    self.connection = connection
+    self.options = options
+    self.logger = logger
+    application = GattApplication(
+      root: options.root, requireEncryption: options.requireEncryption, localName: options.localName)
+    inbox.onAcquireWrite = { [logger] mtu in
+      logger.debug("bluetoothd acquired the data socket", metadata: ["mtu": "\(mtu)"])
+    }
+    for object in application.objects(inbox) { try connection.export(object) }
+    try connection.addObjectManager(at: options.root)
+    let adapter = BlueZ.adapterPath(options.adapter)
+    try connection.addMatch(
+      .signals(
+        sender: BlueZ.service, pathNamespace: adapter, interface: DBusStandardInterface.properties,
+        member: "PropertiesChanged"))
+    try connection.addMatch(
+      .signals(
+        sender: "org.freedesktop.DBus", interface: "org.freedesktop.DBus", member: "NameOwnerChanged",
+        arg0: BlueZ.service))
+    try register()
+  }
+
+  /// Asks bluetoothd to take the application and the advertisement. Asynchronous: bluetoothd calls
+  /// back into the application (GetManagedObjects) before it answers.
+  private func register() throws(DBusError) {
+    let adapter = BlueZ.adapterPath(options.adapter)
+    let app = try connection.startCall(
+      destination: BlueZ.service, path: adapter, interface: BlueZ.gattManager, method: "RegisterApplication",
+      arguments: [.objectPath(options.root), .vardict([:])])
+    pending[app] = "RegisterApplication"
+    let advertisement = try connection.startCall(
+      destination: BlueZ.service, path: adapter, interface: BlueZ.advertisingManager,
+      method: "RegisterAdvertisement", arguments: [.objectPath(application.advertisement), .vardict([:])])
+    pending[advertisement] = "RegisterAdvertisement"
+  }
+
+  public var descriptors: [Int32] { [connection.descriptor] + (inbox.dataSocket.map { [$0] } ?? []) }
+
+  public var nextDeadline: Duration? {
+    [connection.pollTimeout.map { lastNow + $0 }, retryRegistrationAt].compactMap { $0 }.min()
+  }
+
+  public func service(readable: Set<Int32>, now: Duration, value: (Characteristic) -> [UInt8])
+    throws(LinkError)
+    -> [PeripheralEvent]
+  {
+    lastNow = now
+    let dbusEvents = withoutActuallyEscaping(value) { provider in
+      inbox.valueProvider = provider
+      defer { inbox.valueProvider = nil }
+      return connection.process()
+    }
+    for event in dbusEvents { try handle(event) }
+    if let socket = inbox.dataSocket, readable.contains(socket) { readData(socket) }
+    if let retry = retryRegistrationAt, now >= retry {
+      retryRegistrationAt = nil
+      do {
+        try register()
+      } catch {
+        logger.warning("registering with bluetoothd failed: \(error)")
+        retryRegistrationAt = now + .seconds(2)
+      }
+    }
+    defer { inbox.events.removeAll() }
+    return inbox.events
+  }
+
+  private func handle(_ event: DBusEvent) throws(LinkError) {
+    switch event {
+    case .reply(let serial, let result):
+      guard let what = pending.removeValue(forKey: serial) else { return }
+      switch result {
+      case .success:
+        logger.info("\(what) accepted by bluetoothd")
+        if what == "RegisterAdvertisement" { advertisingSince = lastNow }
+        if what == "RegisterApplication" { applicationRegistered = true }
+      case .failure(let error) where error.name == "org.bluez.Error.AlreadyExists":
+        logger.debug("\(what): already registered")
+      case .failure(let error):
+        logger.warning("\(what) failed: \(error.name): \(error.message); trying again shortly")
+        retryRegistrationAt = lastNow + .seconds(2)
+      }
+    case .signal(let signal):
+      handle(signal)
+    case .disconnected:
+      throw .protocolViolation("the system bus connection was lost")
+    }
+  }
+
+  private func handle(_ signal: DBusSignal) {
+    if signal.member == "NameOwnerChanged", signal.arguments.count == 3,
+      signal.arguments[0].stringValue == BlueZ.service, let newOwner = signal.arguments[2].stringValue
+    {
+      // bluetoothd went away (its registrations with it) or came back: register anew.
+      applicationRegistered = false
+      advertisingSince = nil
+      if inbox.device != nil { inbox.events.append(.disconnected) }
+      inbox.forgetCentral()
+      if !newOwner.isEmpty {
+        logger.notice("bluetoothd restarted: registering again")
+        retryRegistrationAt = lastNow + .milliseconds(200)
+      }
+      return
+    }
+    guard signal.member == "PropertiesChanged", signal.arguments.count >= 2,
+      let interface = signal.arguments[0].stringValue, let changed = try? signal.arguments[1].vardict()
+    else { return }
+    if interface == BlueZ.device, signal.path == inbox.device, changed["Connected"]?.boolValue == false {
+      logger.info("central disconnected", metadata: ["device": "\(signal.path)"])
+      inbox.forgetCentral()
+      inbox.events.append(.disconnected)
+    } else if interface == BlueZ.adapter, changed["Powered"]?.boolValue == true {
+      // An adapter that was power-cycled has dropped its advertisements.
+      logger.notice("adapter powered on: advertising again")
+      retryRegistrationAt = lastNow + .milliseconds(200)
+    }
+  }
+
+  /// Reads every packet waiting on the AcquireWrite socket: one packet per ATT write.
+  private func readData(_ socket: Int32) {
+    var buffer = [UInt8](repeating: 0, count: 1024)
+    var packets = 0
+    defer { if packets > 0 { logger.trace("data packets read", metadata: ["count": "\(packets)"]) } }
+    while true {
+      let count = buffer.withUnsafeMutableBytes {
+        recv(socket, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT))
+      }
+      if count > 0 {
+        packets += 1
+        inbox.events.append(.dataWrite(Array(buffer[0..<count])))
+      } else if count == 0 || (errno != EAGAIN && errno != EINTR) {
+        // bluetoothd closed its end: the central went away or the link is being renegotiated.
+        logger.debug("the data socket closed", metadata: ["errno": "\(count == 0 ? 0 : errno)"])
+        inbox.closeDataSocket()
+        return
+      } else if errno == EAGAIN {
+        return
+      }
+    }
+  }
+
+  public func notify(_ bytes: [UInt8]) {
+    guard inbox.notifying else { return }
+    do {
+      try connection.setProperty(
+        "Value", interface: BlueZ.gattCharacteristic, path: application.controlPoint, to: .bytes(bytes))
+    } catch {
+      logger.warning("notification not sent: \(error)")
+    }
+  }
+
+  /// Drops the central (before a restart, as a rebooting device would).
+  public func disconnect() {
+    guard let device = inbox.device else { return }
+    _ = try? connection.startCall(
+      destination: BlueZ.service, path: device, interface: BlueZ.device, method: "Disconnect")
+    connection.flush()
+    inbox.forgetCentral()
+  }
+
+  /// Unregisters the advertisement and the application (on a clean stop).
+  public func unregister() {
+    let adapter = BlueZ.adapterPath(options.adapter)
+    _ = try? connection.call(
+      destination: BlueZ.service, path: adapter, interface: BlueZ.advertisingManager,
+      method: "UnregisterAdvertisement", arguments: [.objectPath(application.advertisement)],
+      timeout: .seconds(2))
+    _ = try? connection.call(
+      destination: BlueZ.service, path: adapter, interface: BlueZ.gattManager,
+      method: "UnregisterApplication",
+      arguments: [.objectPath(options.root)], timeout: .seconds(2))
+  }
+}

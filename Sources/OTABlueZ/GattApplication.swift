@@ -1,0 +1,134 @@
+import OTADBus
+import OTALink
+
+/// The GATT application the device registers with BlueZ, as a plain value tree: the OTA service
+/// (control point, data, Info), the Device Information Service with the firmware revision, and the
+/// advertisement. Handlers only record what the central did in `PeripheralInbox`; the link turns
+/// that into `PeripheralEvent`s.
+struct GattApplication {
+  let root: DBusObjectPath
+  let requireEncryption: Bool
+  let localName: String
+
+  var otaService: DBusObjectPath { root.appending("service0") }
+  var controlPoint: DBusObjectPath { otaService.appending("char0") }
+  var data: DBusObjectPath { otaService.appending("char1") }
+  var info: DBusObjectPath { otaService.appending("char2") }
+  var deviceInformation: DBusObjectPath { root.appending("service1") }
+  var firmwareRevision: DBusObjectPath { deviceInformation.appending("char0") }
+  var advertisement: DBusObjectPath { root.appending("advertisement0") }
+
+  /// The write flag, or its encrypted, authenticated (bonded) form.
+  private var write: String { requireEncryption ? "encrypt-authenticated-write" : "write" }
+
+  func objects(_ inbox: PeripheralInbox) -> [DBusObject] {
+    [
+      service(otaService, uuid: OTAUUID.service),
+      characteristic(
+        controlPoint, uuid: OTAUUID.controlPoint, service: otaService, flags: [write, "notify"],
+        extra: [DBusProperty("Notifying", value: .boolean(false)), DBusProperty("Value", value: .bytes([]))],
+        methods: [
+          writeValue { value, options in inbox.controlWrite(value, options) },
+          DBusMethod("StartNotify") { _ in
+            inbox.notifying = true
+            return []
+          },
+          DBusMethod("StopNotify") { _ in
+            inbox.notifying = false
+            return []
+          },
+        ]),
+      // WriteAcquired: BlueZ hands every write to this characteristic through one socket (the fast
+      // path); write-without-response is why a central may stream chunks.
+      characteristic(
+        data, uuid: OTAUUID.data, service: otaService, flags: ["write-without-response", write],
+        extra: [DBusProperty("WriteAcquired", value: .boolean(false))],
+        methods: [
+          writeValue { value, options in inbox.dataWrite(value, options) },
+          DBusMethod(
+            "AcquireWrite", inputs: [DBusArgument("options", "a{sv}")],
+            outputs: [DBusArgument("fd", "h"), DBusArgument("mtu", "q")]
+          ) { call throws(DBusError) in try inbox.acquireWrite(options(call)) },
+        ]),
+      characteristic(
+        info, uuid: OTAUUID.info, service: otaService, flags: ["read"],
+        methods: [readValue(.info, inbox)]),
+      service(deviceInformation, uuid: OTAUUID.deviceInformation),
+      characteristic(
+        firmwareRevision, uuid: OTAUUID.firmwareRevision, service: deviceInformation, flags: ["read"],
+        methods: [readValue(.firmwareRevision, inbox)]),
+      DBusObject(
+        path: advertisement,
+        interfaces: [
+          DBusInterface(
+            BlueZ.advertisement,
+            methods: [
+              DBusMethod("Release") { _ in
+                inbox.advertisementReleased = true
+                return []
+              }
+            ],
+            properties: [
+              DBusProperty("Type", value: .string("peripheral")),
+              DBusProperty("ServiceUUIDs", value: .strings([OTAUUID.service])),
+              DBusProperty("LocalName", value: .string(localName)),
+            ])
+        ]),
+    ]
+  }
+
+  private func service(_ path: DBusObjectPath, uuid: String) -> DBusObject {
+    DBusObject(
+      path: path,
+      interfaces: [
+        DBusInterface(
+          BlueZ.gattService,
+          properties: [
+            DBusProperty("UUID", value: .string(uuid)), DBusProperty("Primary", value: .boolean(true)),
+          ])
+      ])
+  }
+
+  private func characteristic(
+    _ path: DBusObjectPath, uuid: String, service: DBusObjectPath, flags: [String],
+    extra: [DBusProperty] = [], methods: [DBusMethod]
+  ) -> DBusObject {
+    DBusObject(
+      path: path,
+      interfaces: [
+        DBusInterface(
+          BlueZ.gattCharacteristic, methods: methods,
+          properties: [
+            DBusProperty("UUID", value: .string(uuid)), DBusProperty("Service", value: .objectPath(service)),
+            DBusProperty("Flags", value: .strings(flags)),
+          ] + extra)
+      ])
+  }
+
+  private func writeValue(_ body: @escaping ([UInt8], [String: DBusValue]) throws(DBusError) -> Void)
+    -> DBusMethod
+  {
+    DBusMethod("WriteValue", inputs: [DBusArgument("value", "ay"), DBusArgument("options", "a{sv}")]) {
+      call throws(DBusError) in
+      guard call.arguments.count == 2, let value = call.arguments[0].byteArray else {
+        throw .invalidArgs("WriteValue takes ay, a{sv}")
+      }
+      try body(value, try call.arguments[1].vardict())
+      return []
+    }
+  }
+
+  private func readValue(_ characteristic: Characteristic, _ inbox: PeripheralInbox) -> DBusMethod {
+    DBusMethod(
+      "ReadValue", inputs: [DBusArgument("options", "a{sv}")], outputs: [DBusArgument("value", "ay")]
+    ) {
+      call throws(DBusError) in
+      [.bytes(try inbox.read(characteristic, options(call)))]
+    }
+  }
+}
+
+private func options(_ call: DBusMethodCall) throws(DBusError) -> [String: DBusValue] {
+  guard let first = call.arguments.first else { return [:] }
+  return try first.vardict()
+}

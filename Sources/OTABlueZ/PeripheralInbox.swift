@@ -1,0 +1,85 @@
+import OTADBus
+import OTALink
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// What the GATT handlers saw, kept for `BlueZPeripheral.service` to hand on. Owned by the loop's
+/// thread: handlers run inside `DBusConnection.process()`, on that thread.
+final class PeripheralInbox {
+  var events: [PeripheralEvent] = []
+  /// A central asked for notifications on the control point (StartNotify).
+  var notifying = false
+  var advertisementReleased = false
+  /// The central being served and the MTU BlueZ reported for it.
+  var device: DBusObjectPath?
+  var mtu: Int?
+  /// Our end of the socket pair handed to BlueZ by AcquireWrite: every data write arrives here.
+  var dataSocket: Int32?
+  /// Gives a characteristic's value for reads; set only while the loop processes D-Bus traffic.
+  var valueProvider: ((Characteristic) -> [UInt8])?
+  /// Told when BlueZ acquires the data socket (for logs).
+  var onAcquireWrite: ((Int) -> Void)?
+
+  /// Every call from BlueZ carries the device and the MTU: a new device, or a new MTU, is a
+  /// connection as far as the protocol is concerned.
+  func noteOptions(_ options: [String: DBusValue]) {
+    let device = options["device"]?.objectPathValue ?? self.device
+    let mtu = options["mtu"]?.uint16Value.map(Int.init) ?? self.mtu ?? 23
+    if device != self.device || mtu != self.mtu {
+      self.device = device
+      self.mtu = mtu
+      events.append(.connected(mtu: mtu))
+    }
+  }
+
+  func controlWrite(_ value: [UInt8], _ options: [String: DBusValue]) {
+    noteOptions(options)
+    events.append(.controlWrite(value))
+  }
+
+  func dataWrite(_ value: [UInt8], _ options: [String: DBusValue]) {
+    noteOptions(options)
+    events.append(.dataWrite(value))
+  }
+
+  /// Hands BlueZ one end of a fresh packet socket pair; every write to the data characteristic will
+  /// arrive on the other end, one packet per ATT write.
+  func acquireWrite(_ options: [String: DBusValue]) throws(DBusError) -> [DBusValue] {
+    noteOptions(options)
+    closeDataSocket()
+    var pair: [Int32] = [0, 0]
+    let kind = Int32(SOCK_SEQPACKET.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue)
+    guard socketpair(AF_UNIX, kind, 0, &pair) == 0 else {
+      throw .named("org.bluez.Error.Failed", message: "socketpair: \(String(cString: strerror(errno)))")
+    }
+    dataSocket = pair[0]
+    onAcquireWrite?(mtu ?? 23)
+    return [.unixFD(DBusFileDescriptor(taking: pair[1])), .uint16(UInt16(clamping: mtu ?? 23))]
+  }
+
+  /// A read at the offset BlueZ asks for (long reads come as several calls).
+  func read(_ characteristic: Characteristic, _ options: [String: DBusValue]) throws(DBusError) -> [UInt8] {
+    noteOptions(options)
+    let value = valueProvider?(characteristic) ?? []
+    let offset = Int(options["offset"]?.uint16Value ?? 0)
+    guard offset <= value.count else {
+      throw .named("org.bluez.Error.InvalidOffset", message: "offset \(offset) past \(value.count) bytes")
+    }
+    return Array(value[offset...])
+  }
+
+  /// The central went away: forget it, its MTU and its data socket.
+  func forgetCentral() {
+    device = nil
+    mtu = nil
+    notifying = false
+    closeDataSocket()
+  }
+
+  func closeDataSocket() {
+    if let dataSocket { close(dataSocket) }
+    dataSocket = nil
+  }
+}
