@@ -13,6 +13,12 @@ public struct DaemonConfiguration: Equatable, Sendable {
   public var stateDirectory: String?
   /// Where the simulated device listens (a Unix socket path): the device's address for otactl.
   public var socket: String?
+  /// Serve through bluetoothd on this adapter (e.g. hci0) instead of the simulated link.
+  public var bluezAdapter: String?
+  /// The name the device advertises over BLE.
+  public var localName = "BlueOTA"
+  /// Writes need an encrypted, bonded link (encrypt-authenticated-write).
+  public var requirePairing = false
   /// The device's side of the link: by default it takes any MTU up to 517, as BlueZ does.
   public var link = LinkConditions(mtu: 517)
   public var windowCapacity: UInt32 = 64 * 1024
@@ -31,7 +37,18 @@ public struct DaemonConfiguration: Equatable, Sendable {
     } catch {
       throw ConfigurationError("not valid TOML: \(error)")
     }
-    try Self.onlyKeys(table, ["slots", "state", "device", "link", "transfer", "log"], in: "the file")
+    try Self.onlyKeys(
+      table, ["slots", "state", "device", "bluez", "link", "transfer", "log"], in: "the file")
+    if let bluez = try Self.section(table, "bluez", keys: ["adapter", "name", "require-pairing"]) {
+      bluezAdapter = try Self.string(bluez, "adapter", in: "bluez")
+      if let name = try Self.string(bluez, "name", in: "bluez") { localName = name }
+      if let value = bluez["require-pairing"] {
+        guard let flag = value.bool else {
+          throw ConfigurationError("[bluez] require-pairing must be true or false")
+        }
+        requirePairing = flag
+      }
+    }
     if let slots = try Self.section(table, "slots", keys: ["a", "b", "capacity"]) {
       slotA = try Self.string(slots, "a", in: "slots")
       slotB = try Self.string(slots, "b", in: "slots")
@@ -83,8 +100,10 @@ public struct DaemonConfiguration: Equatable, Sendable {
     guard stateDirectory != nil else {
       throw ConfigurationError("a state directory is needed: --state-dir (or [state] directory)")
     }
-    guard socket != nil else {
-      throw ConfigurationError("the device's socket is needed: --socket (or [device] socket)")
+    guard socket != nil || bluezAdapter != nil else {
+      throw ConfigurationError(
+        "a link is needed: --adapter hci0 for Bluetooth (or [bluez] adapter), or --socket PATH for the simulated link"
+      )
     }
     guard windowCapacity >= 64, windowCapacity <= 16 << 20 else {
       throw ConfigurationError("the window must be 64 bytes to 16 MiB, not \(windowCapacity)")

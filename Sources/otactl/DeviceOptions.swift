@@ -1,14 +1,23 @@
 import ArgumentParser
 import Logging
+import OTABlueZ
+import OTADBus
 import OTALink
 import OTAWire
 
 /// How to reach the device, shared by every subcommand.
 struct DeviceOptions: ParsableArguments {
-  @Option(help: "The device: the simulated link's socket path (what otad --socket names).")
+  @Option(
+    help: ArgumentHelp(
+      "The device: a Bluetooth address or advertised name, or the simulated link's socket path.",
+      discussion: "A value with a '/' is a socket path (what otad --socket names); AA:BB:CC:DD:EE:FF is an "
+        + "address; anything else is the name the device advertises."))
   var device: String
 
-  @Option(help: ArgumentHelp("Link conditions on the central's side.", discussion: LinkConditions.help))
+  @Option(help: "The Bluetooth adapter to use (default hci0).")
+  var adapter = "hci0"
+
+  @Option(help: ArgumentHelp("Link conditions (simulated link only).", discussion: LinkConditions.help))
   var link: String?
 
   @Flag(help: "Print JSON (one object per line while pushing) instead of text.")
@@ -16,6 +25,23 @@ struct DeviceOptions: ParsableArguments {
 
   @Flag(name: .shortAndLong, help: "Log the conversation on standard error.")
   var verbose = false
+
+  /// Whether `--device` names the simulated link's socket rather than a Bluetooth device.
+  var isSimulated: Bool { device.contains("/") }
+
+  /// The link to the device: the simulated one, or BlueZ on the system bus.
+  func makeLink() throws -> any CentralLink {
+    if isSimulated { return SocketCentral(path: device, conditions: try conditions()) }
+    guard link == nil else { throw ValidationError("--link applies to the simulated link only") }
+    do {
+      return try BlueZCentral(
+        connection: try DBusConnection(bus: .system), adapter: adapter, selector: DeviceSelector(device),
+        queueDepth: 32, logger: logger())
+    } catch {
+      throw LinkFailure(
+        "cannot reach bluetoothd on the system bus (\(error.message)). Is bluetoothd running?")
+    }
+  }
 
   func conditions() throws -> LinkConditions {
     guard let link else { return LinkConditions() }
@@ -35,4 +61,10 @@ struct DeviceOptions: ParsableArguments {
 
 extension Version: ExpressibleByArgument {
   public init?(argument: String) { self.init(text: argument) }
+}
+
+/// A link that cannot be set up: said on standard error, exit code 3 (device not reachable).
+struct LinkFailure: Error, CustomStringConvertible {
+  let description: String
+  init(_ description: String) { self.description = description }
 }

@@ -15,5 +15,7 @@ struct OTACtl: ParsableCommand {
       retries, 6 validation failed, 7 rolled back or wrong version after the restart, 8 timed out,
       9 refused by the device or protocol error, 10 image unreadable, 64 bad arguments.
       """,
-    subcommands: [PushCommand.self, InfoCommand.self, AbortCommand.self, ConfirmCommand.self])
+    subcommands: [
+      ScanCommand.self, PushCommand.self, InfoCommand.self, AbortCommand.self, ConfirmCommand.self,
+    ])
 }

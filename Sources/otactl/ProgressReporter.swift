@@ -22,14 +22,12 @@ final class ProgressReporter {
     started = clock.now
   }
 
-  func start(image: String, size: Int, version: Version, conditions: LinkConditions) {
+  func start(image: String, size: Int, version: Version, over link: String) {
     switch style {
     case .json:
-      emit([
-        "event": "start", "image": image, "size": size, "version": "\(version)", "link": "\(conditions)",
-      ])
+      emit(["event": "start", "image": image, "size": size, "version": "\(version)", "link": link])
     case .terminal, .plain:
-      line("pushing \(image) (\(size) bytes, version \(version)) over \(conditions)")
+      line("pushing \(image) (\(size) bytes, version \(version)) over \(link)")
     }
   }
 
@@ -72,23 +70,33 @@ final class ProgressReporter {
     }
   }
 
-  func finish(_ outcome: SenderOutcome, elapsed: Duration, size: Int, air: AirTime, version: Version) {
+  /// `air`: the simulated link's model, for the raw capacity (nil on a real link).
+  func finish(
+    _ outcome: SenderOutcome, elapsed: Duration, size: Int, air: AirTime?, connectToReady: Duration?,
+    version: Version
+  ) {
     clearBar()
     let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
     let goodput = Double(size) / max(seconds, 1e-9)
-    let raw = air.rawPayloadBytesPerSecond
+    let raw = air?.rawPayloadBytesPerSecond
     switch outcome {
     case .succeeded(let report):
       if style == .json {
-        emit([
-          "event": "result", "ok": true, "seconds": seconds, "goodput": goodput, "rawCapacity": raw,
-          "mtu": air.conditions.mtu,
-          "ratio": goodput / raw, "bytesSent": Int(report.bytesSent), "windows": report.windowsCommitted,
+        var object: [String: Any] = [
+          "event": "result", "ok": true, "seconds": seconds, "goodput": goodput,
+          "bytesSent": Int(report.bytesSent), "windows": report.windowsCommitted,
           "windowFailures": report.windowFailures, "reconnects": report.reconnects,
           "resumedFrom": report.resumedFrom.map { Int($0) },
           "runningVersion": report.deviceAfter.map { "\($0.runningVersion)" } ?? NSNull(),
           "runningSlot": report.deviceAfter.map { "\($0.runningSlot)" } ?? NSNull(),
-        ])
+        ]
+        if let air, let raw {
+          object["rawCapacity"] = raw
+          object["ratio"] = goodput / raw
+          object["mtu"] = air.conditions.mtu
+        }
+        if let connectToReady { object["connectToReady"] = Self.seconds(connectToReady) }
+        emit(object)
         return
       }
       let after = report.deviceAfter.map {
@@ -99,8 +107,7 @@ final class ProgressReporter {
         done in \(String(format: "%.2f", seconds)) s: \(after ?? "validated, not activated")
           \(report.windowsCommitted) windows committed, \(report.windowFailures) resent, \
         \(report.reconnects) reconnects, \(report.bytesSent) bytes sent for \(size)
-          goodput \(String(format: "%.1f", goodput / 1000)) kB/s = \(String(format: "%.0f", 100 * goodput / raw))% \
-        of the link's \(String(format: "%.1f", raw / 1000)) kB/s
+          goodput \(String(format: "%.1f", goodput / 1000)) kB/s\(raw.map { String(format: " = %.0f%% of the link's %.1f kB/s", 100 * goodput / $0, $0 / 1000) } ?? "")
         """)
     case .failed(let failure, let report):
       if style == .json {
@@ -112,6 +119,10 @@ final class ProgressReporter {
       }
       FileHandle.standardError.write(Data("otactl: \(failure.explanation)\n".utf8))
     }
+  }
+
+  static func seconds(_ duration: Duration) -> Double {
+    Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
   }
 
   private var elapsedSeconds: Double {

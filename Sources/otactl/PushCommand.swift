@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import OTABlueZ
 import OTACentral
 import OTAEngine
 import OTALink
@@ -57,6 +58,13 @@ struct PushCommand: ParsableCommand {
     }
     let imageVersion = try resolveVersion(bytes)
     let conditions = try device.conditions()
+    let link: any CentralLink
+    do {
+      link = try device.makeLink()
+    } catch let failure as LinkFailure {
+      FileHandle.standardError.write(Data("otactl: \(failure)\n".utf8))
+      throw ExitCode(3)
+    }
     var configuration = SenderConfiguration(
       version: imageVersion, activate: !noActivate, permanent: permanent,
       responseTimeout: .milliseconds(Int64(timeout * 1000)), maxConnectAttempts: max(0, maxReconnects))
@@ -67,14 +75,23 @@ struct PushCommand: ParsableCommand {
       configuration.announcedCRC = value
     }
     let reporter = ProgressReporter(style: device.json ? .json : isatty(2) != 0 ? .terminal : .plain)
-    reporter.start(image: image, size: bytes.count, version: imageVersion, conditions: conditions)
-    let link = SocketCentral(path: device.device, conditions: conditions)
+    reporter.start(
+      image: image, size: bytes.count, version: imageVersion,
+      over: device.isSimulated ? "\(conditions)" : "Bluetooth (\(device.adapter) to \(device.device))")
     let session = PushSession(
       image: bytes, configuration: configuration, link: link, logger: device.logger(),
       onProgress: { progress, report in reporter.update(progress, report) })
     let outcome = try session.run()
+    // The raw capacity is the simulated link's at the MTU both sides settled on.
+    var negotiated = conditions
+    negotiated.mtu = session.negotiatedMTU ?? conditions.mtu
+    let connectToReady = (link as? BlueZCentral).flatMap { central in
+      central.readyAt.flatMap { ready in central.connectStartedAt.map { ready - $0 } }
+    }
     reporter.finish(
-      outcome, elapsed: session.elapsed, size: bytes.count, air: AirTime(conditions), version: imageVersion)
+      outcome, elapsed: session.elapsed, size: bytes.count,
+      air: device.isSimulated ? AirTime(negotiated) : nil,
+      connectToReady: connectToReady, version: imageVersion)
     if case .failed(let failure, _) = outcome { throw ExitCode(failure.exitCode) }
   }
 

@@ -26,6 +26,15 @@ struct DaemonOptions: ParsableArguments {
   @Option(help: "The simulated device's address: a Unix socket path that otactl --device names.")
   var socket: String?
 
+  @Option(help: "Serve over Bluetooth through bluetoothd on this adapter (e.g. hci0) instead of --socket.")
+  var adapter: String?
+
+  @Option(help: "The name the device advertises over Bluetooth (default BlueOTA).")
+  var name: String?
+
+  @Flag(name: .customLong("require-pairing"), help: "Accept writes only over an encrypted, bonded link.")
+  var requirePairing = false
+
   @Option(help: ArgumentHelp("Link conditions on the device's side.", discussion: LinkConditions.help))
   var link: String?
 
@@ -57,6 +66,9 @@ struct DaemonOptions: ParsableArguments {
       if let capacity { configuration.slotCapacity = try DaemonConfiguration.byteSize(capacity) }
       if let stateDir { configuration.stateDirectory = stateDir }
       if let socket { configuration.socket = socket }
+      if let adapter { configuration.bluezAdapter = adapter }
+      if let name { configuration.localName = name }
+      if requirePairing { configuration.requirePairing = true }
       if let link { configuration.link = try LinkConditions(spec: link, base: configuration.link) }
       if let window {
         configuration.windowCapacity = UInt32(clamping: try DaemonConfiguration.byteSize(window))

@@ -1,6 +1,8 @@
 import ArgumentParser
 import Foundation
 import Logging
+import OTABlueZ
+import OTADBus
 import OTADevice
 import OTALink
 import OTAStorage
@@ -49,16 +51,34 @@ struct RunCommand: ParsableCommand {
         "capacity": "\(info.slotCapacity)",
       ])
     let stopSignals = try StopSignals()
-    let link = try SocketPeripheral(path: configuration.socket!, conditions: configuration.link)
-    logger.info(
-      "listening", metadata: ["socket": "\(configuration.socket!)", "link": "\(configuration.link)"])
+    let link: any PeripheralLink
+    var bluez: BlueZPeripheral?
+    if let adapter = configuration.bluezAdapter {
+      let peripheral = try BlueZPeripheral(
+        connection: try DBusConnection(bus: .system),
+        options: .init(
+          adapter: adapter, localName: configuration.localName,
+          requireEncryption: configuration.requirePairing),
+        logger: logger)
+      logger.info(
+        "registering with bluetoothd",
+        metadata: ["adapter": "\(adapter)", "name": "\(configuration.localName)"])
+      link = peripheral
+      bluez = peripheral
+    } else {
+      let socket = try SocketPeripheral(path: configuration.socket!, conditions: configuration.link)
+      logger.info(
+        "listening", metadata: ["socket": "\(configuration.socket!)", "link": "\(configuration.link)"])
+      link = socket
+    }
     let service = DeviceService(host: host, link: link, logger: logger)
-    switch try service.run(stopSignals: stopSignals) {
+    let stop = try service.run(stopSignals: stopSignals)
+    (link as? SocketPeripheral)?.unlinkSocket()
+    switch stop {
     case .signal(let number):
-      link.unlinkSocket()
+      bluez?.unregister()
       logger.notice("stopping on signal \(number)")
     case .restart:
-      link.unlinkSocket()
       try reexecute(logger)
     }
   }

@@ -67,7 +67,8 @@ import Testing
       committed = (try? daemon.status()["transfer"] as? [String: Any])??["committed"] as? Int ?? 0
     }
     daemon.killHard()
-    pusher.terminate()
+    // SIGKILL: a SIGTERM may be blocked in the mask children inherit from the test runner.
+    kill(pusher.processIdentifier, SIGKILL)
     pusher.waitUntilExit()
     let journal = try #require(try daemon.status()["transfer"] as? [String: Any])
     let durable = try #require(journal["committed"] as? Int)

@@ -1,0 +1,100 @@
+#!/usr/bin/env bash
+# The real-stack end to end, run INSIDE the harness VM (Scripts/vm/run.sh): otad serves the OTA
+# service through bluetoothd on hci0, otactl pushes from hci1, through the real BlueZ 5.66.
+#   1. otad starts and advertises (time to advertising)
+#   2. otactl scan on hci1 finds it by the OTA service UUID
+#   3. a 1 MiB push with ACTIVATE: otad restarts into slot B; otactl reconnects and verifies
+#   4. a push cut by a link-layer disconnect mid-transfer resumes from the committed offset
+#   5. malformed writes from a client that is not otactl get status codes; otad keeps serving
+#   6. the raw write-without-response throughput of this same stack, for the goodput ratio
+# Needs BLUEOTA_BIN (where otad and otactl were built). Writes figures.json to GUEST_RESULTS.
+set -euo pipefail
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+root="$(cd "$here/../.." && pwd)"
+[[ "${BLUEOTA_VM:-}" == 1 ]] || { echo "guest-e2e: runs inside the harness VM (Scripts/test-bluez.sh)" >&2; exit 2; }
+bin="${BLUEOTA_BIN:?BLUEOTA_BIN names the folder with otad and otactl}"
+results="$GUEST_RESULTS"
+central="${GUEST_CENTRAL:-hci1}"
+work="$(mktemp -d)"
+now() { awk '{print $1}' /proc/uptime; }
+step() { echo "== [$(now)] $*"; }
+fail() { echo "FAIL: $*" >&2; tail -n 40 "$results/otad.log" >&2 || true; exit 1; }
+
+# The device: slot A holds factory firmware 1.0.0.
+head -c 65536 "$root/Images/raw-1MiB.bin" >"$work/a.img"
+device=(--slot-a "$work/a.img" --slot-b "$work/b.img" --capacity 2MiB --state-dir "$work/state")
+
+step "1. otad starts on hci0"
+started="$(now)"
+"$bin/otad" run --adapter hci0 --name BlueOTA-VM "${device[@]}" --log-level debug >>"$results/otad.log" 2>&1 &
+otad=$!
+for _ in $(seq 300); do grep -q "RegisterAdvertisement accepted" "$results/otad.log" && break; sleep 0.05; done
+grep -q "RegisterAdvertisement accepted" "$results/otad.log" || fail "otad did not advertise"
+advertising="$(now)"
+address="$(busctl get-property org.bluez /org/bluez/hci0 org.bluez.Adapter1 Address | cut -d'"' -f2)"
+echo "device $address advertising after $(echo "$advertising - $started" | bc) s"
+
+step "2. otactl scan on $central"
+"$bin/otactl" scan --adapter "$central" --seconds 2 | tee "$results/scan.txt"
+grep -q "$address" "$results/scan.txt" || fail "scan did not find $address"
+
+step "3. push 1 MiB with ACTIVATE, restart, verify"
+"$bin/otactl" push "$root/Images/raw-1MiB.bin" --version 2.0.0 --device "$address" --adapter "$central" --json \
+  >"$results/push-activate.jsonl" || fail "the push failed: $(tail -n 1 "$results/push-activate.jsonl")"
+tail -n 1 "$results/push-activate.jsonl"
+grep -q '"runningVersion":"2.0.0+0"' "$results/push-activate.jsonl" || fail "version not verified"
+grep -q "running slot B, version 2.0.0+0 (on trial)" "$results/otad.log" || fail "otad did not restart into slot B"
+"$bin/otactl" confirm --device "$address" --adapter "$central" || fail "confirm"
+
+step "4. a push cut by a disconnect mid-transfer resumes"
+"$bin/otactl" push "$root/Images/raw-1MiB.bin" --version 2.1.0 --no-activate --device "$address" \
+  --adapter "$central" --json >"$results/push-resume.jsonl" &
+pusher=$!
+cut=0
+for _ in $(seq 600); do
+  committed="$("$bin/otad" status "${device[@]}" --json | /usr/bin/python3 -c \
+    'import json,sys; t=json.load(sys.stdin).get("transfer"); print(t["committed"] if isinstance(t, dict) else 0)')"
+  if ((committed >= 131072)); then
+    # Drop the link at the controller (mgmt Disconnect on the central's adapter): bluetoothd 5.66
+    # answered Device1.Disconnect at once but kept the link up while ATT traffic flowed.
+    btmgmt --index "${central#hci}" disconnect -t 1 "$address" && cut=1
+    break
+  fi
+  sleep 0.1
+done
+((cut)) || fail "the transfer never reached 128 KiB to cut"
+echo "cut the link at $committed bytes committed"
+wait "$pusher" || fail "the resumed push failed: $(tail -n 1 "$results/push-resume.jsonl")"
+grep -q '"event":"resume"' "$results/push-resume.jsonl" || fail "no resume after the cut"
+grep '"event":"resume"' "$results/push-resume.jsonl"
+
+step "5. malformed writes from another client"
+/usr/bin/python3 -B "$here/ota_client.py" malformed "$address" | tee "$results/malformed.json" \
+  || fail "malformed writes were not all answered right"
+"$bin/otactl" info --device "$address" --adapter "$central" | tee "$results/info-after.txt"
+grep -q "running: slot B" "$results/info-after.txt" || fail "otad stopped serving"
+kill -0 "$otad" || fail "otad died"
+
+step "6. raw write-without-response throughput of this stack"
+/usr/bin/python3 -B "$here/ota_client.py" raw-throughput "$address" 1048576 | tee "$results/raw.json" || fail "raw"
+
+/usr/bin/python3 - "$results" "$started" "$advertising" <<'PY'
+import json, sys
+results, started, advertising = sys.argv[1], float(sys.argv[2]), float(sys.argv[3])
+push = json.loads(open(f"{results}/push-activate.jsonl").read().splitlines()[-1])
+raw = json.loads(open(f"{results}/raw.json").read().splitlines()[-1])
+figures = {
+    "startToAdvertising": advertising - started,
+    "connectToReady": push.get("connectToReady"),
+    "otaGoodput": push["goodput"],
+    "otaSeconds": push["seconds"],
+    "rawThroughput": raw["bytesPerSecond"],
+    "ratio": push["goodput"] / raw["bytesPerSecond"],
+    "mtu": raw["mtu"],
+}
+json.dump(figures, open(f"{results}/figures.json", "w"))
+print("FIGURES " + json.dumps(figures))
+PY
+kill "$otad"
+wait "$otad" || true
+echo PASS

@@ -1,0 +1,177 @@
+#!/usr/bin/python3
+"""A BLE central that is not otactl, for the real-stack tests (python3-dbus, Debian's own).
+
+  ota_client.py malformed ADDRESS        writes malformed values to the control point and junk to
+                                         the data characteristic through bluetoothd, and checks that
+                                         every control write is answered with the right status
+  ota_client.py raw-throughput ADDRESS N streams N bytes of write-without-response through
+                                         AcquireWrite (the device drops them: no transfer is
+                                         prepared) and prints the bytes per second the stack carried
+
+Runs on the central's adapter (GUEST_CENTRAL, default hci1). Every wait is bounded. Prints JSON on
+the last line; exits 0 when every check passed.
+"""
+
+import json
+import os
+import socket
+import sys
+import time
+
+import dbus
+import dbus.mainloop.glib
+from gi.repository import GLib
+
+BLUEZ = "org.bluez"
+PROPS = "org.freedesktop.DBus.Properties"
+DEVICE = "org.bluez.Device1"
+CHRC = "org.bluez.GattCharacteristic1"
+OTA = {
+    "control": "d3df0002-cb6f-4f89-ab54-b800f5482b5b",
+    "data": "d3df0003-cb6f-4f89-ab54-b800f5482b5b",
+    "info": "d3df0004-cb6f-4f89-ab54-b800f5482b5b",
+}
+ADAPTER = os.environ.get("GUEST_CENTRAL", "hci1")
+WAIT = 20.0
+
+
+def loop_until(condition, timeout, what):
+    context = GLib.MainContext.default()
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"timed out waiting for {what}")
+        context.iteration(False) or time.sleep(0.005)
+
+
+class Central:
+    def __init__(self, address):
+        dbus.mainloop.glib.DBusGMainLoop(set_as_default=True)
+        self.bus = dbus.SystemBus()
+        self.path = f"/org/bluez/{ADAPTER}/dev_" + address.upper().replace(":", "_")
+        self.notifications = []
+        self.bus.add_signal_receiver(
+            self.on_changed, dbus_interface=PROPS, signal_name="PropertiesChanged", path_keyword="path")
+
+    def on_changed(self, interface, changed, invalidated, path=None):
+        if interface == CHRC and path == self.chars.get("control") and "Value" in changed:
+            self.notifications.append(bytes(changed["Value"]))
+
+    def device_property(self, name):
+        return self.bus.get_object(BLUEZ, self.path).Get(DEVICE, name, dbus_interface=PROPS)
+
+    def connect(self):
+        """Connects and resolves; a link still going down (the previous client's disconnect) is
+        waited out and tried again, for up to 20 s."""
+        deadline = time.monotonic() + WAIT
+        while True:
+            try:
+                return self.connect_once()
+            except dbus.exceptions.DBusException as error:
+                if "NotConnected" not in error.get_dbus_name() or time.monotonic() > deadline:
+                    raise
+                time.sleep(0.5)
+
+    def connect_once(self):
+        adapter = self.bus.get_object(BLUEZ, f"/org/bluez/{ADAPTER}")
+        adapter.SetDiscoveryFilter({"Transport": "le"}, dbus_interface="org.bluez.Adapter1")
+        try:
+            adapter.StartDiscovery(dbus_interface="org.bluez.Adapter1")
+        except dbus.exceptions.DBusException:
+            pass
+        objects = lambda: self.bus.get_object(BLUEZ, "/").GetManagedObjects(
+            dbus_interface="org.freedesktop.DBus.ObjectManager")
+        loop_until(lambda: self.path in objects(), WAIT, f"{self.path} to be seen")
+        adapter.StopDiscovery(dbus_interface="org.bluez.Adapter1")
+        device = self.bus.get_object(BLUEZ, self.path)
+        device.Connect(dbus_interface=DEVICE, timeout=WAIT)
+        loop_until(lambda: bool(self.device_property("ServicesResolved")), WAIT, "services")
+        self.chars = {}
+        for path, interfaces in objects().items():
+            if path.startswith(self.path) and CHRC in interfaces:
+                for name, uuid in OTA.items():
+                    if str(interfaces[CHRC]["UUID"]) == uuid:
+                        self.chars[name] = path
+        assert set(self.chars) == set(OTA), f"OTA characteristics: {self.chars}"
+        self.char("control").StartNotify(dbus_interface=CHRC)
+
+    def char(self, name):
+        return self.bus.get_object(BLUEZ, self.chars[name])
+
+    def command(self, value):
+        """Writes to the control point (with response) and waits for the notification it causes."""
+        before = len(self.notifications)
+        options = dbus.Dictionary({"type": dbus.String("request")}, signature="sv")
+        self.char("control").WriteValue(dbus.Array(value, signature="y"), options, dbus_interface=CHRC)
+        loop_until(lambda: len(self.notifications) > before, 5, f"an answer to {bytes(value).hex()}")
+        return self.notifications[before]
+
+    def disconnect(self):
+        self.bus.get_object(BLUEZ, self.path).Disconnect(dbus_interface=DEVICE)
+
+
+def malformed(address):
+    central = Central(address)
+    central.connect()
+    # (what is written, the response expected: 0x60, the opcode echoed, the status)
+    cases = [
+        ([0x06], [0x60, 0x06, 0x00]),  # ABORT whatever is there: the cases below need an idle device
+        ([0x42], [0x60, 0x42, 0x01]),  # unknown opcode
+        ([0x00, 1, 2], [0x60, 0x00, 0x01]),  # opcode 0 is unknown too
+        ([0x01, 1, 2, 3], [0x60, 0x01, 0x02]),  # PREPARE too short
+        ([0x02, 0], [0x60, 0x02, 0x02]),  # STATUS with a payload
+        ([0x03, 0, 0], [0x60, 0x03, 0x02, 0, 0, 0, 0]),  # WINDOW too short (answer carries an offset)
+        ([0x05, 0x80], [0x60, 0x05, 0x04]),  # ACTIVATE with a reserved flag
+        ([0x04], [0x60, 0x04, 0x03]),  # VALIDATE with nothing received
+        ([0x05, 0x00], [0x60, 0x05, 0x03]),  # ACTIVATE with nothing validated
+        ([0x01] + [0xFF] * 4 + [0] * 12, [0x60, 0x01, 0x05]),  # PREPARE of 4 GiB: too large
+        ([0x01] + [0] * 16, [0x60, 0x01, 0x04]),  # PREPARE of 0 bytes
+    ]
+    failures = []
+    for written, expected in cases:
+        answer = list(central.command(written))
+        if answer != expected:
+            failures.append({"wrote": bytes(written).hex(), "expected": bytes(expected).hex(), "got": bytes(answer).hex()})
+    # Junk on the data characteristic: dropped and counted, never answered, never fatal.
+    fd, mtu = central.char("data").AcquireWrite({}, dbus_interface=CHRC)
+    data = socket.socket(fileno=fd.take())
+    for junk in ([1], [0xFF] * 4, [0xFF] * 200, list(range(256)) * 2):
+        data.send(bytes(junk[: mtu - 3]))
+    data.close()
+    status = list(central.command([0x02]))  # still serving, and still idle
+    if status[:4] != [0x60, 0x02, 0x00, 0x00]:
+        failures.append({"status after junk": bytes(status).hex()})
+    central.disconnect()
+    print(json.dumps({"cases": len(cases), "failures": failures}))
+    return 0 if not failures else 1
+
+
+def raw_throughput(address, total):
+    central = Central(address)
+    central.connect()
+    fd, mtu = central.char("data").AcquireWrite({}, dbus_interface=CHRC)
+    data = socket.socket(fileno=fd.take())
+    data.setblocking(True)  # wait for room: the stack's own flow control sets the pace
+    size = min(int(mtu) - 3, 510)
+    packet = bytes([0xEE]) * size
+    sent = 0
+    started = time.monotonic()
+    while sent < total:
+        data.send(packet)
+        sent += size
+    # A read waits behind the writes queued before it on the bearer: the stack has carried them.
+    central.char("info").ReadValue({}, dbus_interface=CHRC)
+    seconds = time.monotonic() - started
+    data.close()
+    central.disconnect()
+    print(json.dumps({"bytes": sent, "seconds": seconds, "bytesPerSecond": sent / seconds, "mtu": int(mtu)}))
+    return 0
+
+
+if __name__ == "__main__":
+    if len(sys.argv) >= 3 and sys.argv[1] == "malformed":
+        sys.exit(malformed(sys.argv[2]))
+    if len(sys.argv) >= 4 and sys.argv[1] == "raw-throughput":
+        sys.exit(raw_throughput(sys.argv[2], int(sys.argv[3])))
+    print(__doc__, file=sys.stderr)
+    sys.exit(2)
