@@ -13,14 +13,23 @@ bin="$(swift build --show-bin-path)"
 status=0
 for eatt in on off; do
   echo "== real BlueZ in a VM, EATT $eatt"
-  if Scripts/vm/run.sh Scripts/bluez/guest-e2e.sh --eatt "$eatt" --env "BLUEOTA_BIN=$bin" --timeout 300 \
-    >"/tmp/blueota-bluez-$eatt.log" 2>&1; then
-    grep -E "^FIGURES|resume|advertising after|cut the link" "/tmp/blueota-bluez-$eatt.log" || true
+  run=0
+  for attempt in 1 2; do
+    run=0
+    Scripts/vm/run.sh Scripts/bluez/guest-e2e.sh --eatt "$eatt" --env "BLUEOTA_BIN=$bin" --timeout 300 \
+      >"/tmp/blueota-bluez-$eatt.log" 2>&1 || run=$?
+    # 125: the harness itself failed (the VM or the stack did not come up): once more. A test
+    # failure is never retried.
+    ((run == 125 && attempt == 1)) || break
+    echo "the VM did not come up; trying once more"
+  done
+  if ((run == 0)); then
+    grep -E "^FIGURES|resume\"|advertising after|cut the link" "/tmp/blueota-bluez-$eatt.log" || true
     echo "EATT $eatt: PASS"
   else
-    status=$?
+    status=$run
     tail -n 60 "/tmp/blueota-bluez-$eatt.log"
-    echo "EATT $eatt: FAIL (exit $status; whole log: /tmp/blueota-bluez-$eatt.log)"
+    echo "EATT $eatt: FAIL (exit $run; whole log: /tmp/blueota-bluez-$eatt.log)"
   fi
 done
 exit "$status"

@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # The whole test suite, from a fresh Debian 12 machine: installs the Debian packages it needs,
-# builds, and runs every test. Non-interactive; CI runs exactly this (.ci/run).
+# builds, runs every Swift test, then the real-stack test (bluetoothd in a VM with two virtual
+# controllers, Scripts/test-bluez.sh; it installs qemu and fetches Debian's kernel itself).
+# Non-interactive; CI runs exactly this (.ci/run).
 #
 #   Scripts/test.sh                      # everything
-#   Scripts/test.sh --filter PowerCut    # extra arguments go to `swift test`
+#   Scripts/test.sh --filter PowerCut    # extra arguments go to `swift test` (the VM test is skipped)
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 source Scripts/setup.sh
@@ -17,9 +19,19 @@ trap 'rm -f "$log"' EXIT
 status=0
 swift test --skip-build "$@" 2>&1 | tee "$log" || status=$?
 
-# One plain closing line. The suite is Swift Testing; XCTest's own summary says 0 tests.
+# The suite is Swift Testing; XCTest's own summary says 0 tests.
 total="$(grep -oE 'Test run with [0-9]+ tests?' "$log" | tail -n 1 | grep -oE '[0-9]+' || echo 0)"
 failed="$(grep -cE '^✘ Test .* failed' "$log" || true)"
+
+if [[ $# -eq 0 ]]; then
+  echo "== real BlueZ stack (VM)"
+  bluez_status=0
+  bash Scripts/test-bluez.sh 2>&1 | tee "$log" || bluez_status=$?
+  total=$((total + 2))
+  failed=$((failed + $(grep -cE '^EATT (on|off): FAIL' "$log" || true)))
+  ((bluez_status == 0)) || status=1
+fi
+
 echo
 echo "$((total - failed)) passed, ${failed} failed"
 exit "$status"
