@@ -60,12 +60,7 @@ public final class BlueZCentral: CentralLink {
     self.selector = selector
     self.queueDepth = queueDepth
     self.logger = logger
-    try connection.addMatch(
-      .signals(
-        sender: BlueZ.service, interface: DBusStandardInterface.properties, member: "PropertiesChanged"))
-    try connection.addMatch(
-      .signals(
-        sender: BlueZ.service, interface: DBusStandardInterface.objectManager, member: "InterfacesAdded"))
+    try BlueZ.watchDevices(on: connection)
   }
 
   public var descriptors: [Int32] { [connection.descriptor] }

@@ -11,6 +11,14 @@ public enum BlueZ {
   public static let advertisingManager = "org.bluez.LEAdvertisingManager1"
   public static let advertisement = "org.bluez.LEAdvertisement1"
 
+  /// Subscribes to what a central watches: devices appearing and their properties changing.
+  public static func watchDevices(on connection: DBusConnection) throws(DBusError) {
+    try connection.addMatch(
+      .signals(sender: service, interface: DBusStandardInterface.properties, member: "PropertiesChanged"))
+    try connection.addMatch(
+      .signals(sender: service, interface: DBusStandardInterface.objectManager, member: "InterfacesAdded"))
+  }
+
   public static func adapterPath(_ name: String) -> DBusObjectPath { DBusObjectPath("/org/bluez/\(name)") }
 
   /// `AA:BB:CC:DD:EE:FF` under an adapter: `/org/bluez/hci0/dev_AA_BB_CC_DD_EE_FF`.

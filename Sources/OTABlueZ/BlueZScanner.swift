@@ -14,12 +14,7 @@ public enum BlueZScanner {
     -> [ScannedDevice]
   {
     let adapterPath = BlueZ.adapterPath(adapter)
-    try connection.addMatch(
-      .signals(
-        sender: BlueZ.service, interface: DBusStandardInterface.properties, member: "PropertiesChanged"))
-    try connection.addMatch(
-      .signals(
-        sender: BlueZ.service, interface: DBusStandardInterface.objectManager, member: "InterfacesAdded"))
+    try BlueZ.watchDevices(on: connection)
     _ = try connection.call(
       destination: BlueZ.service, path: adapterPath, interface: BlueZ.adapter, method: "SetDiscoveryFilter",
       arguments: [.vardict(["UUIDs": .strings([OTAUUID.service]), "Transport": .string("le")])])

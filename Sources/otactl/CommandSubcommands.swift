@@ -64,13 +64,7 @@ struct ConfirmCommand: ParsableCommand {
 
 private func talk(_ device: DeviceOptions, request: Request?) throws -> (info: InfoRecord, answer: Response?)
 {
-  let link: any CentralLink
-  do {
-    link = try device.makeLink()
-  } catch let failure as LinkFailure {
-    FileHandle.standardError.write(Data("otactl: \(failure)\n".utf8))
-    throw ExitCode(3)
-  }
+  let link = try device.openLink()
   let timeout: Duration = device.isSimulated ? .seconds(10) : .seconds(30)
   switch CommandSession.run(link: link, request: request, timeout: timeout) {
   case .success(let result):

@@ -1,4 +1,5 @@
 import ArgumentParser
+import Foundation
 import Logging
 import OTABlueZ
 import OTADBus
@@ -28,6 +29,16 @@ struct DeviceOptions: ParsableArguments {
 
   /// Whether `--device` names the simulated link's socket rather than a Bluetooth device.
   var isSimulated: Bool { device.contains("/") }
+
+  /// The link, or exit code 3 with the reason on standard error.
+  func openLink() throws -> any CentralLink {
+    do {
+      return try makeLink()
+    } catch let failure as LinkFailure {
+      FileHandle.standardError.write(Data("otactl: \(failure)\n".utf8))
+      throw ExitCode(3)
+    }
+  }
 
   /// The link to the device: the simulated one, or BlueZ on the system bus.
   func makeLink() throws -> any CentralLink {

@@ -58,13 +58,7 @@ struct PushCommand: ParsableCommand {
     }
     let imageVersion = try resolveVersion(bytes)
     let conditions = try device.conditions()
-    let link: any CentralLink
-    do {
-      link = try device.makeLink()
-    } catch let failure as LinkFailure {
-      FileHandle.standardError.write(Data("otactl: \(failure)\n".utf8))
-      throw ExitCode(3)
-    }
+    let link = try device.openLink()
     var configuration = SenderConfiguration(
       version: imageVersion, activate: !noActivate, permanent: permanent,
       responseTimeout: .milliseconds(Int64(timeout * 1000)), maxConnectAttempts: max(0, maxReconnects))
