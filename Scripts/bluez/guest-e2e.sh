@@ -4,7 +4,7 @@
 #   1. otad starts and advertises (time to advertising)
 #   2. otactl scan on hci1 finds it by the OTA service UUID
 #   3. a 1 MiB push with ACTIVATE: otad restarts into slot B; otactl reconnects and verifies
-#   4. a push cut by a link-layer disconnect mid-transfer resumes from the committed offset
+#   4. otactl killed mid-transfer: the next push resumes from the committed offset
 #   5. malformed writes from a client that is not otactl get status codes; otad keeps serving
 #   6. the raw write-without-response throughput of this same stack, for the goodput ratio
 # Needs BLUEOTA_BIN (where otad and otactl were built). Writes figures.json to GUEST_RESULTS.
@@ -35,7 +35,7 @@ address="$(busctl get-property org.bluez /org/bluez/hci0 org.bluez.Adapter1 Addr
 echo "device $address advertising after $(echo "$advertising - $started" | bc) s"
 
 step "2. otactl scan on $central"
-"$bin/otactl" scan --adapter "$central" --seconds 2 | tee "$results/scan.txt"
+"$bin/otactl" scan --adapter "$central" --seconds 5 | tee "$results/scan.txt"
 grep -q "$address" "$results/scan.txt" || fail "scan did not find $address"
 
 step "3. push 1 MiB with ACTIVATE, restart, verify"
@@ -46,26 +46,27 @@ grep -q '"runningVersion":"2.0.0+0"' "$results/push-activate.jsonl" || fail "ver
 grep -q "running slot B, version 2.0.0+0 (on trial)" "$results/otad.log" || fail "otad did not restart into slot B"
 "$bin/otactl" confirm --device "$address" --adapter "$central" || fail "confirm"
 
-step "4. a push cut by a disconnect mid-transfer resumes"
+step "4. otactl killed mid-transfer; the next push resumes from the committed offset"
 "$bin/otactl" push "$root/Images/raw-1MiB.bin" --version 2.1.0 --no-activate --device "$address" \
-  --adapter "$central" --json >"$results/push-resume.jsonl" &
+  --adapter "$central" --json >"$results/push-killed.jsonl" &
 pusher=$!
-cut=0
+committed=0
 for _ in $(seq 600); do
   committed="$("$bin/otad" status "${device[@]}" --json | /usr/bin/python3 -c \
     'import json,sys; t=json.load(sys.stdin).get("transfer"); print(t["committed"] if isinstance(t, dict) else 0)')"
-  if ((committed >= 131072)); then
-    # Drop the link at the controller (mgmt Disconnect on the central's adapter): bluetoothd 5.66
-    # answered Device1.Disconnect at once but kept the link up while ATT traffic flowed.
-    btmgmt --index "${central#hci}" disconnect -t 1 "$address" && cut=1
-    break
-  fi
+  ((committed >= 131072)) && break
   sleep 0.1
 done
-((cut)) || fail "the transfer never reached 128 KiB to cut"
-echo "cut the link at $committed bytes committed"
-wait "$pusher" || fail "the resumed push failed: $(tail -n 1 "$results/push-resume.jsonl")"
-grep -q '"event":"resume"' "$results/push-resume.jsonl" || fail "no resume after the cut"
+((committed >= 131072)) || fail "the transfer never reached 128 KiB"
+kill -9 "$pusher"
+wait "$pusher" 2>/dev/null || true
+durable="$("$bin/otad" status "${device[@]}" --json | /usr/bin/python3 -c \
+  'import json,sys; print(json.load(sys.stdin)["transfer"]["committed"])')"
+echo "killed otactl with $durable bytes committed"
+"$bin/otactl" push "$root/Images/raw-1MiB.bin" --version 2.1.0 --no-activate --device "$address" \
+  --adapter "$central" --json >"$results/push-resume.jsonl" || fail "the resumed push failed: $(tail -n 1 "$results/push-resume.jsonl")"
+grep -q "\"event\":\"resume\",\"offset\":$durable" "$results/push-resume.jsonl" || \
+  fail "the push did not resume from $durable: $(grep resume "$results/push-resume.jsonl")"
 grep '"event":"resume"' "$results/push-resume.jsonl"
 
 step "5. malformed writes from another client"
@@ -75,7 +76,22 @@ step "5. malformed writes from another client"
 grep -q "running: slot B" "$results/info-after.txt" || fail "otad stopped serving"
 kill -0 "$otad" || fail "otad died"
 
-step "6. raw write-without-response throughput of this stack"
+step "6. bluetoothd restarts: otad registers again"
+registered() { grep -c "RegisterAdvertisement accepted" "$results/otad.log" || true; }
+before="$(registered)"
+read -r -a bt_args <"$results/bluetoothd.cmdline"
+pkill -x bluetoothd || fail "no bluetoothd to stop"
+sleep 0.5
+"/usr/libexec/bluetooth/${bt_args[0]}" "${bt_args[@]:1}" >>/tmp/bluetoothd-again.log 2>&1 &
+for _ in $(seq 200); do busctl introspect org.bluez "/org/bluez/$central" >/dev/null 2>&1 && break; sleep 0.05; done
+for adapter in hci0 "$central"; do busctl set-property org.bluez "/org/bluez/$adapter" org.bluez.Adapter1 Powered b true; done
+for _ in $(seq 200); do (("$(registered)" > before)) && break; sleep 0.05; done
+(("$(registered)" > before)) || fail "otad did not register again after bluetoothd restarted"
+grep -q "bluetoothd restarted: registering again" "$results/otad.log" || fail "the restart went unnoticed"
+"$bin/otactl" info --device "$address" --adapter "$central" | tee "$results/info-after-restarts.txt"
+grep -q "running: slot B" "$results/info-after-restarts.txt" || fail "otad unreachable after bluetoothd restarted"
+
+step "7. raw write-without-response throughput of this stack"
 /usr/bin/python3 -B "$here/ota_client.py" raw-throughput "$address" 1048576 | tee "$results/raw.json" || fail "raw"
 
 /usr/bin/python3 - "$results" "$started" "$advertising" <<'PY'

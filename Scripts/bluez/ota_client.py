@@ -61,16 +61,20 @@ class Central:
         return self.bus.get_object(BLUEZ, self.path).Get(DEVICE, name, dbus_interface=PROPS)
 
     def connect(self):
-        """Connects and resolves; a link still going down (the previous client's disconnect) is
-        waited out and tried again, for up to 20 s."""
+        """Connects and resolves. A link still going down (the previous client's disconnect) is
+        waited out first: hammering a disconnecting device crashed bluetoothd 5.66 here."""
         deadline = time.monotonic() + WAIT
+        try:
+            loop_until(lambda: not bool(self.device_property("Connected")), 10, "the previous link to close")
+        except (dbus.exceptions.DBusException, TimeoutError):
+            pass  # unknown device yet, or a link that stays: connect anyway
         while True:
             try:
                 return self.connect_once()
             except dbus.exceptions.DBusException as error:
                 if "NotConnected" not in error.get_dbus_name() or time.monotonic() > deadline:
                     raise
-                time.sleep(0.5)
+                time.sleep(1.0)
 
     def connect_once(self):
         adapter = self.bus.get_object(BLUEZ, f"/org/bluez/{ADAPTER}")

@@ -155,8 +155,12 @@ public final class BlueZPeripheral: PeripheralLink {
       inbox.forgetCentral()
       inbox.events.append(.disconnected)
     } else if interface == BlueZ.adapter, changed["Powered"]?.boolValue == true {
-      // An adapter that was power-cycled has dropped its advertisements.
+      // After a power cycle bluetoothd 5.66 still lists the advertisement (AlreadyExists) but no
+      // longer sends it: withdraw it, then register it again.
       logger.notice("adapter powered on: advertising again")
+      _ = try? connection.startCall(
+        destination: BlueZ.service, path: BlueZ.adapterPath(options.adapter), interface: BlueZ.advertisingManager,
+        method: "UnregisterAdvertisement", arguments: [.objectPath(application.advertisement)])
       retryRegistrationAt = lastNow + .milliseconds(200)
     }
   }
