@@ -159,8 +159,9 @@ public final class BlueZPeripheral: PeripheralLink {
       // longer sends it: withdraw it, then register it again.
       logger.notice("adapter powered on: advertising again")
       _ = try? connection.startCall(
-        destination: BlueZ.service, path: BlueZ.adapterPath(options.adapter), interface: BlueZ.advertisingManager,
-        method: "UnregisterAdvertisement", arguments: [.objectPath(application.advertisement)])
+        destination: BlueZ.service, path: BlueZ.adapterPath(options.adapter),
+        interface: BlueZ.advertisingManager, method: "UnregisterAdvertisement",
+        arguments: [.objectPath(application.advertisement)])
       retryRegistrationAt = lastNow + .milliseconds(200)
     }
   }
