@@ -103,14 +103,12 @@ struct OpenSlotFile: Sendable {
   }
 }
 
-/// A read-only slot descriptor, closed when the reader is released.
-final class FileSlotReader: SlotReader {
-  let slot: OpenSlotFile
+/// What the reader and the writer share: an open slot file, read the same way.
+protocol OpenSlotHolder: SlotReader {
+  var slot: OpenSlotFile { get }
+}
 
-  init(_ slot: OpenSlotFile) { self.slot = slot }
-
-  deinit { try? slot.file.close() }
-
+extension OpenSlotHolder {
   var capacity: UInt64 { slot.capacity }
 
   /// The descriptor, for tests that check how it was opened.
@@ -121,22 +119,22 @@ final class FileSlotReader: SlotReader {
   }
 }
 
-/// A read-write slot descriptor, closed when the writer is released.
-final class FileSlotWriter: SlotWriter {
+/// A read-only slot descriptor, closed when the reader is released.
+final class FileSlotReader: OpenSlotHolder {
   let slot: OpenSlotFile
 
   init(_ slot: OpenSlotFile) { self.slot = slot }
 
   deinit { try? slot.file.close() }
+}
 
-  var capacity: UInt64 { slot.capacity }
+/// A read-write slot descriptor, closed when the writer is released.
+final class FileSlotWriter: OpenSlotHolder, SlotWriter {
+  let slot: OpenSlotFile
 
-  /// The descriptor, for tests that check how it was opened.
-  var fileDescriptor: Int32 { slot.file.fileDescriptor }
+  init(_ slot: OpenSlotFile) { self.slot = slot }
 
-  func read(at offset: UInt64, count: Int) throws(StorageError) -> [UInt8] {
-    try slot.read(at: offset, count: count)
-  }
+  deinit { try? slot.file.close() }
 
   func write(_ bytes: UnsafeRawBufferPointer, at offset: UInt64) throws(StorageError) {
     try SlotBounds.check(offset: offset, count: bytes.count, capacity: slot.capacity)
