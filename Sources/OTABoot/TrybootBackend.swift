@@ -1,0 +1,94 @@
+import OTAStorage
+import OTAWire
+
+/// Raspberry Pi firmware A/B with `autoboot.txt` and tryboot: the firmware boots the partition named
+/// in `[all]`, or the one in `[tryboot]` when the one-shot tryboot flag was set by
+/// `reboot "0 tryboot"`. The flag is cleared before the trial starts, so a trial that hangs or
+/// crashes falls back to the primary on the next reset: each armed boot is one attempt.
+public struct TrybootBackend: BootBackend {
+  /// Where the first FAT partition, the one holding autoboot.txt, is mounted.
+  public let bootDirectory: String
+  /// Slot A's and slot B's boot partition numbers, e.g. [2, 3].
+  public let partitions: [Int]
+  /// The firmware's device-tree node with the `partition` and `tryboot` properties.
+  public let bootloaderNode: String
+
+  public var name: String { "tryboot" }
+
+  public init(
+    bootDirectory: String, partitions: [Int], bootloaderNode: String = "/proc/device-tree/chosen/bootloader"
+  ) {
+    self.bootDirectory = bootDirectory
+    self.partitions = partitions
+    self.bootloaderNode = bootloaderNode
+  }
+
+  /// The path of autoboot.txt.
+  public var autobootFile: String { bootDirectory + "/autoboot.txt" }
+
+  /// The slot whose partition the firmware booted, and whether this boot was a tryboot.
+  public func booted() throws(BootBackendError) -> (slot: SlotID, tryboot: Bool) {
+    let partition = try property("partition", missingIsFine: false)!
+    let slot = try slot(ofPartition: Int(partition))
+    let tryboot = try property("tryboot", missingIsFine: true) ?? 0
+    return (slot, tryboot == 1)
+  }
+
+  public func bootedSlot() throws(BootBackendError) -> SlotID? { try booted().slot }
+
+  /// Rewrites autoboot.txt (write, fsync, rename) when its content differs from the plan's.
+  public func apply(_ plan: BootPlan) throws(BootBackendError) {
+    let wanted = Array(try autoboot(for: plan).utf8)
+    if try BootFileSystem.contents(of: autobootFile) == wanted { return }
+    try BootFileSystem.replace(autobootFile, with: wanted)
+  }
+
+  /// `reboot "0 tryboot"` when a trial is armed: partition 0 is autoboot.txt's choice, and the tryboot
+  /// flag makes the firmware take the `[tryboot]` section once.
+  public func restartCommand(for plan: BootPlan) -> [String]? {
+    plan.trial == nil ? nil : ["reboot", "0 tryboot"]
+  }
+
+  /// The autoboot.txt for `plan`. Without a trial the `[tryboot]` section names the primary too, so a
+  /// stray tryboot cannot start a slot that must not boot.
+  public func autoboot(for plan: BootPlan) throws(BootBackendError) -> String {
+    let primary = try partition(of: plan.primary)
+    let tried =
+      try plan.trial.map { trial throws(BootBackendError) in try partition(of: trial.slot) } ?? primary
+    return "[all]\ntryboot_a_b=1\nboot_partition=\(primary)\n[tryboot]\nboot_partition=\(tried)\n"
+  }
+
+  private func partition(of slot: SlotID) throws(BootBackendError) -> Int {
+    try checkPartitions()
+    return partitions[Int(slot.rawValue)]
+  }
+
+  private func slot(ofPartition partition: Int) throws(BootBackendError) -> SlotID {
+    try checkPartitions()
+    if partition == partitions[0] { return .a }
+    if partition == partitions[1] { return .b }
+    throw BootBackendError(
+      "the firmware booted partition \(partition), which is neither slot A's (\(partitions[0])) nor slot B's (\(partitions[1]))"
+    )
+  }
+
+  private func checkPartitions() throws(BootBackendError) {
+    guard partitions.count == 2, partitions[0] != partitions[1], partitions.allSatisfy({ $0 >= 1 }) else {
+      throw BootBackendError(
+        "tryboot needs two different partition numbers for slots A and B, not \(partitions)")
+    }
+  }
+
+  /// A 32-bit big-endian device-tree property (longer files are read by their first four bytes).
+  private func property(_ name: String, missingIsFine: Bool) throws(BootBackendError) -> UInt32? {
+    let path = bootloaderNode + "/" + name
+    guard let bytes = try BootFileSystem.contents(of: path) else {
+      if missingIsFine { return nil }
+      throw BootBackendError("\(path) does not exist: the firmware did not say which partition it booted")
+    }
+    guard bytes.count >= 4 else {
+      throw BootBackendError("\(path) holds \(bytes.count) bytes, not a 4-byte big-endian number")
+    }
+    return bytes[0..<4].reduce(0) { $0 << 8 | UInt32($1) }
+  }
+}

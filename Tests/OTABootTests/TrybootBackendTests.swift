@@ -1,0 +1,148 @@
+import Foundation
+import OTAStorage
+import OTAWire
+import Testing
+
+@testable import OTABoot
+
+@Suite("TrybootBackend")
+struct TrybootBackendTests {
+  /// A boot directory and a fake `/proc/device-tree/chosen/bootloader` in `directory`.
+  func backend(in directory: String) throws -> TrybootBackend {
+    for sub in ["boot", "bootloader"] {
+      try FileManager.default.createDirectory(
+        atPath: directory + "/" + sub, withIntermediateDirectories: true)
+    }
+    return TrybootBackend(
+      bootDirectory: directory + "/boot", partitions: [2, 3], bootloaderNode: directory + "/bootloader")
+  }
+
+  func autoboot(_ backend: TrybootBackend) throws -> String {
+    try String(contentsOfFile: backend.autobootFile, encoding: .utf8)
+  }
+
+  /// Writes a device-tree property as the firmware does: big-endian.
+  func setProperty(_ name: String, _ value: UInt32, extra: [UInt8] = [], in backend: TrybootBackend) throws {
+    let bytes = [24, 16, 8, 0].map { UInt8(truncatingIfNeeded: value >> $0) } + extra
+    try Data(bytes).write(to: URL(fileURLWithPath: backend.bootloaderNode + "/" + name))
+  }
+
+  @Test func followsTrialCountdownConfirmAndRollback() throws {
+    try withTemporaryDirectory { directory in
+      let backend = try backend(in: directory)
+
+      // Trial of B (partition 3) over A (partition 2): `reboot "0 tryboot"` starts it once.
+      let trial = BootPlan(primary: .a, trial: .init(slot: .b, attemptsLeft: 3))
+      try backend.apply(trial)
+      #expect(
+        try autoboot(backend) == "[all]\ntryboot_a_b=1\nboot_partition=2\n[tryboot]\nboot_partition=3\n")
+      #expect(backend.restartCommand(for: trial) == ["reboot", "0 tryboot"])
+      let afterTrial = try identity(of: backend.autobootFile)
+
+      // The countdown lives in otad's state: the file stays as it is, each restart is a tryboot.
+      for left in [2, 1] {
+        let plan = BootPlan(primary: .a, trial: .init(slot: .b, attemptsLeft: left))
+        try backend.apply(plan)
+        #expect(try identity(of: backend.autobootFile) == afterTrial)
+        #expect(backend.restartCommand(for: plan) == ["reboot", "0 tryboot"])
+      }
+
+      // Confirm B: B in both sections, a plain restart.
+      try backend.apply(BootPlan(primary: .b))
+      #expect(
+        try autoboot(backend) == "[all]\ntryboot_a_b=1\nboot_partition=3\n[tryboot]\nboot_partition=3\n")
+      #expect(backend.restartCommand(for: BootPlan(primary: .b)) == nil)
+
+      // A later trial of A over B, rolled back: B in both sections again.
+      try backend.apply(BootPlan(primary: .b, trial: .init(slot: .a, attemptsLeft: 3)))
+      #expect(
+        try autoboot(backend) == "[all]\ntryboot_a_b=1\nboot_partition=3\n[tryboot]\nboot_partition=2\n")
+      try backend.apply(BootPlan(primary: .b))
+      #expect(
+        try autoboot(backend) == "[all]\ntryboot_a_b=1\nboot_partition=3\n[tryboot]\nboot_partition=3\n")
+      #expect(try FileManager.default.contentsOfDirectory(atPath: backend.bootDirectory) == ["autoboot.txt"])
+    }
+  }
+
+  @Test func rollbackToAAfterATrialOfB() throws {
+    try withTemporaryDirectory { directory in
+      let backend = try backend(in: directory)
+      try backend.apply(BootPlan(primary: .a, trial: .init(slot: .b, attemptsLeft: 1)))
+      try backend.apply(BootPlan(primary: .a))
+      #expect(
+        try autoboot(backend) == "[all]\ntryboot_a_b=1\nboot_partition=2\n[tryboot]\nboot_partition=2\n")
+    }
+  }
+
+  @Test func applyingTheSamePlanTwiceWritesNothingButADifferentFileIsReplaced() throws {
+    try withTemporaryDirectory { directory in
+      let backend = try backend(in: directory)
+      try writeText("[all]\nboot_partition=2\n", to: backend.autobootFile)
+      let handwritten = try identity(of: backend.autobootFile)
+      try backend.apply(BootPlan(primary: .a))
+      let first = try identity(of: backend.autobootFile)
+      #expect(first.inode != handwritten.inode)
+      try backend.apply(BootPlan(primary: .a))
+      #expect(try identity(of: backend.autobootFile) == first)
+    }
+  }
+
+  @Test func readsTheBootedPartitionAndTheTrybootFlag() throws {
+    try withTemporaryDirectory { directory in
+      let backend = try backend(in: directory)
+      try setProperty("partition", 3, in: backend)
+      try setProperty("tryboot", 1, in: backend)
+      #expect(try backend.booted() == (.b, true))
+      #expect(try backend.bootedSlot() == .b)
+
+      // Firmware without the tryboot property; a property with bytes after the number.
+      try FileManager.default.removeItem(atPath: backend.bootloaderNode + "/tryboot")
+      try setProperty("partition", 2, extra: [0, 0, 0, 0], in: backend)
+      #expect(try backend.booted() == (.a, false))
+      try setProperty("tryboot", 0, in: backend)
+      #expect(try backend.booted() == (.a, false))
+    }
+  }
+
+  @Test func reportsUnknownPartitionsAndUnreadableProperties() throws {
+    try withTemporaryDirectory { directory in
+      let backend = try backend(in: directory)
+      #expect(
+        throws: BootBackendError(
+          "\(backend.bootloaderNode)/partition does not exist: the firmware did not say which partition it booted"
+        )
+      ) { try backend.bootedSlot() }
+
+      try setProperty("partition", 5, in: backend)
+      #expect(
+        throws: BootBackendError(
+          "the firmware booted partition 5, which is neither slot A's (2) nor slot B's (3)")
+      ) { try backend.bootedSlot() }
+
+      try Data([0, 2]).write(to: URL(fileURLWithPath: backend.bootloaderNode + "/partition"))
+      #expect(
+        throws: BootBackendError(
+          "\(backend.bootloaderNode)/partition holds 2 bytes, not a 4-byte big-endian number")
+      ) { try backend.bootedSlot() }
+    }
+  }
+
+  @Test func reportsABadPartitionListAndAMissingBootDirectory() throws {
+    try withTemporaryDirectory { directory in
+      let same = TrybootBackend(bootDirectory: directory, partitions: [2, 2])
+      #expect(
+        throws: BootBackendError(
+          "tryboot needs two different partition numbers for slots A and B, not [2, 2]")
+      ) { try same.apply(BootPlan(primary: .a)) }
+      let missing = TrybootBackend(bootDirectory: directory + "/nope", partitions: [2, 3])
+      #expect(throws: BootBackendError("open \(directory)/nope/autoboot.txt.tmp: No such file or directory"))
+      {
+        try missing.apply(BootPlan(primary: .a))
+      }
+    }
+  }
+
+  @Test func isNamedTryboot() {
+    #expect(TrybootBackend(bootDirectory: "/boot", partitions: [2, 3]).name == "tryboot")
+  }
+}
