@@ -13,6 +13,8 @@ public enum StorageError: Error, Equatable, Sendable {
   case runningSlotIsReadOnly(String)
   /// A slot's backing file or device is missing or is of the wrong kind.
   case unusableSlot(path: String, reason: String)
+  /// The bootloader's pointer could not be read or changed (a backend tool failed).
+  case bootloader(String)
   /// Fault injection only: the simulated power was cut; nothing works until `MemoryMedium.reboot`.
   case powerCut
 }

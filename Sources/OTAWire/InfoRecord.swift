@@ -7,11 +7,14 @@
 ///     2  running slot u8             29 max chunk payload u16     52 outcome to version (8)
 ///     3  flags u8                    31 transfer size u32         60 outcome reason u8
 ///     4  slot A version (8)          35 transfer crc32 u32        61 transfer version (8)
-///     12 slot B version (8)          39 committed offset u32      69 end
-///     20 inactive slot content u8
+///     12 slot B version (8)          39 committed offset u32      69 outcome attempts used u8
+///     20 inactive slot content u8                                 70 end
+///
+/// Version 1 devices before the A/B boot work sent 69 bytes: a missing byte 69 reads as 0.
 public struct InfoRecord: Equatable, Sendable {
   public static let protocolVersion: UInt8 = 1
   public static let minimumByteCount = 69
+  public static let byteCount = 70
 
   public struct Flags: OptionSet, Sendable, Hashable {
     public let rawValue: UInt8
@@ -83,8 +86,10 @@ public struct InfoRecord: Equatable, Sendable {
     let from = try Version(from: &reader)
     let to = try Version(from: &reader)
     let reason = try Self.decode(UpdateOutcome.Reason.self, try reader.readU8(), "outcome reason")
-    lastOutcome = UpdateOutcome(result: result, from: from, to: to, reason: reason)
     transferVersion = try Version(from: &reader)
+    let attemptsUsed = reader.remaining > 0 ? try reader.readU8() : 0
+    lastOutcome = UpdateOutcome(
+      result: result, from: from, to: to, reason: reason, attemptsUsed: attemptsUsed)
   }
 
   public func append(to bytes: inout [UInt8]) {
@@ -105,6 +110,7 @@ public struct InfoRecord: Equatable, Sendable {
     lastOutcome.to.append(to: &bytes)
     bytes.appendU8(lastOutcome.reason.rawValue)
     transferVersion.append(to: &bytes)
+    bytes.appendU8(lastOutcome.attemptsUsed)
   }
 
   public var encoded: [UInt8] {

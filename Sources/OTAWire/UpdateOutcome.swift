@@ -1,9 +1,17 @@
 /// The last update's outcome as Info reports it. Raw values are the wire contract: never renumber.
 public struct UpdateOutcome: Equatable, Sendable {
-  public enum Result: UInt8, Sendable, CaseIterable {
+  public enum Result: UInt8, Sendable, CaseIterable, CustomStringConvertible {
     case none = 0
     case succeeded = 1
     case rolledBack = 2
+
+    public var description: String {
+      switch self {
+      case .none: "none"
+      case .succeeded: "succeeded"
+      case .rolledBack: "rolled back"
+      }
+    }
   }
 
   /// Why an update was rolled back.
@@ -29,12 +37,15 @@ public struct UpdateOutcome: Equatable, Sendable {
   public var from: Version
   public var to: Version
   public var reason: Reason
+  /// Trial boots the new image took (0 for a permanent activation).
+  public var attemptsUsed: UInt8
 
-  public init(result: Result, from: Version, to: Version, reason: Reason) {
+  public init(result: Result, from: Version, to: Version, reason: Reason, attemptsUsed: UInt8 = 0) {
     self.result = result
     self.from = from
     self.to = to
     self.reason = reason
+    self.attemptsUsed = attemptsUsed
   }
 
   public static let none = UpdateOutcome(result: .none, from: .zero, to: .zero, reason: .none)

@@ -14,11 +14,11 @@ import Testing
     lastOutcome: UpdateOutcome(
       result: .rolledBack, from: Version(major: 1, minor: 1, revision: 0),
       to: Version(major: 1, minor: 2, revision: 0),
-      reason: .healthCheckFailed))
+      reason: .healthCheckFailed, attemptsUsed: 2))
 
   @Test func layoutIsFixed() {
     let bytes = Self.sample.encoded
-    #expect(bytes.count == InfoRecord.minimumByteCount)
+    #expect(bytes.count == InfoRecord.byteCount)
     #expect(bytes[0] == 1)  // protocol version
     #expect(bytes[1] == 2)  // receiving
     #expect(bytes[2] == 1)  // running slot B
@@ -28,6 +28,15 @@ import Testing
     #expect(Array(bytes[25..<29]) == [0x00, 0x00, 0x01, 0x00])  // window capacity 65536
     #expect(bytes[43] == 2 && bytes[60] == 1)  // rolled back, health check failed
     #expect(bytes[61] == 2)  // transfer version 2.0.0
+    #expect(bytes[69] == 2)  // two trial boots used
+  }
+
+  /// A device from before the outcome's boot count sends 69 bytes: the count reads as 0.
+  @Test func theShorterFirstLayoutStillDecodes() throws {
+    let info = try InfoRecord(bytes: Self.sample.encoded.prefix(InfoRecord.minimumByteCount))
+    var expected = Self.sample
+    expected.lastOutcome.attemptsUsed = 0
+    #expect(info == expected)
   }
 
   @Test func roundTripsAndIgnoresAppendedFields() throws {
@@ -39,7 +48,7 @@ import Testing
 
   @Test func everyTruncationIsRefused() {
     let bytes = Self.sample.encoded
-    for cut in 0..<bytes.count {
+    for cut in 0..<InfoRecord.minimumByteCount {
       #expect(throws: WireError.self) { try InfoRecord(bytes: bytes[0..<cut]) }
     }
   }
