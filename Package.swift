@@ -47,11 +47,14 @@ let package = Package(
     .target(
       name: "OTABlueZ",
       dependencies: ["OTADBus", "OTALink", "OTAWire", .product(name: "Logging", package: "swift-log")]),
+    // Bootloader backends behind one interface: a symlink, Raspberry Pi tryboot, U-Boot, GRUB.
+    .target(name: "OTABoot", dependencies: ["OTAStorage", "OTAWire"]),
     // The device side's IO edge: runs the receiver engine against storage.
     .target(
       name: "OTADevice",
       dependencies: [
-        "OTAEngine", "OTAStorage", "OTALink", .product(name: "Logging", package: "swift-log"),
+        "OTAEngine", "OTAStorage", "OTABoot", "OTALink", "CLinux",
+        .product(name: "Logging", package: "swift-log"),
         .product(name: "TOMLKit", package: "TOMLKit"),
       ]),
     // The central side's IO edge: runs the sender engine over a link.
@@ -60,7 +63,8 @@ let package = Package(
       dependencies: ["OTAEngine", "OTALink", "OTAWire", .product(name: "Logging", package: "swift-log")]),
 
     // The engines over an in-memory link in virtual time: for tests, benchmarks and the demo.
-    .target(name: "OTASimulation", dependencies: ["OTADevice", "OTAEngine", "OTAStorage", "OTALink"]),
+    .target(
+      name: "OTASimulation", dependencies: ["OTADevice", "OTABoot", "OTAEngine", "OTAStorage", "OTALink"]),
 
     .executableTarget(
       name: "otad",
@@ -76,7 +80,8 @@ let package = Package(
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
         .product(name: "Logging", package: "swift-log"),
       ]),
-    .executableTarget(name: "ota-bench", dependencies: ["OTASimulation", "OTADevice", "OTAStorage", "OTALink"]),
+    .executableTarget(
+      name: "ota-bench", dependencies: ["OTASimulation", "OTADevice", "OTAStorage", "OTALink"]),
 
     .testTarget(name: "OTAWireTests", dependencies: ["OTAWire"]),
     .testTarget(name: "OTAChecksumTests", dependencies: ["OTAChecksum", "CDBus"]),
@@ -86,10 +91,13 @@ let package = Package(
     .testTarget(name: "OTADBusTests", dependencies: ["OTADBus", "DBusTestSupport"]),
     .testTarget(
       name: "OTABlueZTests",
-      dependencies: ["OTABlueZ", "OTADBus", "OTALink", "DBusTestSupport", .product(name: "Logging", package: "swift-log")]),
+      dependencies: [
+        "OTABlueZ", "OTADBus", "OTALink", "DBusTestSupport", .product(name: "Logging", package: "swift-log"),
+      ]),
     // Runs the built otad and otactl as separate processes (build them first: Scripts/test.sh does).
     .testTarget(name: "ProcessTests"),
     .testTarget(name: "OTAEngineTests", dependencies: ["OTAEngine", "OTAChecksum"]),
+    .testTarget(name: "OTABootTests", dependencies: ["OTABoot", "OTAStorage", "OTAWire"]),
     .testTarget(
       name: "OTAStorageTests",
       dependencies: [
@@ -97,6 +105,8 @@ let package = Package(
       ]),
     .testTarget(
       name: "OTADeviceTests",
-      dependencies: ["OTADevice", "OTAEngine", "OTAStorage", "OTASimulation", "OTAWire", "OTAChecksum", "OTALink"]),
+      dependencies: [
+        "OTADevice", "OTAEngine", "OTAStorage", "OTASimulation", "OTAWire", "OTAChecksum", "OTALink",
+      ]),
   ]
 )

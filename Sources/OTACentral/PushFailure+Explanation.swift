@@ -9,7 +9,7 @@ extension PushFailure {
     case .tooLarge: 4
     case .windowRetriesExhausted: 5
     case .validationFailed: 6
-    case .rolledBack, .wrongVersionAfterRestart: 7
+    case .rolledBack, .wrongVersionAfterRestart, .notConfirmed: 7
     case .timedOut: 8
     case .refused, .protocolError: 9
     }
@@ -35,7 +35,10 @@ extension PushFailure {
         + "signature). Check the image file; the running firmware is untouched."
     case .rolledBack(let running, let reason):
       "the device rolled back to \(running) (\(reason)): the new image did not prove itself. "
-        + "See the device's logs; it still runs the previous firmware."
+        + "See the device's logs (otad status shows the outcome); it still runs the previous firmware."
+    case .notConfirmed(let version, let waited):
+      "firmware \(version) runs on trial, but nobody confirmed it within \(waited): the device's health "
+        + "check did not decide. Confirm it (otactl confirm), or it rolls back by itself after its boots."
     case .wrongVersionAfterRestart(let expected, let running):
       "after the restart the device runs \(running), not \(expected). "
         + "Its boot stage did not take the new slot; see the device's logs."

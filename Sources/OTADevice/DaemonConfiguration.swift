@@ -26,6 +26,7 @@ public struct DaemonConfiguration: Equatable, Sendable {
   /// The version a device that was never updated runs (slot A).
   public var factoryVersion = Version(major: 1, minor: 0, revision: 0)
   public var logLevel: Logger.Level = .info
+  public var boot = BootConfiguration()
 
   public init() {}
 
@@ -38,7 +39,18 @@ public struct DaemonConfiguration: Equatable, Sendable {
       throw ConfigurationError("not valid TOML: \(error)")
     }
     try Self.onlyKeys(
-      table, ["slots", "state", "device", "bluez", "link", "transfer", "log"], in: "the file")
+      table, ["slots", "state", "device", "bluez", "link", "transfer", "log", "boot"], in: "the file")
+    if let boot = try Self.section(
+      table, "boot",
+      keys: [
+        "backend", "attempts", "stage", "health-check", "confirm", "health-timeout", "confirm-timeout",
+        "restart",
+        "link",
+        "tryboot", "uboot", "grub",
+      ])
+    {
+      try self.boot.read(boot)
+    }
     if let bluez = try Self.section(table, "bluez", keys: ["adapter", "name", "require-pairing"]) {
       bluezAdapter = try Self.string(bluez, "adapter", in: "bluez")
       if let name = try Self.string(bluez, "name", in: "bluez") { localName = name }
@@ -77,7 +89,7 @@ public struct DaemonConfiguration: Equatable, Sendable {
         windowCapacity = UInt32(clamping: try Self.byteSize(window))
       }
       if let grace = try Self.string(transfer, "grace", in: "transfer") {
-        windowGrace = try Self.milliseconds(grace)
+        windowGrace = try Self.duration(grace)
       }
     }
     if let log = try Self.section(table, "log", keys: ["level"]),
@@ -134,12 +146,21 @@ public struct DaemonConfiguration: Equatable, Sendable {
     return number * scale
   }
 
-  static func milliseconds(_ text: String) throws(ConfigurationError) -> Duration {
+  /// `400ms`, `60s`, `10min`, `2h`.
+  public static func duration(_ text: String) throws(ConfigurationError) -> Duration {
     let lower = text.trimmingSpaces.lowercased()
-    guard lower.hasSuffix("ms"), let number = Int64(lower.dropLast(2)), number > 0 else {
-      throw ConfigurationError("'\(text)' is not a duration like 400ms")
+    let digits = lower.prefix { $0.isNumber }
+    let unit = String(lower.dropFirst(digits.count)).trimmingSpaces
+    guard let number = Int64(digits), number > 0, number < 1 << 40 else {
+      throw ConfigurationError("'\(text)' is not a duration like 400ms, 60s or 10min")
     }
-    return .milliseconds(number)
+    switch unit {
+    case "ms": return .milliseconds(number)
+    case "s": return .seconds(number)
+    case "min": return .seconds(number * 60)
+    case "h": return .seconds(number * 3600)
+    default: throw ConfigurationError("'\(text)' is not a duration like 400ms, 60s or 10min")
+    }
   }
 
   static func version(_ text: String) throws(ConfigurationError) -> Version {
@@ -149,7 +170,7 @@ public struct DaemonConfiguration: Equatable, Sendable {
     return version
   }
 
-  private static func onlyKeys(_ table: TOMLTable, _ keys: Set<String>, in place: String)
+  static func onlyKeys(_ table: TOMLTable, _ keys: Set<String>, in place: String)
     throws(ConfigurationError)
   {
     for key in table.keys where !keys.contains(key) {
@@ -158,7 +179,7 @@ public struct DaemonConfiguration: Equatable, Sendable {
     }
   }
 
-  private static func section(_ table: TOMLTable, _ name: String, keys: Set<String>)
+  static func section(_ table: TOMLTable, _ name: String, keys: Set<String>)
     throws(ConfigurationError)
     -> TOMLTable?
   {
@@ -168,7 +189,7 @@ public struct DaemonConfiguration: Equatable, Sendable {
     return section
   }
 
-  private static func string(_ table: TOMLTable, _ key: String, in section: String) throws(ConfigurationError)
+  static func string(_ table: TOMLTable, _ key: String, in section: String) throws(ConfigurationError)
     -> String?
   {
     guard let value = table[key] else { return nil }

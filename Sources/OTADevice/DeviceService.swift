@@ -21,23 +21,52 @@ public final class DeviceService {
   private let clock = ContinuousClock()
   private let started: ContinuousClock.Instant
   private var timer: Duration?
+  private var trial: TrialSupervisor?
+  private var healthCheck: HealthCheckProcess?
+  private let healthEnvironment: [String: String]
+  /// Why the device restarts, for the log.
+  public private(set) var restartReason = ""
 
-  public init(host: ReceiverHost, link: any PeripheralLink, logger: Logger) {
+  /// `trial` says how a slot on trial proves itself; `healthEnvironment` is what the health check
+  /// learns about the trial (OTAD_SLOT, OTAD_VERSION, ...).
+  public init(
+    host: ReceiverHost, link: any PeripheralLink, logger: Logger, trial: TrialPolicy = TrialPolicy(),
+    healthEnvironment: [String: String] = [:]
+  ) {
     self.host = host
     self.link = link
     self.logger = logger
+    self.healthEnvironment = healthEnvironment
     started = clock.now
+    if host.runningOnTrial { self.trial = TrialSupervisor(policy: trial) }
   }
 
   private var now: Duration { clock.now - started }
 
   public func run(stopSignals: StopSignals?) throws -> Stop {
+    if var supervisor = trial {
+      let actions = supervisor.start(now: now)
+      trial = supervisor
+      if try carryOut(actions) { return .restart }
+    }
     while true {
-      let deadline = [timer, link.nextDeadline].compactMap { $0 }.min()
-      let descriptors = link.descriptors + (stopSignals.map { [$0.descriptor] } ?? [])
+      let deadline = [timer, link.nextDeadline, trial?.nextDeadline].compactMap { $0 }.min()
+      let descriptors =
+        link.descriptors + (stopSignals.map { [$0.descriptor] } ?? [])
+        + (healthCheck.map { [$0.descriptor] } ?? [])
       let readable = try Poller.wait(for: descriptors, timeout: deadline.map { max(.zero, $0 - now) })
       if let stopSignals, readable.contains(stopSignals.descriptor) {
-        return .signal(stopSignals.take())
+        let signal = stopSignals.take()
+        if signal == StopSignals.reload {
+          if try reload() { return .restart }
+        } else {
+          return .signal(signal)
+        }
+      }
+      if let check = healthCheck, readable.contains(check.descriptor), let exit = check.reap() {
+        healthCheck = nil
+        logger.notice("health check ended: \(exit)")
+        if try supervise({ $0.healthCheckEnded(passed: exit.succeeded, "\(exit)") }) { return .restart }
       }
       let events = try link.service(readable: readable, now: now) { characteristic in
         switch characteristic {
@@ -53,7 +82,76 @@ public final class DeviceService {
         timer = nil
         if try apply(try host.handle(.tick(now: now))) { return .restart }
       }
+      if trial != nil, try supervise({ $0.tick(now: now) }) { return .restart }
     }
+  }
+
+  // MARK: The trial
+
+  /// Feeds the trial supervisor and carries out what it asks; true when the device must restart.
+  private func supervise(_ event: (inout TrialSupervisor) -> [TrialSupervisor.Action]) throws -> Bool {
+    guard var supervisor = trial else { return false }
+    let actions = event(&supervisor)
+    trial = supervisor
+    return try carryOut(actions)
+  }
+
+  private func carryOut(_ actions: [TrialSupervisor.Action]) throws -> Bool {
+    for action in actions {
+      switch action {
+      case .startHealthCheck:
+        let command = trial?.policy.healthCheck ?? "false"
+        logger.notice("running the health check", metadata: ["command": "\(command)"])
+        do {
+          healthCheck = try HealthCheckProcess(command: command, environment: healthEnvironment)
+        } catch {
+          logger.error("the health check could not start: \(error)")
+          if try supervise({ $0.healthCheckEnded(passed: false, "\(error)") }) { return true }
+        }
+      case .stopHealthCheck:
+        healthCheck?.kill()
+        healthCheck = nil
+      case .markGood:
+        try host.markGood()
+        let outcome = host.boot.outcome
+        logger.notice(
+          "firmware \(outcome.to) confirmed after \(outcome.attemptsUsed) boot(s): slot \(host.running) is good"
+        )
+      case .failBoot(let reason):
+        try host.failTrialBoot(reason)
+        if let trial = host.boot.trial {
+          logger.error(
+            "firmware on slot \(host.running): \(reason); \(trial.attemptsLeft) trial boot(s) left")
+        } else {
+          logger.error(
+            "firmware on slot \(host.running) marked bad (\(reason)): rolling back to slot \(host.boot.confirmed)"
+          )
+        }
+      case .restart(let why):
+        restartReason = why
+        logger.notice("restarting: \(why)")
+        link.disconnect()
+        return true
+      }
+    }
+    return false
+  }
+
+  /// SIGHUP: `otad mark-good` or `mark-bad` changed the boot state.
+  private func reload() throws -> Bool {
+    logger.info("reloading the boot state")
+    let keep = try host.reloadBootState()
+    if !host.runningOnTrial, trial != nil {
+      _ = try supervise { $0.confirmed() }
+      trial = nil
+    }
+    guard keep else {
+      restartReason = "slot \(host.running) was marked bad"
+      logger.notice("restarting: \(restartReason)")
+      link.disconnect()
+      return true
+    }
+    return false
   }
 
   /// Returns true when the device must restart.
@@ -69,7 +167,13 @@ public final class DeviceService {
       return try apply(try host.handle(.disconnected))
     case .controlWrite(let bytes):
       logRequest(bytes)
-      return try apply(try host.handle(.control(bytes, now: now)))
+      let restart = try apply(try host.handle(.control(bytes, now: now)))
+      if trial != nil, !host.runningOnTrial {
+        logger.notice("the central confirmed the trial: slot \(host.running) is good")
+        _ = try supervise { $0.confirmed() }
+        trial = nil
+      }
+      return restart
     case .dataWrite(let bytes):
       return try apply(try host.handle(.data(bytes, now: now)))
     }
@@ -89,7 +193,8 @@ public final class DeviceService {
       }
     }
     if restart {
-      logger.notice("restarting into slot \(host.boot.running)")
+      restartReason = "ACTIVATE: \(host.boot.plan)"
+      logger.notice("restarting into \(host.boot.plan)")
       link.disconnect()
     }
     return restart

@@ -11,20 +11,27 @@ public struct DeviceStatus: Equatable, Sendable {
     case present(T)
   }
 
-  public var boot: Record<BootRecord>
+  public var boot: Record<BootState>
   public var transfer: Record<TransferJournal>
   public var slotCapacities: [UInt64]
 
   public static func read(_ storage: DeviceStorage) throws(StorageError) -> DeviceStatus {
     DeviceStatus(
-      boot: try load(storage, BootRecord.recordName) { bytes throws(WireError) in try BootRecord(bytes: bytes)
-      },
+      boot: try bootState(storage),
       transfer: try load(storage, TransferJournal.recordName) { bytes throws(WireError) in
         try TransferJournal(bytes: bytes)
       },
       slotCapacities: try SlotID.allCases.map { slot throws(StorageError) in
         try storage.slots.reader(slot).capacity
       })
+  }
+
+  private static func bootState(_ storage: DeviceStorage) throws(StorageError) -> Record<BootState> {
+    switch try BootStateStore(records: storage.records).peek() {
+    case .missing: .missing
+    case .damaged: .damaged
+    case .present(let state): .present(state)
+    }
   }
 
   private static func load<T>(

@@ -14,37 +14,81 @@ public struct ReceiverHost: Sendable {
   }
 
   public let storage: DeviceStorage
+  public let control: BootControl
   public private(set) var engine: ReceiverEngine
-  public private(set) var boot: BootRecord
+  /// The boot state as last read or written.
+  public private(set) var boot: BootState
+  /// The slot this process runs from: never written.
+  public let running: SlotID
   let imageCheck: ImageCheck
   private var writer: (slot: SlotID, writer: any SlotWriter)?
 
-  /// Loads the boot record (a missing or damaged one means a factory device running slot A at
-  /// `factoryVersion`) and the journal, and resumes a transfer that was under way.
+  /// Loads the boot state and the journal, and resumes a transfer that was under way. `running` is
+  /// what the boot stage decided; by default what the bootloader reports, else what the state says.
   public init(
-    storage: DeviceStorage, windowCapacity: UInt32 = 64 * 1024, windowGrace: Duration = .milliseconds(400),
-    factoryVersion: Version = Version(major: 1, minor: 0, revision: 0), imageCheck: @escaping ImageCheck
+    storage: DeviceStorage, control: BootControl, running: SlotID? = nil, windowCapacity: UInt32 = 64 * 1024,
+    windowGrace: Duration = .milliseconds(400), imageCheck: @escaping ImageCheck
   ) throws(StorageError) {
     self.storage = storage
+    self.control = control
     self.imageCheck = imageCheck
-    let boot =
-      try storage.loadRecord(BootRecord.recordName) { bytes throws(WireError) in try BootRecord(bytes: bytes)
-      }
-      ?? BootRecord.factory(runningVersion: factoryVersion)
+    let boot = try Self.storageErrors { () throws(BootError) in try control.current() }
     self.boot = boot
+    let runningSlot: SlotID
+    if let decided = running {
+      runningSlot = decided
+    } else {
+      runningSlot = try Self.storageErrors { () throws(BootError) in try control.runningSlot(boot) }
+    }
+    self.running = runningSlot
     let journal = try storage.loadRecord(TransferJournal.recordName) { bytes throws(WireError) in
       try TransferJournal(bytes: bytes)
     }
-    let capacity = try storage.slots.reader(boot.running.other).capacity
+    let capacity = try storage.slots.reader(runningSlot.other).capacity
     let configuration = ReceiverConfiguration(
       slotCapacity: capacity, windowCapacity: windowCapacity, windowGrace: windowGrace)
     engine = ReceiverEngine(
-      configuration: configuration, runningSlot: boot.running, runningOnTrial: boot.runningOnTrial,
+      configuration: configuration, runningSlot: runningSlot,
+      runningOnTrial: Self.unconfirmed(boot, runningSlot),
       journal: journal)
     if journal != nil, engine.transfer == nil {
       // A journal for the slot that now runs (the activation happened) or one that no longer fits.
       try storage.records.remove(TransferJournal.recordName)
     }
+  }
+
+  /// Running anything but the confirmed slot (a trial, or a slot the bootloader started against the
+  /// state): the other slot holds the only known-good image, so PREPARE is refused.
+  static func unconfirmed(_ boot: BootState, _ running: SlotID) -> Bool {
+    boot.runningOnTrial || running != boot.confirmed
+  }
+
+  /// True while this process runs a trial that still needs its verdict.
+  public var runningOnTrial: Bool { boot.runningOnTrial && boot.trial?.slot == running }
+
+  /// The trial proved itself (health check passed, `otad mark-good`): keep it.
+  public mutating func markGood() throws(StorageError) {
+    try changeBoot { $0.markGood() }
+  }
+
+  /// This boot of the trial failed: the next boot tries again, or, with no boots left, the trial is
+  /// marked bad and the confirmed slot boots again. The caller restarts either way.
+  public mutating func failTrialBoot(_ reason: UpdateOutcome.Reason) throws(StorageError) {
+    try changeBoot { $0.failBoot(reason) }
+  }
+
+  /// The trial failed: its slot is bad, the confirmed slot boots again. The caller restarts.
+  public mutating func markBad(_ reason: UpdateOutcome.Reason) throws(StorageError) {
+    try changeBoot { $0.markBad(reason) }
+  }
+
+  /// Reads the boot state again (after `otad mark-good` or `mark-bad` changed it). Returns false when
+  /// the state no longer wants the slot this process runs: the caller restarts.
+  public mutating func reloadBootState() throws(StorageError) -> Bool {
+    let control = control
+    boot = try Self.storageErrors { () throws(BootError) in try control.current() }
+    engine.updateRunningOnTrial(Self.unconfirmed(boot, running))
+    return boot.running == running
   }
 
   /// Handles one event and every IO it leads to; returns what must go out.
@@ -62,28 +106,35 @@ public struct ReceiverHost: Sendable {
         }
       }
     }
+    engine.updateRunningOnTrial(Self.unconfirmed(boot, running))
     return outputs
   }
 
   /// The Info characteristic's value now.
   public func info() -> InfoRecord {
     let transfer = engine.transfer
-    let inactive = boot.running.other
+    let inactive = running.other
     let content: SlotContent =
       switch engine.phase {
       case .preparing, .receiving, .validating: .receiving
       case .validated: .validated
       case .activating: .pendingTrial
-      case .idle: boot.version(of: inactive) == nil ? .unknown : .good
+      case .idle:
+        switch boot[inactive].status {
+        case .empty: .unknown
+        case .good: .good
+        case .trial: .pendingTrial
+        case .bad: .bad
+        }
       }
     return InfoRecord(
-      state: engine.transferStatus.state, runningSlot: boot.running,
-      flags: boot.runningOnTrial ? [.runningOnTrial] : [],
-      slotVersions: SlotID.allCases.map { boot.version(of: $0) ?? .zero },
+      state: engine.transferStatus.state, runningSlot: running,
+      flags: Self.unconfirmed(boot, running) ? [.runningOnTrial] : [],
+      slotVersions: SlotID.allCases.map { boot[$0].status == .empty ? .zero : boot[$0].version },
       inactiveSlotContent: content,
       slotCapacity: UInt32(clamping: engine.configuration.slotCapacity),
       windowCapacity: engine.configuration.windowCapacity, maxChunkPayload: engine.maxChunkPayload,
-      transfer: engine.transferStatus, transferVersion: transfer?.version ?? .zero, lastOutcome: .none)
+      transfer: engine.transferStatus, transferVersion: transfer?.version ?? .zero, lastOutcome: boot.outcome)
   }
 
   // MARK: IO
@@ -101,10 +152,11 @@ public struct ReceiverHost: Sendable {
   private mutating func performOrThrow(_ io: ReceiverIO) throws(StorageError) -> IOResult {
     switch io {
     case .prepare(let journal):
-      if boot.version(of: journal.slot) != nil {
-        var updated = boot
-        updated.invalidate(journal.slot)
-        try save(updated)
+      guard journal.slot != running, journal.slot != boot.confirmed else {
+        return .failed("slot \(journal.slot) holds the running or confirmed image")
+      }
+      if boot[journal.slot].status != .empty {
+        try changeBoot { $0.invalidate(journal.slot) }
       }
       try slotWriter(journal.slot).prepare(forImageOf: UInt64(journal.size))
       try storage.records.replace(TransferJournal.recordName, with: journal.encoded)
@@ -126,29 +178,43 @@ public struct ReceiverHost: Sendable {
     case .recordValidated(let journal):
       try storage.records.replace(TransferJournal.recordName, with: journal.encoded)
     case .activate(let journal, let permanent):
-      var updated = boot
-      updated.activate(journal.slot, version: journal.version, permanent: permanent)
-      try save(updated)
+      let attempts = control.attempts
+      try changeBoot {
+        $0.activate(
+          journal.slot, version: journal.version, size: journal.size, crc32: journal.crc32,
+          attempts: attempts,
+          permanent: permanent)
+      }
       try storage.records.remove(TransferJournal.recordName)
     case .confirm:
-      var updated = boot
-      updated.confirmRunning()
-      if updated != boot { try save(updated) }
+      try changeBoot { $0.markGood() }
     case .discard:
       try storage.records.remove(TransferJournal.recordName)
     }
     return .done
   }
 
-  private mutating func save(_ record: BootRecord) throws(StorageError) {
-    try storage.records.replace(BootRecord.recordName, with: record.encoded)
-    boot = record
+  private mutating func changeBoot(_ change: (inout BootState) -> Void) throws(StorageError) {
+    let control = control
+    boot = try Self.storageErrors { () throws(BootError) in try control.update(change) }
+  }
+
+  /// Boot-state failures as the storage errors the wire knows (both answer "storage error").
+  private static func storageErrors<T>(_ body: () throws(BootError) -> T) throws(StorageError) -> T {
+    do {
+      return try body()
+    } catch {
+      switch error {
+      case .storage(let storage): throw storage
+      case .backend(let backend): throw .bootloader(backend.description)
+      }
+    }
   }
 
   /// The inactive slot's writer, opened once through the one guard that refuses the running slot.
   private mutating func slotWriter(_ slot: SlotID) throws(StorageError) -> any SlotWriter {
     if let writer, writer.slot == slot { return writer.writer }
-    let opened = try storage.slots.openForWriting(slot, running: boot.running)
+    let opened = try storage.slots.openForWriting(slot, running: running)
     writer = (slot, opened)
     return opened
   }

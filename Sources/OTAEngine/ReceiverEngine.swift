@@ -52,6 +52,9 @@ public struct ReceiverEngine: Sendable {
     }
   }
 
+  /// The host learnt that the running slot was confirmed or marked bad outside the protocol.
+  public mutating func updateRunningOnTrial(_ onTrial: Bool) { runningOnTrial = onTrial }
+
   /// The transfer as STATUS and Info report it.
   public var transferStatus: TransferStatus {
     switch phase {

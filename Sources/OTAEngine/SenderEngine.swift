@@ -57,6 +57,9 @@ public struct SenderEngine: Sendable {
   var retryAt: Duration?
   var activationSent = false
   var restartDeadline: Duration?
+  /// While the new image runs on trial: when to read Info again, and when to stop waiting.
+  var trialPollAt: Duration?
+  var trialDeadline: Duration?
 
   public init(image: [UInt8], configuration: SenderConfiguration) {
     precondition(image.count <= Int(UInt32.max), "images are limited to 4 GiB by the protocol")
@@ -108,6 +111,7 @@ public struct SenderEngine: Sendable {
     guard phase == .connecting || phase == .restarting else { return }
     self.mtu = max(23, mtu)
     chunkPayload = DataChunk.maxPayload(mtu: self.mtu)
+    if phase == .restarting { restartDeadline = nil }
     phase = phase == .restarting ? .verifying : .readingInfo
     resetTransferMachinery()
     deadline = now + configuration.responseTimeout
@@ -118,7 +122,10 @@ public struct SenderEngine: Sendable {
     resetTransferMachinery()
     deadline = nil
     retryAt = nil
-    if phase == .restarting || phase == .verifying || (phase == .activating && activationSent) {
+    if [.restarting, .verifying, .awaitingConfirmation, .confirming].contains(phase)
+      || (phase == .activating && activationSent)
+    {
+      trialPollAt = nil
       // The disconnect after ACTIVATE is the restart: reconnect patiently until the restart deadline.
       if restartDeadline == nil { restartDeadline = now + configuration.restartTimeout }
       phase = .restarting
@@ -196,7 +203,20 @@ public struct SenderEngine: Sendable {
     if info.runningVersion == configuration.version
       && (expectedSlot == nil || info.runningSlot == expectedSlot)
     {
-      finish(nil, &out)
+      guard info.flags.contains(.runningOnTrial) else {
+        finish(nil, &out)
+        return
+      }
+      if configuration.confirm {
+        phase = .confirming
+        sendControl(.confirm, timeout: configuration.responseTimeout, &out)
+        return
+      }
+      // On trial: the device's health check decides. Look again until it confirms or rolls back.
+      if trialDeadline == nil { trialDeadline = now + configuration.trialTimeout }
+      phase = .awaitingConfirmation
+      trialPollAt = now + configuration.trialPollInterval
+      out.append(.progress(SenderProgress(phase: .awaitingConfirmation, committed: committed, total: size)))
     } else if info.lastOutcome.result == .rolledBack || info.runningSlot == report.deviceBefore?.runningSlot {
       finish(.rolledBack(running: info.runningVersion, reason: info.lastOutcome.reason), &out)
     } else {
@@ -221,6 +241,16 @@ public struct SenderEngine: Sendable {
     case (.prepare, .preparing): handlePrepareAnswer(response, &out)
     case (.validate, .validating): handleValidateAnswer(response, &out)
     case (.activate, .activating): handleActivateAnswer(response, &out)
+    case (.confirm, .confirming):
+      deadline = nil
+      guard response.status == .success else {
+        finish(.refused(.confirm, response.status), &out)
+        return
+      }
+      // Read Info once more: success only when the device says the new image is confirmed.
+      phase = .verifying
+      deadline = now + configuration.responseTimeout
+      out.append(.readInfo)
     default: break  // an answer to something abandoned: nothing waits for it
     }
   }
@@ -465,6 +495,16 @@ public struct SenderEngine: Sendable {
       finish(.timedOut(.restarting), &out)
       return
     }
+    if phase == .restarting || phase == .awaitingConfirmation, let limit = trialDeadline, now >= limit {
+      finish(.notConfirmed(configuration.version, waited: configuration.trialTimeout), &out)
+      return
+    }
+    if phase == .awaitingConfirmation, let due = trialPollAt, now >= due {
+      trialPollAt = nil
+      phase = .verifying
+      deadline = now + configuration.responseTimeout
+      out.append(.readInfo)
+    }
     if let due = currentDeadline, now >= due {
       if phase == .verifying {
         phase = .restarting
@@ -488,7 +528,11 @@ public struct SenderEngine: Sendable {
   }
 
   private mutating func updateTimer(_ out: inout [SenderAction]) {
-    let candidates = [currentDeadline, retryAt, phase == .restarting ? restartDeadline : nil]
+    let candidates = [
+      currentDeadline, retryAt, phase == .restarting ? restartDeadline : nil,
+      phase == .awaitingConfirmation ? trialPollAt : nil,
+      phase == .restarting || phase == .awaitingConfirmation ? trialDeadline : nil,
+    ]
     if let next = candidates.compactMap({ $0 }).min() { out.append(.armTimer(at: next)) }
   }
 

@@ -24,6 +24,13 @@ public struct SenderConfiguration: Equatable, Sendable {
   /// The largest window is the device's window capacity divided by this: with 2, one window is
   /// checked while the next streams. Smaller windows (after failures) pipeline deeper.
   public var windowsInFlight: Int
+  /// When the new image runs on trial: confirm it from here (CONFIRM) instead of waiting for the
+  /// device's own verdict (its health check).
+  public var confirm: Bool
+  /// How long to wait, after the restart, for the device to confirm the trial or roll it back.
+  public var trialTimeout: Duration
+  /// How often Info is read while the trial waits for its verdict.
+  public var trialPollInterval: Duration
   /// Announce this CRC32 in PREPARE instead of the image's: a fault injection for testing devices
   /// (the device must refuse the image at VALIDATE).
   public var announcedCRC: UInt32?
@@ -33,8 +40,12 @@ public struct SenderConfiguration: Equatable, Sendable {
     responseTimeout: Duration = .seconds(5), slowResponseTimeout: Duration = .seconds(60),
     restartTimeout: Duration = .seconds(60), maxWindowAttempts: Int = 8, maxConnectAttempts: Int = 8,
     backoff: Duration = .milliseconds(100), maxBackoff: Duration = .seconds(5), windowsInFlight: Int = 2,
+    confirm: Bool = false, trialTimeout: Duration = .seconds(300), trialPollInterval: Duration = .seconds(1),
     announcedCRC: UInt32? = nil
   ) {
+    self.confirm = confirm
+    self.trialTimeout = trialTimeout
+    self.trialPollInterval = trialPollInterval
     self.version = version
     self.activate = activate
     self.permanent = permanent
@@ -82,7 +93,7 @@ public enum SenderAction: Equatable, Sendable {
 /// The five phases (and the connection steps around them) as a person reads them.
 public enum SenderPhase: String, Equatable, Sendable {
   case idle, connecting, readingInfo, checkingStatus, preparing, transferring, validating, activating
-  case restarting, verifying, finished
+  case restarting, verifying, awaitingConfirmation, confirming, finished
 }
 
 public struct SenderProgress: Equatable, Sendable {
@@ -127,6 +138,8 @@ public enum PushFailure: Error, Equatable, Sendable {
   case validationFailed(StatusCode)
   case rolledBack(running: Version, reason: UpdateOutcome.Reason)
   case wrongVersionAfterRestart(expected: Version, running: Version)
+  /// The new image ran on trial, but neither the device nor anybody else confirmed it in time.
+  case notConfirmed(Version, waited: Duration)
   case unreachable(attempts: Int, lastReason: String)
   case timedOut(SenderPhase)
   case protocolError(String)

@@ -138,15 +138,18 @@ public enum Poller {
   }
 }
 
-/// SIGTERM and SIGINT as a readable descriptor (signalfd), so a poll loop can stop cleanly.
+/// SIGTERM and SIGINT (stop) and SIGHUP (reload) as a readable descriptor (signalfd), so a poll loop
+/// can stop cleanly.
 public final class StopSignals {
   public let descriptor: Int32
+  public static let reload = SIGHUP
 
   public init() throws(LinkError) {
     var set = sigset_t()
     sigemptyset(&set)
     sigaddset(&set, SIGTERM)
     sigaddset(&set, SIGINT)
+    sigaddset(&set, SIGHUP)
     guard pthread_sigmask(SIG_BLOCK, &set, nil) == 0 else {
       throw .system(operation: "sigmask", errno: errno)
     }

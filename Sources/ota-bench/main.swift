@@ -64,8 +64,11 @@ func run(options: Options, mtu: Int, image: [UInt8]) throws {
     conditions: conditions, seed: 1
   ) { _ in
     try ReceiverHost(
-      storage: storage, windowCapacity: UInt32(options.windowKiB * 1024), imageCheck: StandardImageCheck.check
-    )
+      storage: storage,
+      control: BootControl(
+        records: storage.records, backend: SimulatedBootloader(),
+        factoryVersion: Version(major: 1, minor: 0, revision: 0)),
+      windowCapacity: UInt32(options.windowKiB * 1024), imageCheck: StandardImageCheck.check)
   }
   let clock = ContinuousClock()
   let started = clock.now

@@ -36,7 +36,9 @@ struct InfoCommand: ParsableCommand {
     }
     if info.lastOutcome.result != .none {
       print(
-        "last update: \(info.lastOutcome.result) \(info.lastOutcome.from) → \(info.lastOutcome.to) (\(info.lastOutcome.reason))"
+        "last update: \(info.lastOutcome.from) → \(info.lastOutcome.to) \(info.lastOutcome.result)"
+          + (info.lastOutcome.result == .rolledBack ? " (\(info.lastOutcome.reason))" : "")
+          + ", \(info.lastOutcome.attemptsUsed) trial boot(s)"
       )
     }
   }
@@ -103,7 +105,7 @@ private func describe(_ info: InfoRecord) -> [String: Any] {
     "lastOutcome": [
       "result": "\(info.lastOutcome.result)", "from": "\(info.lastOutcome.from)",
       "to": "\(info.lastOutcome.to)",
-      "reason": "\(info.lastOutcome.reason)",
+      "reason": "\(info.lastOutcome.reason)", "attemptsUsed": Int(info.lastOutcome.attemptsUsed),
     ],
   ]
 }

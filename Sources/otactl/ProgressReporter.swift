@@ -89,6 +89,7 @@ final class ProgressReporter {
           "resumedFrom": report.resumedFrom.map { Int($0) },
           "runningVersion": report.deviceAfter.map { "\($0.runningVersion)" } ?? NSNull(),
           "runningSlot": report.deviceAfter.map { "\($0.runningSlot)" } ?? NSNull(),
+          "confirmed": report.deviceAfter.map { !$0.flags.contains(.runningOnTrial) } ?? NSNull(),
         ]
         if let air, let raw {
           object["rawCapacity"] = raw
@@ -101,6 +102,8 @@ final class ProgressReporter {
       }
       let after = report.deviceAfter.map {
         "the device runs \($0.runningVersion) from slot \($0.runningSlot)"
+          + ($0.lastOutcome.result == .succeeded && $0.lastOutcome.to == $0.runningVersion
+            ? ", confirmed after \($0.lastOutcome.attemptsUsed) trial boot(s)" : "")
       }
       line(
         """
@@ -114,11 +117,19 @@ final class ProgressReporter {
         emit([
           "event": "result", "ok": false, "exitCode": Int(failure.exitCode), "error": failure.explanation,
           "seconds": seconds, "resumedFrom": report.resumedFrom.map { Int($0) },
+          "lastOutcome": report.deviceAfter.map { Self.describe($0.lastOutcome) } ?? NSNull(),
         ])
         return
       }
       FileHandle.standardError.write(Data("otactl: \(failure.explanation)\n".utf8))
     }
+  }
+
+  static func describe(_ outcome: UpdateOutcome) -> [String: Any] {
+    [
+      "result": "\(outcome.result)", "from": "\(outcome.from)", "to": "\(outcome.to)",
+      "reason": "\(outcome.reason)", "attemptsUsed": Int(outcome.attemptsUsed),
+    ]
   }
 
   static func seconds(_ duration: Duration) -> Double {

@@ -12,8 +12,10 @@ struct PushCommand: ParsableCommand {
     abstract: "Push an image: PREPARE (or resume), TRANSFER, VALIDATE, ACTIVATE, VERIFY.",
     discussion: """
       An MCUboot image carries its version; a raw image needs --version. A push that was cut off
-      resumes from the last window the device committed. After ACTIVATE the device restarts; the
-      push succeeds only when the new version runs.
+      resumes from the last window the device committed. After ACTIVATE the device restarts into a
+      trial of the new version; the push succeeds only when the new version runs confirmed (the
+      device's health check passed, or --confirm). A rollback fails the push (exit code 7) with the
+      device's reason.
       """)
 
   @Argument(help: "The image file (raw, or MCUboot format).")
@@ -31,6 +33,17 @@ struct PushCommand: ParsableCommand {
 
   @Flag(help: "Activate for good, without a trial boot.")
   var permanent = false
+
+  @Flag(
+    help:
+      "Confirm the new version from here once it runs on trial, instead of waiting for the device's verdict.")
+  var confirm = false
+
+  @Option(
+    name: .customLong("trial-timeout"),
+    help:
+      "Seconds to wait after the restart for the device to confirm the trial or roll it back (default 300).")
+  var trialTimeout = 300.0
 
   @Option(
     name: .customLong("max-reconnects"), help: "Connection attempts in a row without progress (default 8).")
@@ -61,7 +74,8 @@ struct PushCommand: ParsableCommand {
     let link = try device.openLink()
     var configuration = SenderConfiguration(
       version: imageVersion, activate: !noActivate, permanent: permanent,
-      responseTimeout: .milliseconds(Int64(timeout * 1000)), maxConnectAttempts: max(0, maxReconnects))
+      responseTimeout: .milliseconds(Int64(timeout * 1000)), maxConnectAttempts: max(0, maxReconnects),
+      confirm: confirm, trialTimeout: .milliseconds(Int64(max(0, trialTimeout) * 1000)))
     if let announceCRC {
       guard let value = UInt32(announceCRC, radix: 16) else {
         throw ValidationError("--announce-crc: not hex")

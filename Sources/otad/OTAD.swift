@@ -16,5 +16,7 @@ struct OTAD: ParsableCommand {
         otad run --config /etc/otad.toml
         otad status --config /etc/otad.toml --json
       """,
-    subcommands: [RunCommand.self, StatusCommand.self])
+    subcommands: [
+      RunCommand.self, BootCommand.self, MarkGoodCommand.self, MarkBadCommand.self, StatusCommand.self,
+    ])
 }

@@ -6,15 +6,18 @@ import OTADBus
 import OTADevice
 import OTALink
 import OTAStorage
+import OTAWire
 
 struct RunCommand: ParsableCommand {
   static let configuration = CommandConfiguration(
     commandName: "run",
     abstract: "Serve the OTA protocol until SIGTERM or SIGINT.",
     discussion: """
-      After a successful ACTIVATE the daemon restarts itself (it re-executes) and comes back running
-      the new slot. SIGKILL at any moment loses nothing the device acknowledged: windows are durable
-      before they are answered.
+      With [boot] stage = "daemon" (the default) each start is a boot: the boot stage runs first and
+      picks the slot. After ACTIVATE the daemon restarts (the configured restart action) into the trial;
+      a slot on trial runs the health check, then is marked good, or bad and rolled back. SIGHUP reloads
+      the boot state (otad mark-good and mark-bad send it). SIGKILL at any moment loses nothing the
+      device acknowledged: windows are durable before they are answered.
       """)
 
   @OptionGroup var options: DaemonOptions
@@ -40,16 +43,30 @@ struct RunCommand: ParsableCommand {
     }
     let logger = Logger(label: "otad")
     let storage = try DaemonOptions.storage(configuration)
-    let host = try ReceiverHost(
-      storage: storage, windowCapacity: configuration.windowCapacity, windowGrace: configuration.windowGrace,
-      factoryVersion: configuration.factoryVersion, imageCheck: StandardImageCheck.check)
+    let control = configuration.makeBootControl(records: storage.records)
+    let restarter = Restarter(restart: configuration.boot.restart, backend: control.backend, logger: logger)
+    var running: SlotID?
+    if configuration.boot.stage == .daemon {
+      let decision = try BootStageReport.run(control, logger: logger)
+      if decision.restart { try restarter.restart(into: decision.state.plan) }
+      running = decision.run
+    }
+    var host = try ReceiverHost(
+      storage: storage, control: control, running: running, windowCapacity: configuration.windowCapacity,
+      windowGrace: configuration.windowGrace, imageCheck: StandardImageCheck.check)
     let info = host.info()
     logger.notice(
-      "running slot \(info.runningSlot), version \(info.runningVersion)\(host.boot.runningOnTrial ? " (on trial)" : "")",
+      "running slot \(info.runningSlot), version \(info.runningVersion)\(host.runningOnTrial ? " (on trial)" : "")",
       metadata: [
         "transfer": "\(info.transfer.state)", "committed": "\(info.transfer.committedOffset)",
-        "capacity": "\(info.slotCapacity)",
+        "capacity": "\(info.slotCapacity)", "bootloader": "\(control.backend.name)",
       ])
+    if host.runningOnTrial, host.boot.trial?.slot != host.running {
+      logger.warning("the bootloader started slot \(host.running), which the boot state does not confirm")
+    }
+    let pidFile = PidFile(directory: configuration.stateDirectory!)
+    pidFile.write()
+    defer { pidFile.remove() }
     let stopSignals = try StopSignals()
     let link: any PeripheralLink
     var bluez: BlueZPeripheral?
@@ -71,25 +88,23 @@ struct RunCommand: ParsableCommand {
         "listening", metadata: ["socket": "\(configuration.socket!)", "link": "\(configuration.link)"])
       link = socket
     }
-    let service = DeviceService(host: host, link: link, logger: logger)
+    let environment = HealthEnvironment.make(
+      boot: host.boot, slot: host.running,
+      slotPath: (host.running == .a ? configuration.slotA : configuration.slotB) ?? "",
+      reader: try? storage.slots.reader(host.running))
+    let service = DeviceService(
+      host: host, link: link, logger: logger, trial: configuration.boot.trial, healthEnvironment: environment)
     let stop = try service.run(stopSignals: stopSignals)
+    host = service.host
     (link as? SocketPeripheral)?.unlinkSocket()
     switch stop {
     case .signal(let number):
       bluez?.unregister()
       logger.notice("stopping on signal \(number)")
     case .restart:
-      try reexecute(logger)
+      bluez?.unregister()
+      pidFile.remove()
+      try restarter.restart(into: host.boot.plan)
     }
-  }
-
-  /// Restarts this process in place: the same program and arguments, a fresh start.
-  private func reexecute(_ logger: Logger) throws {
-    let arguments = CommandLine.arguments
-    var pointers = arguments.map { strdup($0) }
-    pointers.append(nil)
-    execv("/proc/self/exe", &pointers)
-    logger.critical("could not restart: \(String(cString: strerror(errno)))")
-    throw ExitCode(70)
   }
 }

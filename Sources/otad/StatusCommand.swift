@@ -8,7 +8,8 @@ import OTAWire
 struct StatusCommand: ParsableCommand {
   static let configuration = CommandConfiguration(
     commandName: "status",
-    abstract: "Print the slots, their versions, and the transfer in progress, from the device's storage.")
+    abstract:
+      "Print the slots, the trial, the last update's outcome and the transfer, from the device's storage.")
 
   @OptionGroup var options: DaemonOptions
 
@@ -18,26 +19,38 @@ struct StatusCommand: ParsableCommand {
   func run() throws {
     let configuration = try options.configuration()
     let status = try DeviceStatus.read(try DaemonOptions.storage(configuration))
-    let boot: BootRecord? =
-      if case .present(let record) = status.boot { record } else { nil }
-    let effective = boot ?? BootRecord.factory(runningVersion: configuration.factoryVersion)
+    let boot: BootState? =
+      if case .present(let state) = status.boot { state } else { nil }
+    let state = boot ?? BootState.factory(version: configuration.factoryVersion)
     let transfer: TransferJournal? =
       if case .present(let journal) = status.transfer { journal } else { nil }
+    let paths = [configuration.slotA ?? "?", configuration.slotB ?? "?"]
 
     if json {
       var slots: [[String: Any]] = []
       for slot in SlotID.allCases {
+        let content = state[slot]
         slots.append([
-          "slot": "\(slot)", "running": effective.running == slot,
-          "version": effective.version(of: slot).map { "\($0)" } ?? NSNull(),
-          "capacity": status.slotCapacities[Int(slot.rawValue)],
-          "path": slot == .a ? configuration.slotA ?? "" : configuration.slotB ?? "",
+          "slot": "\(slot)", "running": state.running == slot, "confirmed": state.confirmed == slot,
+          "status": "\(content.status)",
+          "version": content.status == .empty ? NSNull() : "\(content.version)" as Any,
+          "capacity": status.slotCapacities[Int(slot.rawValue)], "path": paths[Int(slot.rawValue)],
         ])
       }
       var object: [String: Any] = [
-        "running": "\(effective.running)", "onTrial": effective.runningOnTrial, "slots": slots,
-        "bootRecord": describe(status.boot),
+        "running": "\(state.running)", "confirmed": "\(state.confirmed)", "onTrial": state.runningOnTrial,
+        "slots": slots, "bootState": describe(status.boot), "bootloader": configuration.boot.backend.rawValue,
+        "lastOutcome": [
+          "result": "\(state.outcome.result)", "from": "\(state.outcome.from)", "to": "\(state.outcome.to)",
+          "reason": "\(state.outcome.reason)", "attemptsUsed": Int(state.outcome.attemptsUsed),
+        ],
       ]
+      if let trial = state.trial {
+        object["trial"] = [
+          "slot": "\(trial.slot)", "attemptsLeft": Int(trial.attemptsLeft),
+          "attemptsAllowed": Int(trial.attemptsAllowed), "begun": trial.begun,
+        ]
+      }
       if let transfer {
         object["transfer"] = [
           "state": "\(transfer.state)", "slot": "\(transfer.slot)", "size": transfer.size,
@@ -51,16 +64,25 @@ struct StatusCommand: ParsableCommand {
       print(String(decoding: data, as: UTF8.self))
       return
     }
-    print("running: slot \(effective.running)\(effective.runningOnTrial ? " (on trial)" : " (confirmed)")")
+    print("running: slot \(state.running)\(state.runningOnTrial ? " (on trial)" : " (confirmed)")")
     for slot in SlotID.allCases {
-      let version = effective.version(of: slot).map { "firmware \($0)" } ?? "no image"
-      let path = slot == .a ? configuration.slotA ?? "?" : configuration.slotB ?? "?"
-      let marker = effective.running == slot ? "▶" : " "
+      let content = state[slot]
+      let version = content.status == .empty ? "no image" : "firmware \(content.version), \(content.status)"
+      let marker = state.running == slot ? "▶" : " "
       print(
-        "  \(marker) slot \(slot): \(version)  (\(path), \(status.slotCapacities[Int(slot.rawValue)]) bytes)")
+        "  \(marker) slot \(slot): \(version)  (\(paths[Int(slot.rawValue)]), "
+          + "\(status.slotCapacities[Int(slot.rawValue)]) bytes)")
     }
-    if case .damaged = status.boot {
-      print("boot record: damaged (it will be moved aside at the next start)")
+    if let trial = state.trial {
+      print(
+        "trial: slot \(trial.slot), \(trial.attemptsUsed) of \(trial.attemptsAllowed) boot(s) used"
+          + (trial.begun ? "" : " (armed: it runs at the next start)"))
+    }
+    print("last update: \(Self.describe(state.outcome))")
+    switch status.boot {
+    case .damaged: print("boot state: damaged (it will be moved aside at the next start)")
+    case .missing: print("boot state: none yet (a factory device)")
+    case .present: break
     }
     switch status.transfer {
     case .missing: print("transfer: none")
@@ -70,6 +92,15 @@ struct StatusCommand: ParsableCommand {
       print(
         "transfer: \(journal.state) firmware \(journal.version) into slot \(journal.slot): "
           + "\(journal.committedOffset) of \(journal.size) bytes committed (\(percent)%)")
+    }
+  }
+
+  static func describe(_ outcome: UpdateOutcome) -> String {
+    switch outcome.result {
+    case .none: "none"
+    case .succeeded: "\(outcome.from) → \(outcome.to) succeeded (\(outcome.attemptsUsed) trial boot(s))"
+    case .rolledBack:
+      "\(outcome.from) → \(outcome.to) rolled back: \(outcome.reason), after \(outcome.attemptsUsed) boot(s)"
     }
   }
 

@@ -23,11 +23,56 @@ struct DeviceFixture {
 
   var storage: DeviceStorage { DeviceStorage(slots: SlotPair(medium: medium), records: medium) }
 
-  func makeHost() throws -> ReceiverHost {
-    try ReceiverHost(
-      storage: storage, windowCapacity: windowCapacity, factoryVersion: Self.runningVersion,
-      imageCheck: StandardImageCheck.check)
+  /// The pointer otad's boot stage keeps (it survives power cuts: the in-memory bootloader is durable).
+  let bootloader = SimulatedBootloader()
+  var attempts: UInt8 = 3
+
+  var control: BootControl {
+    BootControl(records: medium, backend: bootloader, factoryVersion: Self.runningVersion, attempts: attempts)
   }
+
+  /// What the firmware on trial does at each boot.
+  enum TrialVerdict {
+    /// Its health check passes at once: marked good.
+    case passes
+    /// Its health check fails at every boot: once its boots are spent it rolls back.
+    case fails
+    /// Nobody decides: it stays on trial.
+    case silent
+  }
+
+  /// One start of the device: the boot stage, then the daemon, whose health check gives `verdict`.
+  /// Every boot in between goes through `onBoot`.
+  func boot(
+    verdict: TrialVerdict = .passes, onBoot: ((ReceiverHost) throws -> Void)? = nil
+  ) throws -> ReceiverHost {
+    while true {
+      let decision: BootDecision
+      do {
+        decision = try control.runBootStage()
+      } catch {
+        // The simulation restarts the device on a power cut, as it does for the host's own errors.
+        if case .storage(let storage) = error { throw storage }
+        throw error
+      }
+      var host = try ReceiverHost(
+        storage: storage, control: control, running: decision.run, windowCapacity: windowCapacity,
+        imageCheck: StandardImageCheck.check)
+      try onBoot?(host)
+      guard host.runningOnTrial else { return host }
+      switch verdict {
+      case .passes:
+        try host.markGood()
+        return host
+      case .fails:
+        try host.failTrialBoot(.healthCheckFailed)  // and restart: the next boot tries again
+      case .silent:
+        return host
+      }
+    }
+  }
+
+  func makeHost() throws -> ReceiverHost { try boot() }
 
   /// The running slot still holds, byte for byte, what it held before anything happened.
   var runningSlotUntouched: Bool {
@@ -42,6 +87,7 @@ struct DeviceFixture {
     _ image: [UInt8], version: Version, conditions: LinkConditions, faults: DeviceFaults = DeviceFaults(),
     seed: UInt64,
     sender: SenderConfiguration? = nil, powerCutSeed: UInt64? = nil, limit: Duration = .seconds(3600),
+    verdict: TrialVerdict = .passes, expectSuccess: Bool = true,
     onBoot: ((ReceiverHost) throws -> Void)? = nil, sourceLocation: SourceLocation = #_sourceLocation
   ) throws -> (result: Simulation.Result, report: SenderReport?, device: ReceiverHost?) {
     var simulation = try Simulation(
@@ -49,13 +95,13 @@ struct DeviceFixture {
       conditions: conditions, faults: faults, seed: seed
     ) { afterPowerCut in
       if afterPowerCut { medium.reboot(seed: powerCutSeed) }
-      let host = try makeHost()
-      try onBoot?(host)
-      return host
+      return try boot(verdict: verdict, onBoot: onBoot)
     }
     let result = try simulation.run(limit: limit)
     guard case .succeeded(let report) = result.outcome else {
-      Issue.record("push failed: \(String(describing: result.outcome))", sourceLocation: sourceLocation)
+      if expectSuccess {
+        Issue.record("push failed: \(String(describing: result.outcome))", sourceLocation: sourceLocation)
+      }
       return (result, nil, simulation.device)
     }
     return (result, report, simulation.device)

@@ -36,7 +36,7 @@ import Testing
       #expect(Array(fixture.medium.slotBytes(.b).prefix(image.count)) == image, "\(testCase)")
       #expect(fixture.runningSlotUntouched, "\(testCase)")
       let device = try #require(run.device)
-      #expect(device.boot.running == .b)
+      #expect(device.running == .b)
       #expect(device.info().runningVersion == Self.newVersion)
       #expect(report.deviceAfter?.runningVersion == Self.newVersion)
       #expect(report.deviceBefore?.runningVersion == DeviceFixture.runningVersion)
@@ -112,6 +112,6 @@ import Testing
       sender: SenderConfiguration(version: Self.newVersion, activate: false))
     let device = try #require(run.device)
     #expect(device.info().state == .validated)
-    #expect(device.boot.running == .a)
+    #expect(device.running == .a)
   }
 }

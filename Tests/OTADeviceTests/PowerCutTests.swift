@@ -30,22 +30,59 @@ import Testing
       #expect(result.powerCuts == 1, "cut at \(cut!): the planned cut happened")
     }
     let device = try #require(run.device)
-    #expect(device.boot.running == .b, "cut at \(String(describing: cut))")
-    #expect(device.boot.version(of: .b) == Self.newVersion)
+    #expect(device.running == .b, "cut at \(String(describing: cut))")
+    #expect(device.boot[.b].version == Self.newVersion)
+    #expect(
+      device.boot.confirmed == .b && !device.runningOnTrial, "cut at \(String(describing: cut)): confirmed")
+    #expect(device.boot.outcome.result == .succeeded && device.boot.outcome.to == Self.newVersion)
     #expect(Array(fixture.medium.slotBytes(.b).prefix(Self.image.count)) == Self.image)
     #expect(fixture.runningSlotUntouched, "cut at \(String(describing: cut)): slot A was written")
     return fixture.medium.operationCount - start
   }
 
-  /// Whatever the boot record says runs must hold a complete, good image.
+  /// An update whose trial fails its health check, with a cut planned at `cut`: it must end rolled
+  /// back to the untouched slot A, slot B marked bad, whatever the cut hit. Returns the operations.
+  func rollback(cutAt cut: Int?, seed: UInt64?) throws -> Int {
+    let fixture = DeviceFixture(slotCapacity: 8192, windowCapacity: 1024)
+    let start = fixture.medium.operationCount
+    if let cut { fixture.medium.inject(.powerCut, atOperation: cut) }
+    let run = try fixture.push(
+      Self.image, version: Self.newVersion,
+      conditions: LinkConditions(mtu: 185), faults: DeviceFaults(restartTime: .milliseconds(50)), seed: 1,
+      powerCutSeed: seed, limit: .seconds(600), verdict: .fails, expectSuccess: false
+    ) { host in try checkBootsAGoodImage(host, fixture, cut: cut) }
+    let at = "cut at \(String(describing: cut))"
+    guard case .failed(.rolledBack(let running, let reason), _) = run.result.outcome else {
+      Issue.record("\(at): \(String(describing: run.result.outcome))")
+      return 0
+    }
+    #expect(running == DeviceFixture.runningVersion && reason == .healthCheckFailed, "\(at)")
+    let device = try #require(run.device)
+    #expect(device.running == .a && device.boot.confirmed == .a && device.boot[.b].status == .bad, "\(at)")
+    #expect(device.info().lastOutcome.result == .rolledBack, "\(at)")
+    #expect(fixture.runningSlotUntouched, "\(at): slot A was written")
+    #expect(fixture.bootloader.appliedPlans.last == BootPlan(primary: .a), "\(at)")
+    return fixture.medium.operationCount - start
+  }
+
+  /// Whatever the boot state says runs must hold a complete, good image, and so must the confirmed slot.
   func checkBootsAGoodImage(_ host: ReceiverHost, _ fixture: DeviceFixture, cut: Int?) throws {
-    let running = host.boot.running
+    let running = host.running
+    try checkHoldsAGoodImage(running, host, fixture, cut: cut)
+    if host.boot.confirmed != running {
+      try checkHoldsAGoodImage(host.boot.confirmed, host, fixture, cut: cut)
+    }
+  }
+
+  func checkHoldsAGoodImage(_ slot: SlotID, _ host: ReceiverHost, _ fixture: DeviceFixture, cut: Int?) throws
+  {
+    let running = slot
     let bytes = fixture.medium.slotBytes(running)
     if running == .a {
-      #expect(host.boot.version(of: .a) == DeviceFixture.runningVersion)
+      #expect(host.boot[.a].version == DeviceFixture.runningVersion)
       #expect(fixture.runningSlotUntouched, "cut at \(String(describing: cut))")
     } else {
-      #expect(host.boot.version(of: .b) == Self.newVersion, "cut at \(String(describing: cut))")
+      #expect(host.boot[.b].version == Self.newVersion, "cut at \(String(describing: cut))")
       #expect(
         Array(bytes.prefix(Self.image.count)) == Self.image, "cut at \(String(describing: cut)): B runs torn")
     }
@@ -56,6 +93,16 @@ import Testing
     #expect(total > 40, "the update touches storage \(total) times")
     for cut in 0..<total {
       _ = try update(cutAt: cut, seed: nil)
+    }
+  }
+
+  /// Rollback under the same loop: the trial fails its health check; a cut anywhere (PREPARE to
+  /// ACTIVATE, the boot stage, mark-bad, the boot back) still ends on slot A with B marked bad.
+  @Test func aCutAtEveryStorageOperationOfAFailedTrialStillRollsBack() throws {
+    let total = try rollback(cutAt: nil, seed: nil)
+    #expect(total > 40, "the update touches storage \(total) times")
+    for cut in 0..<total {
+      _ = try rollback(cutAt: cut, seed: UInt64(cut) &+ 7)
     }
   }
 

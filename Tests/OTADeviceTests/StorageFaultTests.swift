@@ -44,7 +44,7 @@ import Testing
     #expect(fixture.medium.pendingFaultCount == 0, "\(testCase): the fault fired")
     #expect(Array(fixture.medium.slotBytes(.b).prefix(Self.image.count)) == Self.image)
     #expect(fixture.runningSlotUntouched)
-    #expect(try #require(run.device).boot.running == .b)
+    #expect(try #require(run.device).running == .b)
   }
 
   @Test func aStorageErrorAtCommitIsAnsweredWithStatusAndResent() throws {

@@ -1,0 +1,29 @@
+import OTABoot
+import OTAStorage
+
+extension DaemonConfiguration {
+  /// The bootloader backend the configuration names, over the configured slot paths.
+  public func makeBootBackend() -> any BootBackend {
+    switch boot.backend {
+    case .file:
+      let link = boot.link ?? (stateDirectory ?? ".") + "/current"
+      return FileLinkBackend(link: link, slotPaths: [slotA ?? "", slotB ?? ""])
+    case .tryboot:
+      return TrybootBackend(
+        bootDirectory: boot.trybootDirectory, partitions: boot.trybootPartitions,
+        bootloaderNode: boot.trybootNode)
+    case .uboot:
+      return UBootBackend(tools: ToolRunner(), cmdline: boot.cmdline)
+    case .grub:
+      return GrubBackend(tools: ToolRunner(), environmentFile: boot.grubEnvironment, cmdline: boot.cmdline)
+    }
+  }
+
+  /// The boot state in the state directory, its lock, and the backend.
+  public func makeBootControl(records: any RecordStore) -> BootControl {
+    BootControl(
+      records: records, backend: makeBootBackend(),
+      lock: stateDirectory.map { StateLock(path: $0 + "/boot.lock") }, factoryVersion: factoryVersion,
+      attempts: boot.attempts)
+  }
+}

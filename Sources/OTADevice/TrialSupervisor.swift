@@ -1,0 +1,104 @@
+import OTAWire
+
+/// How a trial proves itself on the device.
+public struct TrialPolicy: Equatable, Sendable {
+  /// A command run against the new firmware (with /bin/sh -c); exit 0 marks it good. Without one, a
+  /// trial is good once the daemon runs on it, unless `manual`.
+  public var healthCheck: String?
+  /// Without a health check, wait for `otad mark-good` or CONFIRM from the central instead of
+  /// confirming when the daemon comes up.
+  public var manual: Bool
+  public var healthTimeout: Duration
+  /// A trial nobody confirms by then is restarted (that boot counts as a failed attempt); when its
+  /// attempts are spent it rolls back ("did not start"). Nil: wait for ever.
+  public var confirmTimeout: Duration?
+
+  public init(
+    healthCheck: String? = nil, manual: Bool = false, healthTimeout: Duration = .seconds(60),
+    confirmTimeout: Duration? = nil
+  ) {
+    self.healthCheck = healthCheck
+    self.manual = manual
+    self.healthTimeout = healthTimeout
+    self.confirmTimeout = confirmTimeout
+  }
+}
+
+/// The daemon's part of a trial, as a pure state machine: start the health check, turn its verdict
+/// (or its silence) into mark-good or mark-bad and a restart, and keep the confirmation deadline.
+/// Time comes in with the events; the daemon carries out the actions.
+public struct TrialSupervisor: Equatable, Sendable {
+  public enum Action: Equatable, Sendable {
+    case startHealthCheck
+    case stopHealthCheck
+    case markGood
+    /// This boot of the trial failed: another boot tries again, or, with none left, it is marked bad.
+    case failBoot(UpdateOutcome.Reason)
+    /// Restart the device: into another trial boot, or into the confirmed slot after a rollback.
+    case restart(String)
+  }
+
+  public let policy: TrialPolicy
+  public private(set) var healthDeadline: Duration?
+  public private(set) var confirmDeadline: Duration?
+  public private(set) var finished = false
+
+  public init(policy: TrialPolicy) { self.policy = policy }
+
+  public var nextDeadline: Duration? { [healthDeadline, confirmDeadline].compactMap { $0 }.min() }
+
+  /// The daemon came up running a slot on trial.
+  public mutating func start(now: Duration) -> [Action] {
+    if policy.healthCheck != nil {
+      healthDeadline = now + policy.healthTimeout
+      return [.startHealthCheck]
+    }
+    guard policy.manual else {
+      finished = true
+      return [.markGood]
+    }
+    confirmDeadline = policy.confirmTimeout.map { now + $0 }
+    return []
+  }
+
+  /// The health check ended (or could not start: `passed` false).
+  public mutating func healthCheckEnded(passed: Bool, _ how: String) -> [Action] {
+    guard healthDeadline != nil, !finished else { return [] }
+    healthDeadline = nil
+    finished = true
+    return passed
+      ? [.markGood] : [.failBoot(.healthCheckFailed), .restart("the health check failed (\(how))")]
+  }
+
+  /// The trial was confirmed some other way (CONFIRM, `otad mark-good`).
+  public mutating func confirmed() -> [Action] {
+    guard !finished else { return [] }
+    finished = true
+    confirmDeadline = nil
+    if healthDeadline != nil {
+      healthDeadline = nil
+      return [.stopHealthCheck]
+    }
+    return []
+  }
+
+  public mutating func tick(now: Duration) -> [Action] {
+    guard !finished else { return [] }
+    if let due = healthDeadline, now >= due {
+      healthDeadline = nil
+      finished = true
+      return [
+        .stopHealthCheck, .failBoot(.healthCheckTimedOut),
+        .restart("the health check did not finish within \(policy.healthTimeout)"),
+      ]
+    }
+    if let due = confirmDeadline, now >= due {
+      confirmDeadline = nil
+      finished = true
+      return [
+        .failBoot(.didNotStart), .restart("nobody confirmed the trial within \(policy.confirmTimeout!)"),
+      ]
+    }
+    return []
+  }
+}

@@ -1,0 +1,96 @@
+import ArgumentParser
+import Logging
+import OTADevice
+
+struct BootCommand: ParsableCommand {
+  static let configuration = CommandConfiguration(
+    commandName: "boot",
+    abstract: "The boot stage: pick the slot to run, count a trial boot, roll back a spent trial.",
+    discussion: """
+      Run once per boot, before the firmware (otad-boot.service does), when [boot] stage = "separate".
+      It reads the boot state and what the bootloader says it started, decides with the boot table
+      (docs/BOOT.md), saves the decision and makes the bootloader's pointer agree. When the bootloader
+      started a slot the state no longer wants, it restarts the device (the configured restart action).
+      """)
+
+  @OptionGroup var options: DaemonOptions
+
+  func run() throws {
+    let configuration = try options.configuration()
+    LoggingSystem.bootstrap { label in
+      var handler = StreamLogHandler.standardError(label: label)
+      handler.logLevel = configuration.logLevel
+      return handler
+    }
+    let logger = Logger(label: "otad-boot")
+    let storage = try DaemonOptions.storage(configuration)
+    let control = configuration.makeBootControl(records: storage.records)
+    let decision = try BootStageReport.run(control, logger: logger)
+    print("slot \(decision.run): \(decision.row.rawValue)")
+    if decision.restart {
+      try Restarter(restart: configuration.boot.restart, backend: control.backend, logger: logger)
+        .restart(into: decision.state.plan)
+    }
+  }
+}
+
+struct MarkGoodCommand: ParsableCommand {
+  static let configuration = CommandConfiguration(
+    commandName: "mark-good",
+    abstract: "Confirm the slot running on trial: it becomes the one that boots.",
+    discussion: """
+      For firmware that checks itself (as RAUC's mark-good): run it once the new firmware works. A
+      running daemon is told (SIGHUP). Nothing changes when no trial runs.
+      """)
+
+  @OptionGroup var options: DaemonOptions
+
+  func run() throws {
+    let configuration = try options.configuration()
+    let storage = try DaemonOptions.storage(configuration)
+    let control = configuration.makeBootControl(records: storage.records)
+    let before = try control.current()
+    guard let trial = before.trial, trial.begun else {
+      print(
+        "nothing to confirm: slot \(before.confirmed) runs firmware \(before[before.confirmed].version), confirmed"
+      )
+      return
+    }
+    let after = try control.update { $0.markGood() }
+    print("slot \(after.confirmed) (firmware \(after[after.confirmed].version)) confirmed")
+    notifyDaemon(configuration)
+  }
+}
+
+struct MarkBadCommand: ParsableCommand {
+  static let configuration = CommandConfiguration(
+    commandName: "mark-bad",
+    abstract: "Reject the slot running on trial: the confirmed slot boots again.",
+    discussion: """
+      The trial's slot is marked bad and the last outcome says "marked bad". A running daemon is told
+      (SIGHUP) and restarts into the confirmed slot; without one, restart the device yourself.
+      """)
+
+  @OptionGroup var options: DaemonOptions
+
+  func run() throws {
+    let configuration = try options.configuration()
+    let storage = try DaemonOptions.storage(configuration)
+    let control = configuration.makeBootControl(records: storage.records)
+    let before = try control.current()
+    guard let trial = before.trial else {
+      throw ValidationError(
+        "no slot is on trial: slot \(before.confirmed) is confirmed and is never marked bad")
+    }
+    let after = try control.update { $0.markBad(.markedBad) }
+    print(
+      "slot \(trial.slot) (firmware \(after[trial.slot].version)) marked bad; slot \(after.confirmed) "
+        + "(firmware \(after[after.confirmed].version)) boots next")
+    notifyDaemon(configuration)
+  }
+}
+
+private func notifyDaemon(_ configuration: DaemonConfiguration) {
+  guard let directory = configuration.stateDirectory else { return }
+  if PidFile(directory: directory).signalReload() { print("told the running otad") }
+}

@@ -1,0 +1,62 @@
+import Foundation
+import Logging
+import OTABoot
+import OTADevice
+import OTAStorage
+
+/// Carries out the configured restart once the boot state says what the next boot runs.
+struct Restarter {
+  let restart: BootConfiguration.Restart
+  let backend: any BootBackend
+  let logger: Logger
+
+  /// Does not return unless the restart could not happen.
+  func restart(into plan: BootPlan) throws -> Never {
+    if let command = backend.restartCommand(for: plan) {
+      logger.notice("restarting with \(command.joined(separator: " "))")
+      try run(command)
+      exit(0)
+    }
+    switch restart {
+    case .reexec:
+      reexecute()
+    case .reboot:
+      logger.notice("rebooting")
+      try run(["systemctl", "reboot"])
+      exit(0)
+    case .command(let line):
+      logger.notice("running the restart command", metadata: ["command": "\(line)"])
+      try run(["/bin/sh", "-c", line])
+      reexecute()
+    }
+  }
+
+  /// Restarts this process in place: the same program and arguments, a fresh start.
+  private func reexecute() -> Never {
+    var pointers = CommandLine.arguments.map { strdup($0) }
+    pointers.append(nil)
+    execv("/proc/self/exe", &pointers)
+    logger.critical("could not restart: \(String(cString: strerror(errno)))")
+    exit(70)
+  }
+
+  private func run(_ command: [String]) throws {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+    process.arguments = command
+    do {
+      try process.run()
+    } catch {
+      throw RestartError("cannot run \(command.joined(separator: " ")): \(error)")
+    }
+    process.waitUntilExit()
+    guard process.terminationStatus == 0 else {
+      throw RestartError("\(command.joined(separator: " ")) exited with status \(process.terminationStatus)")
+    }
+  }
+}
+
+struct RestartError: Error, CustomStringConvertible {
+  let description: String
+  init(_ description: String) { self.description = description }
+}
