@@ -97,6 +97,14 @@ make_image mcuboot-ed25519-100KiB.bin raw-100KiB.bin 2.0.1+7 0x200 0x40000 \
 make_image mcuboot-ecdsa-p256-1B.bin raw-1B.bin 0.9.0+1 0x20 0x10000 \
   --key "$keys/test-ecdsa-p256.pem"
 
+# The sample firmware for the A/B demo and tests: three versions of a tiny application (a shell
+# script, Images/firmware/app-vN.sh), wrapped as MCUboot images signed with the test Ed25519 key.
+# v1 is the factory firmware, v2 passes its health check, v3 fails it (see firmware/health-check.sh).
+for version in 1 2 3; do
+  make_image "firmware-v$version.bin" "firmware/app-v$version.sh" "$version.0.0" 0x20 0x10000 \
+    --key "$keys/test-ed25519.pem"
+done
+
 # README: what each file is, how it was made, and its size, CRC32 and SHA-256 (computed here).
 "$python" - "$images" <<'EOF'
 import hashlib, os, struct, sys, zlib
@@ -119,6 +127,12 @@ made = {
         "(32 bytes): `imgtool create --version 0.9.0+1 --header-size 0x20 --pad-header "
         "--slot-size 0x10000 --key keys/test-ecdsa-p256.pem`",
 }
+for version, verdict in ((1, "the factory firmware"), (2, "passes its health check"),
+                         (3, "fails its health check: a trial of it rolls back")):
+    made[f"firmware-v{version}.bin"] = (
+        f"sample firmware {version}.0.0, {verdict}: MCUboot image of `firmware/app-v{version}.sh`, signed with "
+        f"`keys/test-ed25519.pem`: `imgtool create --version {version}.0.0 --header-size 0x20 --pad-header "
+        f"--slot-size 0x10000 --key keys/test-ed25519.pem`")
 
 def version_of(data):
     if len(data) < 32 or struct.unpack_from("<I", data, 0)[0] != 0x96F3B83D:
@@ -145,6 +159,9 @@ public on purpose.
 Size in bytes; CRC32 as `python3 -c "import zlib,sys;print(hex(zlib.crc32(open(sys.argv[1],'rb').read())))" FILE`
 prints it; SHA-256 of the whole file (`sha256sum`), not MCUboot's hashed range. Versions are the
 MCUboot header's; raw payloads have none (the sender states one when it prepares the transfer).
+
+The `firmware-v*.bin` images carry a tiny application (`firmware/app-v*.sh`) for the A/B demo:
+`firmware/health-check.sh` takes it out of a slot and runs its self-test, as otad's health check.
 
 | File | Size | Version | CRC32 | SHA-256 (whole file) | What and how |
 |---|---|---|---|---|---|

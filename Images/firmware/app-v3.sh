@@ -1,0 +1,14 @@
+#!/bin/sh
+# BlueOTA sample firmware 3.0.0: a stand-in for a real application, small enough to read. otad never
+# runs it; the health check (health-check.sh) does, with --self-test, to decide the trial.
+# This version is broken on purpose: its self-test fails, so a trial of it rolls back.
+VERSION=3.0.0
+case "${1:-}" in
+  --self-test)
+    echo "firmware $VERSION self-test: the sensor bus does not answer" >&2
+    exit 1
+    ;;
+  *)
+    echo "firmware $VERSION running"
+    ;;
+esac
