@@ -1,16 +1,18 @@
 #!/usr/bin/env bash
 # The demo, from a fresh Debian 12 machine: installs the Debian packages it needs, builds, and
-# tells one A/B firmware update end to end with two real processes and no Bluetooth: the device
+# tells two A/B firmware updates end to end with two real processes and no Bluetooth: the device
 # daemon otad (slots in files in a temporary folder) and the central otactl, talking over the
-# simulated BLE link with 2% loss and one forced disconnect. It cleans up after itself.
+# simulated BLE link with 2% loss and one forced disconnect.
+#   1. 1.0.0 -> 2.0.0: the transfer resumes after the drop, 2.0.0 boots on trial, its health check
+#      (Images/firmware/health-check.sh runs the firmware's self-test) passes: confirmed.
+#   2. 2.0.0 -> 3.0.0: 3.0.0's self-test fails at each of its 2 trial boots: the device rolls back
+#      to 2.0.0 and otactl fails, naming the reason.
+# It cleans up after itself.
 #
-#   Scripts/demo.sh [IMAGE]     (default: Images/mcuboot-ed25519-100KiB.bin)
+#   Scripts/demo.sh
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 source Scripts/setup.sh
-
-image="${1:-Images/mcuboot-ed25519-100KiB.bin}"
-[[ -r "$image" ]] || { echo "demo: cannot read $image" >&2; exit 1; }
 
 echo "== building otad and otactl"
 log="$(mktemp)"
@@ -24,35 +26,55 @@ bin="$(swift build --show-bin-path)"
 
 source Scripts/otad-background.sh
 
-# The device: slot A holds its factory firmware (1.0.0); slot B is empty.
-head -c 65536 Images/raw-1MiB.bin >"$work/slot-a.img"
-otad_start "$bin" "$work/device.sock" "$work/otad.log" --slot-a "$work/slot-a.img" \
-  --slot-b "$work/slot-b.img" --capacity 256KiB --state-dir "$work/state"
+# The device: slot A holds its factory firmware 1.0.0 (the sample MCUboot image); slot B is empty.
+cp Images/firmware-v1.bin "$work/slot-a.img"
+device=(--slot-a "$work/slot-a.img" --slot-b "$work/slot-b.img" --capacity 64KiB --state-dir "$work/state")
+otad_start "$bin" "$work/device.sock" "$work/otad.log" "${device[@]}" \
+  --health-check "sh Images/firmware/health-check.sh" --attempts 2 --window 8KiB --log-level info
 
-link="mtu=247,interval=15ms,packets=6,loss=0.02,disconnect-after=70000"
+link="mtu=247,interval=15ms,packets=6,loss=0.02,disconnect-after=20000"
+slots() { "$bin/otad" status "${device[@]}" | sed 's/^/  /'; }
+
 cat <<TEXT
 
-BlueOTA demo: an A/B firmware update over a simulated BLE link, two processes, no radio.
-  device  otad, slots in $work, listening on device.sock
-  central otactl push $image
+BlueOTA demo: A/B firmware updates over a simulated BLE link, two processes, no radio.
+  device  otad, slots in $work, listening on device.sock;
+          a trial boot runs Images/firmware/health-check.sh (the new firmware's self-test), 2 boots
+  central otactl push Images/firmware-v2.bin, then Images/firmware-v3.bin
   link    $link
           (ATT MTU 247, a 15 ms connection interval, 2% of data packets lost,
-           and the link drops once after 70000 bytes)
+           and the link drops once after 20000 bytes)
 
 == the device before
 TEXT
-"$bin/otactl" info --device "$work/device.sock"
+slots
 
 echo
-echo "== the push: 1 PREPARE, 2 TRANSFER (resumes after the drop), 3 VALIDATE, 4 ACTIVATE, 5 VERIFY"
-status=0
-"$bin/otactl" push "$image" --device "$work/device.sock" --link "$link" | cat || status=$?
+echo "== update 1: 1.0.0 -> 2.0.0 (PREPARE, TRANSFER and a resume, VALIDATE, ACTIVATE, trial boot, VERIFY)"
+first=0
+"$bin/otactl" push Images/firmware-v2.bin --device "$work/device.sock" --link "$link" | cat || first=$?
+echo
+slots
 
 echo
-echo "== the device after (it restarted into the other slot, which runs on trial until confirmed)"
-"$bin/otactl" info --device "$work/device.sock"
+echo "== update 2: 2.0.0 -> 3.0.0, whose self-test fails (the push must fail and say why)"
+second=0
+"$bin/otactl" push Images/firmware-v3.bin --device "$work/device.sock" --link "mtu=247,interval=15ms,packets=6" \
+  2>&1 | cat || second=$?
+echo "  (otactl exit code: $second)"
+echo
+slots
 
 echo
 echo "== what otad logged"
-grep -E "notice|PREPARE|VALIDATE|ACTIVATE|disconnected|missing" "$work/otad.log" | sed 's/^[^ ]* /  /' | head -n 20
-exit "$status"
+grep -E "boot stage|health check|firmware|rolled back|confirmed|marked bad|restarting|PREPARE|ACTIVATE" \
+  "$work/otad.log" | sed -E 's/^[^ ]+ ([a-z]+) otad: ([^[]*)\[[A-Za-z]+\] /  \1: /; /^  [a-z]+: /!s/^/    | /' |
+  head -n 40
+
+echo
+if [[ $first -eq 0 && $second -eq 7 ]]; then
+  echo "demo: as expected, 2.0.0 was confirmed and 3.0.0 rolled back to it."
+else
+  echo "demo: unexpected result (first push exit $first, second push exit $second; expected 0 and 7)" >&2
+  exit 1
+fi

@@ -101,8 +101,12 @@ make_image mcuboot-ecdsa-p256-1B.bin raw-1B.bin 0.9.0+1 0x20 0x10000 \
 # script, Images/firmware/app-vN.sh), wrapped as MCUboot images signed with the test Ed25519 key.
 # v1 is the factory firmware, v2 passes its health check, v3 fails it (see firmware/health-check.sh).
 for version in 1 2 3; do
-  make_image "firmware-v$version.bin" "firmware/app-v$version.sh" "$version.0.0" 0x20 0x10000 \
-    --key "$keys/test-ed25519.pem"
+  payload="firmware/.payload-v$version.bin"
+  cp "$images/firmware/app-v$version.sh" "$images/$payload"
+  "$python" -c 'import random, sys; open(sys.argv[1], "ab").write(random.Random("assets-v" + sys.argv[2]).randbytes(40 * 1024))' \
+    "$images/$payload" "$version"
+  make_image "firmware-v$version.bin" "$payload" "$version.0.0" 0x20 0x10000 --key "$keys/test-ed25519.pem"
+  rm -f "$images/$payload"
 done
 
 # README: what each file is, how it was made, and its size, CRC32 and SHA-256 (computed here).
@@ -130,7 +134,8 @@ made = {
 for version, verdict in ((1, "the factory firmware"), (2, "passes its health check"),
                          (3, "fails its health check: a trial of it rolls back")):
     made[f"firmware-v{version}.bin"] = (
-        f"sample firmware {version}.0.0, {verdict}: MCUboot image of `firmware/app-v{version}.sh`, signed with "
+        f"sample firmware {version}.0.0, {verdict}: MCUboot image of `firmware/app-v{version}.sh` and 40 KiB of "
+        f"made-up assets, signed with "
         f"`keys/test-ed25519.pem`: `imgtool create --version {version}.0.0 --header-size 0x20 --pad-header "
         f"--slot-size 0x10000 --key keys/test-ed25519.pem`")
 

@@ -1,6 +1,8 @@
 #!/bin/sh
 # BlueOTA sample firmware 3.0.0: a stand-in for a real application, small enough to read. otad never
-# runs it; the health check (health-check.sh) does, with --self-test, to decide the trial.
+# runs it; the health check (health-check.sh) does, with --self-test, to decide the trial. The image
+# carries 40 KiB of made-up assets after this script (so that a transfer takes a moment); the shell
+# never reads them, as the script ends with exit.
 # This version is broken on purpose: its self-test fails, so a trial of it rolls back.
 VERSION=3.0.0
 case "${1:-}" in
@@ -12,3 +14,4 @@ case "${1:-}" in
     echo "firmware $VERSION running"
     ;;
 esac
+exit 0

@@ -113,6 +113,7 @@ public final class DeviceService {
         healthCheck = nil
       case .markGood:
         try host.markGood()
+        trial = nil
         let outcome = host.boot.outcome
         logger.notice(
           "firmware \(outcome.to) confirmed after \(outcome.attemptsUsed) boot(s): slot \(host.running) is good"

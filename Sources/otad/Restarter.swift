@@ -35,7 +35,13 @@ struct Restarter {
   private func reexecute() -> Never {
     var pointers = CommandLine.arguments.map { strdup($0) }
     pointers.append(nil)
-    execv("/proc/self/exe", &pointers)
+    // The program's own path, not /proc/self/exe: the process keeps its name (comm is "otad"), which
+    // is how `otad mark-good` and pgrep find it.
+    var program =
+      (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? "/proc/self/exe"
+    // A binary replaced while running (reinstalled) shows as "PATH (deleted)": run the new one.
+    if program.hasSuffix(" (deleted)") { program = String(program.dropLast(" (deleted)".count)) }
+    execv(program, &pointers)
     logger.critical("could not restart: \(String(cString: strerror(errno)))")
     exit(70)
   }

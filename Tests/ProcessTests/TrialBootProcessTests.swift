@@ -1,0 +1,111 @@
+import Foundation
+import Testing
+
+/// The A/B trial with two real processes: the sample firmware's health check decides, otad restarts
+/// itself (re-exec) into the trial and back, and otactl reports success only for a confirmed image.
+@Suite(.serialized) struct TrialBootProcessTests {
+  static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+    .deletingLastPathComponent()
+
+  static func sample(_ name: String) -> String { root.appendingPathComponent("Images/\(name)").path }
+
+  static var healthCheck: String { "sh " + sample("firmware/health-check.sh") }
+
+  /// A device whose slot A holds the sample firmware 1.0.0.
+  func device() throws -> Daemon {
+    let factory = try Data(contentsOf: URL(fileURLWithPath: Self.sample("firmware-v1.bin")))
+    return try Daemon(capacity: "64KiB", firmware: [UInt8](factory))
+  }
+
+  func push(_ image: String, to daemon: Daemon, _ extra: [String] = []) throws -> CommandResult {
+    try runTool(
+      "otactl",
+      [
+        "push", Self.sample(image), "--device", daemon.socket, "--link", "mtu=247,interval=2ms,packets=8",
+        "--json",
+      ]
+        + extra)
+  }
+
+  func result(_ command: CommandResult) -> [String: Any] {
+    command.jsonLines.last { $0["event"] as? String == "result" } ?? [:]
+  }
+
+  func slot(_ status: [String: Any], _ name: String) -> [String: Any] {
+    (status["slots"] as? [[String: Any]] ?? []).first { $0["slot"] as? String == name } ?? [:]
+  }
+
+  @Test func v2PassesItsHealthCheckAndV3FailsItAndRollsBackToV2() throws {
+    let daemon = try device()
+    try daemon.start(extra: [
+      "--health-check", Self.healthCheck, "--attempts", "2", "--factory-version", "1.0.0",
+    ])
+
+    let toV2 = try push("firmware-v2.bin", to: daemon)
+    #expect(toV2.status == 0, "\(toV2.output)\n\(toV2.errors)\n\(daemon.log)")
+    #expect(
+      result(toV2)["runningVersion"] as? String == "2.0.0+0" && result(toV2)["confirmed"] as? Bool == true)
+    var status = try daemon.status()
+    #expect(status["confirmed"] as? String == "B" && status["onTrial"] as? Bool == false)
+    let succeeded = status["lastOutcome"] as? [String: Any] ?? [:]
+    #expect(succeeded["result"] as? String == "succeeded" && succeeded["to"] as? String == "2.0.0+0")
+    #expect(succeeded["attemptsUsed"] as? Int == 1)
+    let link = daemon.folder.appendingPathComponent("state/current").path
+    #expect(try FileManager.default.destinationOfSymbolicLink(atPath: link) == daemon.slotB.path)
+
+    let toV3 = try push("firmware-v3.bin", to: daemon)
+    #expect(toV3.status == 7, "a rollback fails the push: \(toV3.output)\n\(toV3.errors)\n\(daemon.log)")
+    #expect((result(toV3)["error"] as? String ?? "").contains("health check failed"), "\(result(toV3))")
+    status = try daemon.status()
+    #expect(status["running"] as? String == "B" && status["confirmed"] as? String == "B")
+    #expect(slot(status, "B")["version"] as? String == "2.0.0+0")
+    #expect(
+      slot(status, "A")["status"] as? String == "bad" && slot(status, "A")["version"] as? String == "3.0.0+0")
+    let rolledBack = status["lastOutcome"] as? [String: Any] ?? [:]
+    #expect(
+      rolledBack["result"] as? String == "rolled back"
+        && rolledBack["reason"] as? String == "health check failed")
+    #expect(rolledBack["from"] as? String == "2.0.0+0" && rolledBack["to"] as? String == "3.0.0+0")
+    #expect(rolledBack["attemptsUsed"] as? Int == 2, "both configured boots were tried")
+    #expect(try FileManager.default.destinationOfSymbolicLink(atPath: link) == daemon.slotB.path)
+    #expect(daemon.log.contains("the sensor bus does not answer"), "the health check ran v3's self-test")
+    #expect(daemon.stop() == 0)
+  }
+
+  @Test func aTrialNobodyConfirmsRollsBackByItself() throws {
+    let daemon = try device()
+    try daemon.start(extra: ["--confirm", "manual", "--confirm-timeout", "1s", "--attempts", "2"])
+    let pushed = try push("firmware-v2.bin", to: daemon, ["--trial-timeout", "60"])
+    #expect(pushed.status == 7, "\(pushed.output)\n\(pushed.errors)\n\(daemon.log)")
+    #expect((result(pushed)["error"] as? String ?? "").contains("did not start"), "\(result(pushed))")
+    let status = try daemon.status()
+    #expect(status["running"] as? String == "A" && slot(status, "B")["status"] as? String == "bad")
+    let outcome = status["lastOutcome"] as? [String: Any] ?? [:]
+    #expect(outcome["reason"] as? String == "did not start" && outcome["attemptsUsed"] as? Int == 2)
+    #expect(daemon.stop() == 0)
+  }
+
+  @Test func markGoodBesideTheDaemonConfirmsTheTrialItRuns() throws {
+    let daemon = try device()
+    try daemon.start(extra: ["--confirm", "manual", "--confirm-timeout", "never"])
+    let pushed = try push("firmware-v2.bin", to: daemon, ["--trial-timeout", "1"])
+    #expect(pushed.status == 7 && (result(pushed)["error"] as? String ?? "").contains("nobody confirmed"))
+    #expect(try daemon.status()["onTrial"] as? Bool == true)
+
+    let marked = try runTool("otad", ["mark-good"] + daemon.baseArguments)
+    #expect(
+      marked.status == 0 && marked.output.contains("confirmed")
+        && marked.output.contains("told the running otad"))
+    // The daemon reloaded (SIGHUP): Info over the link says so, and PREPARE is taken again.
+    let info = try runTool("otactl", ["info", "--device", daemon.socket, "--json"])
+    let object = try JSONSerialization.jsonObject(with: Data(info.output.utf8)) as? [String: Any] ?? [:]
+    #expect(
+      object["onTrial"] as? Bool == false && object["runningVersion"] as? String == "2.0.0+0", "\(object)")
+    let again = try push("firmware-v1.bin", to: daemon, ["--confirm"])
+    #expect(again.status == 0, "a push after mark-good: \(again.output)\n\(again.errors)")
+
+    let notOnTrial = try runTool("otad", ["mark-bad"] + daemon.baseArguments)
+    #expect(notOnTrial.status != 0 && notOnTrial.errors.contains("no slot is on trial"))
+    #expect(daemon.stop() == 0)
+  }
+}
