@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The whole test suite, from a fresh Debian 12 machine: installs the Debian packages it needs,
-# builds, runs every Swift test, then the real-stack test (bluetoothd in a VM with two virtual
+# builds, runs every Swift test, the Raspberry Pi install script staged into a temporary root, then
+# the real-stack test (bluetoothd in a VM with two virtual
 # controllers, Scripts/test-bluez.sh; it installs qemu and fetches Debian's kernel itself).
 # Non-interactive; CI runs exactly this (.ci/run).
 #
@@ -24,6 +25,15 @@ total="$(grep -oE 'Test run with [0-9]+ tests?' "$log" | tail -n 1 | grep -oE '[
 failed="$(grep -cE '^✘ Test .* failed' "$log" || true)"
 
 if [[ $# -eq 0 ]]; then
+  echo "== Raspberry Pi install kit (staged into a temporary root)"
+  rpi_status=0
+  bash Scripts/rpi/test-install.sh 2>&1 | tail -n 20 | tee "$log" || rpi_status=$?
+  total=$((total + 1))
+  if ((rpi_status != 0)); then
+    failed=$((failed + 1))
+    status=1
+  fi
+
   echo "== real BlueZ stack (VM)"
   bluez_status=0
   bash Scripts/test-bluez.sh 2>&1 | tee "$log" || bluez_status=$?

@@ -80,7 +80,7 @@ assert tryboot["boot"]["tryboot"]["boot-directory"] == "/boot/firmware"
 assert app["boot"]["backend"] == "file" and app["boot"]["stage"] == "daemon", app["boot"]
 assert app["slots"]["capacity"] and app["boot"]["link"].startswith("/var/lib/otad/")
 allowed = {"slots": {"a", "b", "capacity"}, "state": {"directory"}, "bluez": {"adapter", "name", "require-pairing"},
-           "boot": {"backend", "attempts", "stage", "health-check", "health-timeout", "confirm-timeout", "restart", "link", "tryboot"},
+           "boot": {"backend", "attempts", "stage", "health-check", "confirm", "health-timeout", "confirm-timeout", "restart", "link", "tryboot"},
            "log": {"level"}}
 for config in (tryboot, app):
     for section, keys in config.items():

@@ -38,7 +38,8 @@ extension PushFailure {
         + "See the device's logs (otad status shows the outcome); it still runs the previous firmware."
     case .notConfirmed(let version, let waited):
       "firmware \(version) runs on trial, but nobody confirmed it within \(waited): the device's health "
-        + "check did not decide. Confirm it (otactl confirm), or it rolls back by itself after its boots."
+        + "check did not decide. Confirm it (otactl confirm); unconfirmed, it rolls back once its confirm "
+        + "timeout and trial boots run out."
     case .wrongVersionAfterRestart(let expected, let running):
       "after the restart the device runs \(running), not \(expected). "
         + "Its boot stage did not take the new slot; see the device's logs."

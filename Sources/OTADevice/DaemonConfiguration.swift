@@ -120,6 +120,15 @@ public struct DaemonConfiguration: Equatable, Sendable {
     guard windowCapacity >= 64, windowCapacity <= 16 << 20 else {
       throw ConfigurationError("the window must be 64 bytes to 16 MiB, not \(windowCapacity)")
     }
+    return try validatedBoot()
+  }
+
+  /// Checks the [boot] choices that only make sense together.
+  public func validatedBoot() throws(ConfigurationError) -> DaemonConfiguration {
+    // The U-Boot script counts BOOT_x_LEFT with setexpr (hexadecimal) but tests it as decimal.
+    if boot.backend == .uboot, boot.attempts > 9 {
+      throw ConfigurationError("[boot] attempts: the U-Boot scheme counts up to 9, not \(boot.attempts)")
+    }
     return self
   }
 

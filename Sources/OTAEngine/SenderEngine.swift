@@ -161,7 +161,7 @@ public struct SenderEngine: Sendable {
   // MARK: Info
 
   private mutating func handleInfo(_ bytes: [UInt8], _ out: inout [SenderAction]) {
-    guard phase == .readingInfo || phase == .verifying else { return }
+    guard phase == .readingInfo || phase == .verifying || phase == .awaitingConfirmation else { return }
     let info: InfoRecord
     do {
       info = try InfoRecord(bytes: bytes)
@@ -169,7 +169,7 @@ public struct SenderEngine: Sendable {
       finish(.protocolError("unreadable Info: \(error)"), &out)
       return
     }
-    if phase == .verifying || activationSent {
+    if phase == .verifying || phase == .awaitingConfirmation || activationSent {
       verify(info, &out)
       return
     }
@@ -214,10 +214,15 @@ public struct SenderEngine: Sendable {
       }
       // On trial: the device's health check decides. Look again until it confirms or rolls back.
       if trialDeadline == nil { trialDeadline = now + configuration.trialTimeout }
-      phase = .awaitingConfirmation
+      deadline = nil
       trialPollAt = now + configuration.trialPollInterval
-      out.append(.progress(SenderProgress(phase: .awaitingConfirmation, committed: committed, total: size)))
-    } else if info.lastOutcome.result == .rolledBack || info.runningSlot == report.deviceBefore?.runningSlot {
+      if phase != .awaitingConfirmation {
+        phase = .awaitingConfirmation
+        out.append(.progress(SenderProgress(phase: .awaitingConfirmation, committed: committed, total: size)))
+      }
+    } else if (info.lastOutcome.result == .rolledBack && info.lastOutcome.to == configuration.version)
+      || info.runningSlot == report.deviceBefore?.runningSlot
+    {
       finish(.rolledBack(running: info.runningVersion, reason: info.lastOutcome.reason), &out)
     } else {
       finish(.wrongVersionAfterRestart(expected: configuration.version, running: info.runningVersion), &out)
@@ -501,12 +506,11 @@ public struct SenderEngine: Sendable {
     }
     if phase == .awaitingConfirmation, let due = trialPollAt, now >= due {
       trialPollAt = nil
-      phase = .verifying
       deadline = now + configuration.responseTimeout
       out.append(.readInfo)
     }
     if let due = currentDeadline, now >= due {
-      if phase == .verifying {
+      if phase == .verifying || phase == .awaitingConfirmation {
         phase = .restarting
       }
       let timedOutPhase = phase

@@ -20,7 +20,7 @@ struct DaemonOptions: ParsableArguments {
   @Option(help: "Capacity of a slot that is a regular file, e.g. 16MiB (block devices use their size).")
   var capacity: String?
 
-  @Option(name: .customLong("state-dir"), help: "Where the journal and the boot record live.")
+  @Option(name: .customLong("state-dir"), help: "Where the journal and the boot state live.")
   var stateDir: String?
 
   @Option(help: "The simulated device's address: a Unix socket path that otactl --device names.")
@@ -104,7 +104,7 @@ struct DaemonOptions: ParsableArguments {
         }
         configuration.factoryVersion = version
       }
-      if let healthCheck { configuration.boot.trial.healthCheck = healthCheck }
+      if let healthCheck { configuration.boot.trial.healthCheck = healthCheck.isEmpty ? nil : healthCheck }
       if let confirm { configuration.boot.trial.manual = try BootConfiguration.manual(confirm) }
       if let healthTimeout {
         configuration.boot.trial.healthTimeout = try DaemonConfiguration.duration(healthTimeout)

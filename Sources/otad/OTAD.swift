@@ -6,15 +6,18 @@ struct OTAD: ParsableCommand {
     commandName: "otad",
     abstract: "The BlueOTA device daemon: receives firmware into the inactive A/B slot.",
     discussion: """
-      otad serves the OTA protocol on a link (today: the simulated BLE link on a Unix socket) and
-      writes images into the slot it is not running from, with a durable journal so that a
-      transfer survives disconnects, restarts and power cuts.
+      otad serves the OTA protocol over Bluetooth (through bluetoothd) or over the simulated BLE link
+      on a Unix socket, and writes images into the slot it is not running from, with a durable
+      journal so that a transfer survives disconnects, restarts and power cuts. A new image boots on
+      trial: a health check (or mark-good) keeps it; a failed trial rolls back (docs/BOOT.md).
 
       Examples:
         otad run --slot-a /var/lib/otad/a.img --slot-b /var/lib/otad/b.img --capacity 16MiB \\
-                 --state-dir /var/lib/otad --socket /tmp/otad.sock
-        otad run --config /etc/otad.toml
-        otad status --config /etc/otad.toml --json
+                 --state-dir /var/lib/otad --socket /tmp/otad.sock --health-check ./check.sh
+        otad run --config /etc/otad/otad.toml
+        otad boot --config /etc/otad/otad.toml       # once per boot, with [boot] stage = "separate"
+        otad mark-good --config /etc/otad/otad.toml
+        otad status --config /etc/otad/otad.toml --json
       """,
     subcommands: [
       RunCommand.self, BootCommand.self, MarkGoodCommand.self, MarkBadCommand.self, StatusCommand.self,
