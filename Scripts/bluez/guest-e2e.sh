@@ -3,7 +3,8 @@
 # service through bluetoothd on hci0, otactl pushes from hci1, through the real BlueZ 5.66.
 #   1. otad starts and advertises (time to advertising)
 #   2. otactl scan on hci1 finds it by the OTA service UUID
-#   3. a 1 MiB push with ACTIVATE: otad restarts into slot B; otactl reconnects and verifies
+#   3. a 1 MiB push with ACTIVATE: otad restarts into a trial of slot B and confirms it; otactl
+#      reconnects and verifies that the new version runs confirmed
 #   4. otactl killed mid-transfer: the next push resumes from the committed offset
 #   5. malformed writes from a client that is not otactl get status codes; otad keeps serving
 #   6. the raw write-without-response throughput of this same stack, for the goodput ratio
@@ -44,7 +45,8 @@ step "3. push 1 MiB with ACTIVATE, restart, verify"
 tail -n 1 "$results/push-activate.jsonl"
 grep -q '"runningVersion":"2.0.0+0"' "$results/push-activate.jsonl" || fail "version not verified"
 grep -q "running slot B, version 2.0.0+0 (on trial)" "$results/otad.log" || fail "otad did not restart into slot B"
-"$bin/otactl" confirm --device "$address" --adapter "$central" || fail "confirm"
+grep -q "firmware 2.0.0+0 confirmed after 1 boot(s)" "$results/otad.log" || fail "the trial was not confirmed"
+grep -q '"confirmed":true' "$results/push-activate.jsonl" || fail "otactl did not see the trial confirmed"
 
 step "4. otactl killed mid-transfer; the next push resumes from the committed offset"
 "$bin/otactl" push "$root/Images/raw-1MiB.bin" --version 2.1.0 --no-activate --device "$address" \

@@ -91,6 +91,7 @@ import Testing
   @Test func aCutAtEveryStorageOperationStillEndsWithTheNewImage() throws {
     let total = try update(cutAt: nil, seed: nil)
     #expect(total > 40, "the update touches storage \(total) times")
+    print("power cuts: an update up to its confirmation takes \(total) storage operations; a cut at each")
     for cut in 0..<total {
       _ = try update(cutAt: cut, seed: nil)
     }
@@ -101,6 +102,7 @@ import Testing
   @Test func aCutAtEveryStorageOperationOfAFailedTrialStillRollsBack() throws {
     let total = try rollback(cutAt: nil, seed: nil)
     #expect(total > 40, "the update touches storage \(total) times")
+    print("power cuts: a failed trial takes \(total) storage operations; a cut at each of them")
     for cut in 0..<total {
       _ = try rollback(cutAt: cut, seed: UInt64(cut) &+ 7)
     }
