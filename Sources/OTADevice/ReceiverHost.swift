@@ -106,7 +106,9 @@ public struct ReceiverHost: Sendable {
         }
       }
     }
-    engine.updateRunningOnTrial(Self.unconfirmed(boot, running))
+    // The engine takes a CONFIRM's success as "confirmed"; the boot state has the last word (a
+    // bootloader may run a slot the state does not confirm). Data chunks, the hot path, skip this.
+    if case .control = event { engine.updateRunningOnTrial(Self.unconfirmed(boot, running)) }
     return outputs
   }
 
@@ -197,6 +199,7 @@ public struct ReceiverHost: Sendable {
   private mutating func changeBoot(_ change: (inout BootState) -> Void) throws(StorageError) {
     let control = control
     boot = try Self.storageErrors { () throws(BootError) in try control.update(change) }
+    engine.updateRunningOnTrial(Self.unconfirmed(boot, running))
   }
 
   /// Boot-state failures as the storage errors the wire knows (both answer "storage error").

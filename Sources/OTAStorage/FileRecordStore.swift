@@ -1,9 +1,8 @@
 /// Small records in one directory, each replaced atomically: after a power cut a record is wholly the
 /// old version or wholly the new one, never a mixture and never empty.
 ///
-/// `replace` is the classic sequence: write `name.tmp`, fsync it, rename it over `name`, fsync the
-/// directory. The rename is atomic; the first fsync makes sure the renamed file has its content; the
-/// directory fsync makes the rename itself durable before `replace` returns.
+/// `replace` is `DurableFile.replace`: write `name.tmp`, fsync it, rename it over `name`, fsync the
+/// directory.
 public final class FileRecordStore: RecordStore {
   /// The directory holding the records.
   public let directory: String
@@ -16,38 +15,11 @@ public final class FileRecordStore: RecordStore {
 
   /// The record's bytes, or nil if there is no such record.
   public func load(_ name: String) throws(StorageError) -> [UInt8]? {
-    let path = try path(of: name)
-    let file: POSIXFile
-    do throws(StorageError) {
-      file = try POSIXFile.open(path, flags: POSIXFile.readOnly)
-    } catch {
-      if case .system(_, _, let code) = error, code == SystemErrno.notFound { return nil }
-      throw error
-    }
-    do throws(StorageError) {
-      let bytes = try readAll(file)
-      try file.close()
-      return bytes
-    } catch {
-      try? file.close()
-      throw error
-    }
+    try DurableFile.contents(of: try path(of: name))
   }
 
   public func replace(_ name: String, with bytes: [UInt8]) throws(StorageError) {
-    let path = try path(of: name)
-    let temporary = path + RecordName.temporarySuffix
-    let file = try POSIXFile.open(temporary, flags: POSIXFile.writeTruncateCreate)
-    do throws(StorageError) {
-      try file.write(bytes, at: 0)
-      try file.sync()
-    } catch {
-      try? file.close()
-      throw error
-    }
-    try file.close()
-    try POSIX.rename(temporary, to: path)
-    try POSIX.syncDirectory(directory)
+    try DurableFile.replace(try path(of: name), with: bytes)
   }
 
   /// Deletes the record; a missing record is fine. The directory is synced either way, so that an
@@ -69,20 +41,6 @@ public final class FileRecordStore: RecordStore {
   private func path(of name: String) throws(StorageError) -> String {
     try RecordName.validate(name)
     return directory.hasSuffix("/") ? directory + name : directory + "/" + name
-  }
-
-  /// The whole file, read in chunks until end of file (the size from fstat is only a first guess).
-  private func readAll(_ file: POSIXFile) throws(StorageError) -> [UInt8] {
-    let expected = try file.status().size
-    var bytes: [UInt8] = []
-    bytes.reserveCapacity(Int(clamping: expected))
-    // One read normally does it: asking for one byte more than fstat said finds the end of file.
-    let chunk = max(4096, Int(clamping: min(expected, 1 << 20)) + 1)
-    while true {
-      let part = try file.read(at: UInt64(bytes.count), count: chunk)
-      bytes.append(contentsOf: part)
-      if part.count < chunk { return bytes }
-    }
   }
 }
 

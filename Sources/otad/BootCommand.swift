@@ -17,14 +17,9 @@ struct BootCommand: ParsableCommand {
 
   func run() throws {
     let configuration = try options.configuration()
-    LoggingSystem.bootstrap { label in
-      var handler = StreamLogHandler.standardError(label: label)
-      handler.logLevel = configuration.logLevel
-      return handler
-    }
+    DaemonOptions.bootstrapLogging(configuration)
     let logger = Logger(label: "otad-boot")
-    let storage = try DaemonOptions.storage(configuration)
-    let control = configuration.makeBootControl(records: storage.records)
+    let control = try DaemonOptions.device(configuration).control
     let decision = try BootStageReport.run(control, logger: logger)
     print("slot \(decision.run): \(decision.row.rawValue)")
     if decision.restart {
@@ -47,8 +42,7 @@ struct MarkGoodCommand: ParsableCommand {
 
   func run() throws {
     let configuration = try options.configuration()
-    let storage = try DaemonOptions.storage(configuration)
-    let control = configuration.makeBootControl(records: storage.records)
+    let control = try DaemonOptions.device(configuration).control
     let before = try control.current()
     guard let trial = before.trial, trial.begun else {
       print(
@@ -75,8 +69,7 @@ struct MarkBadCommand: ParsableCommand {
 
   func run() throws {
     let configuration = try options.configuration()
-    let storage = try DaemonOptions.storage(configuration)
-    let control = configuration.makeBootControl(records: storage.records)
+    let control = try DaemonOptions.device(configuration).control
     let before = try control.current()
     guard let trial = before.trial else {
       throw ValidationError(

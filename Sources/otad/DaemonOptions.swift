@@ -133,6 +133,23 @@ struct DaemonOptions: ParsableArguments {
     return configuration
   }
 
+  /// Logs go to standard error at the configured level.
+  static func bootstrapLogging(_ configuration: DaemonConfiguration) {
+    LoggingSystem.bootstrap { label in
+      var handler = StreamLogHandler.standardError(label: label)
+      handler.logLevel = configuration.logLevel
+      return handler
+    }
+  }
+
+  /// The device's storage and the one path that changes its boot state, as configured.
+  static func device(_ configuration: DaemonConfiguration) throws -> (
+    storage: DeviceStorage, control: BootControl
+  ) {
+    let storage = try storage(configuration)
+    return (storage, configuration.makeBootControl(records: storage.records))
+  }
+
   /// The device's storage as configured: file or block-device slots and a record directory.
   static func storage(_ configuration: DaemonConfiguration) throws -> DeviceStorage {
     guard let slotA = configuration.slotA, let slotB = configuration.slotB,

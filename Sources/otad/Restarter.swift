@@ -46,23 +46,8 @@ struct Restarter {
     exit(70)
   }
 
+  /// Runs a restart command to its end (a reboot command returns while the system goes down).
   private func run(_ command: [String]) throws {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-    process.arguments = command
-    do {
-      try process.run()
-    } catch {
-      throw RestartError("cannot run \(command.joined(separator: " ")): \(error)")
-    }
-    process.waitUntilExit()
-    guard process.terminationStatus == 0 else {
-      throw RestartError("\(command.joined(separator: " ")) exited with status \(process.terminationStatus)")
-    }
+    try ToolRunner(timeout: .seconds(120)).run(command[0], Array(command.dropFirst()))
   }
-}
-
-struct RestartError: Error, CustomStringConvertible {
-  let description: String
-  init(_ description: String) { self.description = description }
 }

@@ -36,14 +36,9 @@ struct RunCommand: ParsableCommand {
 
   func run() throws {
     let configuration = try options.configuration().validated()
-    LoggingSystem.bootstrap { label in
-      var handler = StreamLogHandler.standardError(label: label)
-      handler.logLevel = configuration.logLevel
-      return handler
-    }
+    DaemonOptions.bootstrapLogging(configuration)
     let logger = Logger(label: "otad")
-    let storage = try DaemonOptions.storage(configuration)
-    let control = configuration.makeBootControl(records: storage.records)
+    let (storage, control) = try DaemonOptions.device(configuration)
     let restarter = Restarter(restart: configuration.boot.restart, backend: control.backend, logger: logger)
     var running: SlotID?
     if configuration.boot.stage == .daemon {
@@ -61,7 +56,7 @@ struct RunCommand: ParsableCommand {
         "transfer": "\(info.transfer.state)", "committed": "\(info.transfer.committedOffset)",
         "capacity": "\(info.slotCapacity)", "bootloader": "\(control.backend.name)",
       ])
-    if host.runningOnTrial, host.boot.trial?.slot != host.running {
+    if host.running != host.boot.confirmed, host.boot.trial?.slot != host.running {
       logger.warning("the bootloader started slot \(host.running), which the boot state does not confirm")
     }
     let pidFile = PidFile(directory: configuration.stateDirectory!)

@@ -14,16 +14,29 @@ import Testing
   static let newVersion = Version(major: 3, minor: 0, revision: 0)
   static let image = DeviceFixture.image(size: 6000, seed: 77)
 
-  /// One update with a cut planned at `cut` (nil: none). Returns the storage operations it took.
-  func update(cutAt cut: Int?, seed: UInt64?) throws -> Int {
+  /// Pushes the image to a fresh device whose trial gets `verdict`, with a power cut planned at `cut`
+  /// (nil: none), checking every boot on the way. Returns the fixture, the run and the storage
+  /// operations the device had done before the push.
+  func push(cutAt cut: Int?, seed: UInt64?, verdict: DeviceFixture.TrialVerdict) throws
+    -> (
+      fixture: DeviceFixture, run: (result: Simulation.Result, report: SenderReport?, device: ReceiverHost?),
+      start: Int
+    )
+  {
     let fixture = DeviceFixture(slotCapacity: 8192, windowCapacity: 1024)
     let start = fixture.medium.operationCount
     if let cut { fixture.medium.inject(.powerCut, atOperation: cut) }
     let run = try fixture.push(
       Self.image, version: Self.newVersion,
       conditions: LinkConditions(mtu: 185), faults: DeviceFaults(restartTime: .milliseconds(50)), seed: 1,
-      powerCutSeed: seed, limit: .seconds(600)
+      powerCutSeed: seed, limit: .seconds(600), verdict: verdict, expectSuccess: verdict == .passes
     ) { host in try checkBootsAGoodImage(host, fixture, cut: cut) }
+    return (fixture, run, start)
+  }
+
+  /// One update with a cut planned at `cut` (nil: none). Returns the storage operations it took.
+  func update(cutAt cut: Int?, seed: UInt64?) throws -> Int {
+    let (fixture, run, start) = try push(cutAt: cut, seed: seed, verdict: .passes)
     guard run.report != nil else { return 0 }
     let result = run.result
     if cut != nil {
@@ -43,14 +56,7 @@ import Testing
   /// An update whose trial fails its health check, with a cut planned at `cut`: it must end rolled
   /// back to the untouched slot A, slot B marked bad, whatever the cut hit. Returns the operations.
   func rollback(cutAt cut: Int?, seed: UInt64?) throws -> Int {
-    let fixture = DeviceFixture(slotCapacity: 8192, windowCapacity: 1024)
-    let start = fixture.medium.operationCount
-    if let cut { fixture.medium.inject(.powerCut, atOperation: cut) }
-    let run = try fixture.push(
-      Self.image, version: Self.newVersion,
-      conditions: LinkConditions(mtu: 185), faults: DeviceFaults(restartTime: .milliseconds(50)), seed: 1,
-      powerCutSeed: seed, limit: .seconds(600), verdict: .fails, expectSuccess: false
-    ) { host in try checkBootsAGoodImage(host, fixture, cut: cut) }
+    let (fixture, run, start) = try push(cutAt: cut, seed: seed, verdict: .fails)
     let at = "cut at \(String(describing: cut))"
     guard case .failed(.rolledBack(let running, let reason), _) = run.result.outcome else {
       Issue.record("\(at): \(String(describing: run.result.outcome))")

@@ -83,13 +83,18 @@ import Testing
     #expect(run.result.elapsed >= .seconds(20))
   }
 
+  /// Pushes the image and leaves its trial running undecided; the central stops waiting after 2 s.
+  func pushLeavingATrial(to fixture: DeviceFixture, seed: UInt64) throws {
+    _ = try fixture.push(
+      Self.image, version: Self.v2, conditions: LinkConditions(mtu: 185), seed: seed,
+      sender: SenderConfiguration(version: Self.v2, trialTimeout: .seconds(2)), verdict: .silent,
+      expectSuccess: false)
+  }
+
   @Test func aTrialWithoutAVerdictRollsBackWhenItsBootsAreSpent() throws {
     var fixture = DeviceFixture(slotCapacity: 8192)
     fixture.attempts = 2
-    _ = try fixture.push(
-      Self.image, version: Self.v2, conditions: LinkConditions(mtu: 185), seed: 5,
-      sender: SenderConfiguration(version: Self.v2, trialTimeout: .seconds(5)), verdict: .silent,
-      expectSuccess: false)
+    try pushLeavingATrial(to: fixture, seed: 5)
     // Boot 1 of 2 ran during the push; two more starts without a verdict: the second rolls back.
     var host = try fixture.boot(verdict: .silent)
     #expect(host.running == .b && host.runningOnTrial && host.boot.trial?.attemptsLeft == 0)
@@ -104,10 +109,7 @@ import Testing
 
   @Test func prepareIsRefusedWhileATrialRunsAndTakenOnceItIsConfirmed() throws {
     let fixture = DeviceFixture(slotCapacity: 8192)
-    _ = try fixture.push(
-      Self.image, version: Self.v2, conditions: LinkConditions(mtu: 185), seed: 6,
-      sender: SenderConfiguration(version: Self.v2, trialTimeout: .seconds(2)), verdict: .silent,
-      expectSuccess: false)
+    try pushLeavingATrial(to: fixture, seed: 6)
     var host = try fixture.boot(verdict: .silent)
     let prepare = Request.prepare(size: 10, crc32: 0, version: Self.v2).encoded
     _ = try host.handle(.connected(mtu: 185))
@@ -126,10 +128,7 @@ import Testing
 
   @Test func markBadFromOutsideMakesTheDaemonRestart() throws {
     let fixture = DeviceFixture(slotCapacity: 8192)
-    _ = try fixture.push(
-      Self.image, version: Self.v2, conditions: LinkConditions(mtu: 185), seed: 7,
-      sender: SenderConfiguration(version: Self.v2, trialTimeout: .seconds(2)), verdict: .silent,
-      expectSuccess: false)
+    try pushLeavingATrial(to: fixture, seed: 7)
     var host = try fixture.boot(verdict: .silent)
     #expect(host.runningOnTrial)
     try fixture.control.update { $0.markBad(.markedBad) }
