@@ -35,10 +35,15 @@ let package = Package(
     .target(name: "OTAWire"),
     // The receiver and sender state machines: events in, actions out. No IO, no clock.
     .target(name: "OTAEngine", dependencies: ["OTAWire", "OTAChecksum"]),
+    // Image trust: signing keys (Ed25519, ECDSA P-256) in PEM, MCUboot signatures, making and signing
+    // MCUboot images (otactl image).
+    .target(name: "OTATrust", dependencies: ["OTAWire", .product(name: "Crypto", package: "swift-crypto")]),
     // Slots (file, block device, in-memory with faults), the transfer journal, image checks.
     .target(
       name: "OTAStorage",
-      dependencies: ["OTAWire", "OTAChecksum", .product(name: "Crypto", package: "swift-crypto")]),
+      dependencies: [
+        "OTAWire", "OTAChecksum", "OTATrust", .product(name: "Crypto", package: "swift-crypto"),
+      ]),
     // The link seam and the simulated link over a Unix socket: frames, air-time pacing, polling.
     .target(name: "OTALink", dependencies: ["OTAWire", "CLinux"]),
     // A small libdbus-1 wrapper: typed values, calls, signals, object export, Unix-fd passing.
@@ -76,7 +81,7 @@ let package = Package(
     .executableTarget(
       name: "otactl",
       dependencies: [
-        "OTACentral", "OTAEngine", "OTALink", "OTAWire", "OTABlueZ", "OTADBus",
+        "OTACentral", "OTAEngine", "OTALink", "OTAWire", "OTABlueZ", "OTADBus", "OTATrust",
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
         .product(name: "Logging", package: "swift-log"),
       ]),
@@ -84,6 +89,9 @@ let package = Package(
       name: "ota-bench", dependencies: ["OTASimulation", "OTADevice", "OTAStorage", "OTALink"]),
 
     .testTarget(name: "OTAWireTests", dependencies: ["OTAWire"]),
+    .testTarget(
+      name: "OTATrustTests",
+      dependencies: ["OTATrust", "OTAWire", .product(name: "Crypto", package: "swift-crypto")]),
     .testTarget(name: "OTAChecksumTests", dependencies: ["OTAChecksum", "CDBus"]),
     .testTarget(name: "OTALinkTests", dependencies: ["OTALink", "OTAWire"]),
     // A private dbus-daemon for the D-Bus and BlueZ tests.
@@ -101,12 +109,14 @@ let package = Package(
     .testTarget(
       name: "OTAStorageTests",
       dependencies: [
-        "OTAStorage", "OTAWire", "OTAChecksum", .product(name: "Crypto", package: "swift-crypto"),
+        "OTAStorage", "OTAWire", "OTAChecksum", "OTATrust", .product(name: "Crypto", package: "swift-crypto"),
       ]),
     .testTarget(
       name: "OTADeviceTests",
       dependencies: [
         "OTADevice", "OTAEngine", "OTAStorage", "OTASimulation", "OTAWire", "OTAChecksum", "OTALink",
+        "OTATrust",
       ]),
   ]
 )
+

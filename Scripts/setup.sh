@@ -3,11 +3,11 @@
 # Sourced by the other scripts; safe to run again (apt-get skips what is installed).
 #
 # Debian 12: pkg-config, zlib1g-dev and libdbus-1-dev for the C libraries; python3 for the image
-# script. Swift 6 itself does not come from Debian: install it from swift.org into /opt/swift (or
+# script; python3-venv for imgtool's private environment (blueota_install_imgtool). Swift 6 itself does not come from Debian: install it from swift.org into /opt/swift (or
 # put `swift` on PATH) first.
 set -euo pipefail
 
-blueota_packages=(pkg-config zlib1g-dev libdbus-1-dev python3 python3-pip ca-certificates)
+blueota_packages=(pkg-config zlib1g-dev libdbus-1-dev python3 python3-pip python3-venv ca-certificates)
 
 blueota_missing_packages() {
   local missing=()
@@ -49,6 +49,35 @@ blueota_find_swift() {
     echo "       and run this again." >&2
     return 1
   fi
+}
+
+# MCUboot's imgtool, pinned, in a Python venv at <repo>/.build-imgtool: the interop tests
+# (Tests/OTATrustTests) run it to make and check images. A venv because Debian 12's pip refuses to
+# install into the system Python (PEP 668). Does nothing when the pinned version is already there.
+# Exports BLUEOTA_IMGTOOL, where the tests look first.
+blueota_imgtool_version=2.5.0
+
+blueota_install_imgtool() {
+  local root venv imgtool python
+  root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+  venv="$root/.build-imgtool"
+  imgtool="$venv/bin/imgtool"
+  python="${PYTHON:-python3}"
+  if [[ ! -x "$imgtool" || "$("$imgtool" version 2>/dev/null)" != "$blueota_imgtool_version" ]]; then
+    echo "setup: installing imgtool $blueota_imgtool_version into $venv"
+    if [[ ! -x "$venv/bin/python" ]]; then
+      "$python" -m venv "$venv" || {
+        echo "setup: '$python -m venv' failed; on Debian install python3-venv" >&2
+        return 1
+      }
+    fi
+    "$venv/bin/python" -m pip install --quiet --disable-pip-version-check --no-input \
+      "imgtool==$blueota_imgtool_version" </dev/null || {
+      echo "setup: pip could not install imgtool $blueota_imgtool_version (network? PyPI?)" >&2
+      return 1
+    }
+  fi
+  export BLUEOTA_IMGTOOL="$imgtool"
 }
 
 blueota_install_packages

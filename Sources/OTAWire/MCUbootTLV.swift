@@ -37,7 +37,8 @@ public struct MCUbootTLVType: RawRepresentable, Sendable, Hashable, CustomString
   public static let vendorUUID = Self(rawValue: 0x74)
   public static let classUUID = Self(rawValue: 0x75)
 
-  /// MCUboot's own spelling (imgtool's `dumpinfo` prints the same), or nil for an unknown type.
+  /// MCUboot's own spelling (`IMAGE_TLV_*` without the prefix), or nil for an unknown type. imgtool
+  /// 2.5 prints a few differently (`ECDSASIG`, `RSA2048`, `ENCRSA2048`).
   public var name: String? {
     switch rawValue {
     case 0x01: "KEYHASH"

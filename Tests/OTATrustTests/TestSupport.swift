@@ -1,0 +1,103 @@
+import Crypto
+import Foundation
+import OTATrust
+import OTAWire
+
+/// The repository's root, from this file's place in it.
+let repositoryRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+  .deletingLastPathComponent()
+
+func sampleFile(_ relativePath: String) throws -> [UInt8] {
+  [UInt8](
+    try Data(contentsOf: repositoryRoot.appendingPathComponent("Images").appendingPathComponent(relativePath))
+  )
+}
+
+func sampleText(_ relativePath: String) throws -> String {
+  String(decoding: try sampleFile(relativePath), as: UTF8.self)
+}
+
+/// Deterministic bytes: the same seed gives the same payload.
+func testPayload(_ count: Int, seed: UInt64) -> [UInt8] {
+  var state = seed &* 0x9E37_79B9_7F4A_7C15 | 1
+  return (0..<count).map { _ in
+    state ^= state << 13
+    state ^= state >> 7
+    state ^= state << 17
+    return UInt8(truncatingIfNeeded: state)
+  }
+}
+
+/// A fresh directory under the system's temporary one, removed by `remove()`.
+struct TemporaryDirectory {
+  let url: URL
+
+  init() throws {
+    url = FileManager.default.temporaryDirectory.appendingPathComponent("otatrust-\(UUID().uuidString)")
+    try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+  }
+
+  func path(_ name: String) -> String { url.appendingPathComponent(name).path }
+
+  func write(_ bytes: [UInt8], _ name: String) throws -> String {
+    try Data(bytes).write(to: url.appendingPathComponent(name))
+    return path(name)
+  }
+
+  func read(_ name: String) throws -> [UInt8] {
+    [UInt8](try Data(contentsOf: url.appendingPathComponent(name)))
+  }
+
+  func remove() { try? FileManager.default.removeItem(at: url) }
+}
+
+/// Hand-assembled images for the cases no tool makes: the header, payload and protected TLVs are
+/// given; `unprotected` gets the digest of those and returns the unprotected TLVs.
+func assembleImage(
+  payload: [UInt8], version: Version = Version(major: 1, minor: 0, revision: 0), headerSize: UInt16 = 32,
+  protected: [MCUbootTLV] = [], unprotected: (SHA256Digest) throws -> [MCUbootTLV]
+) throws -> [UInt8] {
+  let protectedArea = protected.isEmpty ? nil : try MCUbootTLVArea(kind: .protected, entries: protected)
+  let header = MCUbootHeader(
+    headerSize: headerSize, protectedTLVSize: protectedArea?.totalLength ?? 0,
+    imageSize: UInt32(payload.count), version: version)
+  var image: [UInt8] = []
+  header.append(to: &image)
+  image += [UInt8](repeating: 0xff, count: Int(headerSize) - MCUbootHeader.byteCount)
+  image += payload
+  protectedArea?.append(to: &image)
+  let digest = SHA256.hash(data: image)
+  try MCUbootTLVArea(kind: .unprotected, entries: try unprotected(digest)).append(to: &image)
+  return image
+}
+
+/// The image with its unprotected TLVs replaced by `transform` of them, sizes kept consistent.
+func replacingUnprotectedTLVs(_ image: [UInt8], _ transform: ([MCUbootTLV]) -> [MCUbootTLV]) throws -> [UInt8]
+{
+  let layout = try MCUbootImageLayout(parsing: image)
+  var result = Array(image[0..<Int(layout.header.hashedLength)])
+  try MCUbootTLVArea(kind: .unprotected, entries: transform(layout.unprotectedTLVs)).append(to: &result)
+  return result
+}
+
+/// The image with its SHA256 TLV set to the digest of its (possibly altered) hashed range: what an
+/// attacker who changes bytes does so that only the signature can catch it.
+func rehashed(_ image: [UInt8]) throws -> [UInt8] {
+  let layout = try MCUbootImageLayout(parsing: image)
+  let digest = Array(SHA256.hash(data: image[0..<Int(layout.header.hashedLength)]))
+  return try replacingUnprotectedTLVs(image) { tlvs in
+    tlvs.map { $0.type == .sha256 ? MCUbootTLV(type: .sha256, value: digest) : $0 }
+  }
+}
+
+/// The TLV of `type` in the unprotected area, decoded from the image.
+func unprotectedValue(_ image: [UInt8], _ type: MCUbootTLVType) throws -> [UInt8]? {
+  try MCUbootImageLayout(parsing: image).unprotectedArea.values(of: type).first
+}
+
+/// Where two byte sequences first differ (relative offset; the shorter one's length when one is a
+/// prefix of the other), or nil when they are equal: a readable failure instead of two byte dumps.
+func firstDifference(_ first: some Collection<UInt8>, _ second: some Collection<UInt8>) -> Int? {
+  for (offset, (a, b)) in zip(first, second).enumerated() where a != b { return offset }
+  return first.count == second.count ? nil : min(first.count, second.count)
+}
