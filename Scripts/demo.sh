@@ -2,7 +2,9 @@
 # The demo, from a fresh Debian 12 machine: installs the Debian packages it needs, builds, and
 # tells two A/B firmware updates end to end with two real processes and no Bluetooth: the device
 # daemon otad (slots in files in a temporary folder) and the central otactl, talking over the
-# simulated BLE link with 2% loss and one forced disconnect.
+# simulated BLE link with 2% loss and one forced disconnect. The device trusts one signing key
+# (Images/keys/test-ed25519.pub.pem, which signed the sample firmware).
+#   0. an unsigned image is refused: "signature invalid", nothing changes.
 #   1. 1.0.0 -> 2.0.0: the transfer resumes after the drop, 2.0.0 boots on trial, its health check
 #      (Images/firmware/health-check.sh runs the firmware's self-test) passes: confirmed.
 #   2. 2.0.0 -> 3.0.0: 3.0.0's self-test fails at each of its 2 trial boots: the device rolls back
@@ -28,7 +30,8 @@ source Scripts/otad-background.sh
 
 # The device: slot A holds its factory firmware 1.0.0 (the sample MCUboot image); slot B is empty.
 cp Images/firmware-v1.bin "$work/slot-a.img"
-device=(--slot-a "$work/slot-a.img" --slot-b "$work/slot-b.img" --capacity 64KiB --state-dir "$work/state")
+device=(--slot-a "$work/slot-a.img" --slot-b "$work/slot-b.img" --capacity 64KiB --state-dir "$work/state"
+  --trusted-key Images/keys/test-ed25519.pub.pem)
 otad_start "$bin" "$work/device.sock" "$work/otad.log" "${device[@]}" \
   --health-check "sh Images/firmware/health-check.sh" --attempts 2 --window 8KiB --log-level info
 
@@ -39,7 +42,8 @@ cat <<TEXT
 
 BlueOTA demo: A/B firmware updates over a simulated BLE link, two processes, no radio.
   device  otad, slots in $work, listening on device.sock;
-          a trial boot runs Images/firmware/health-check.sh (the new firmware's self-test), 2 boots
+          a trial boot runs Images/firmware/health-check.sh (the new firmware's self-test), 2 boots;
+          it installs only images signed by Images/keys/test-ed25519.pem (a test key)
   central otactl push Images/firmware-v2.bin, then Images/firmware-v3.bin
   link    $link
           (ATT MTU 247, a 15 ms connection interval, 2% of data packets lost,
@@ -48,6 +52,12 @@ BlueOTA demo: A/B firmware updates over a simulated BLE link, two processes, no 
 == the device before
 TEXT
 slots
+
+echo
+echo "== a push the device must refuse: a raw image, which carries no signature"
+unsigned=0
+"$bin/otactl" push Images/raw-4099B.bin --version 2.0.0 --device "$work/device.sock" 2>&1 | cat || unsigned=$?
+echo "  (otactl exit code: $unsigned)"
 
 echo
 echo "== update 1: 1.0.0 -> 2.0.0 (PREPARE, TRANSFER and a resume, VALIDATE, ACTIVATE, trial boot, VERIFY)"
@@ -67,14 +77,14 @@ slots
 
 echo
 echo "== what otad logged"
-grep -E "boot stage|health check|firmware|rolled back|confirmed|marked bad|restarting|PREPARE|ACTIVATE" \
+grep -E "boot stage|health check|firmware|rolled back|confirmed|marked bad|restarting|PREPARE|refused the image|ACTIVATE|signed by" \
   "$work/otad.log" | sed -E 's/^[^ ]+ ([a-z]+) otad: ([^[]*)\[[A-Za-z]+\] /  \1: /; /^  [a-z]+: /!s/^/    | /' |
   head -n 40
 
 echo
-if [[ $first -eq 0 && $second -eq 7 ]]; then
-  echo "demo: as expected, 2.0.0 was confirmed and 3.0.0 rolled back to it."
+if [[ $unsigned -eq 11 && $first -eq 0 && $second -eq 7 ]]; then
+  echo "demo: as expected, the unsigned image was refused, 2.0.0 was confirmed and 3.0.0 rolled back to it."
 else
-  echo "demo: unexpected result (first push exit $first, second push exit $second; expected 0 and 7)" >&2
+  echo "demo: unexpected result (pushes exited $unsigned, $first, $second; expected 11, 0 and 7)" >&2
   exit 1
 fi

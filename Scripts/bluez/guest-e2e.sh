@@ -9,6 +9,8 @@
 #   5. malformed writes from a client that is not otactl get status codes; otad keeps serving
 #   6. bluetoothd restarts: otad registers again; 7. the adapter is power-cycled: otad advertises again
 #   8. the raw write-without-response throughput of this same stack, for the goodput ratio
+#   9. otad restarted with a trusted key: a raw image is refused ("signature invalid", exit 11), an
+#      imgtool-signed one is taken and confirmed, an older signed one is refused (exit 12)
 # Needs BLUEOTA_BIN (where otad and otactl were built). Writes figures.json to GUEST_RESULTS.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -109,6 +111,32 @@ grep -q "running: slot B" "$results/info-after-power-cycle.txt" || fail "otad un
 
 step "8. raw write-without-response throughput of this stack"
 /usr/bin/python3 -B "$here/ota_client.py" raw-throughput "$address" 1048576 | tee "$results/raw.json" || fail "raw"
+
+step "9. signed images only: otad restarts trusting one key"
+before="$(registered)"
+kill "$otad"
+wait "$otad" || true
+"$bin/otad" run --adapter hci0 --name BlueOTA-VM "${device[@]}" --log-level debug \
+  --trusted-key "$root/Images/keys/test-ed25519.pub.pem" >>"$results/otad.log" 2>&1 &
+otad=$!
+for _ in $(seq 300); do (("$(registered)" > before)) && break; sleep 0.05; done
+(("$(registered)" > before)) || fail "otad did not advertise with a trusted key"
+grep -q "images must be signed by: ed25519 key" "$results/otad.log" || fail "otad does not say which key it trusts"
+expect_refused() { # exit-code text image [push args]
+  local code=0
+  "$bin/otactl" push "$3" "${@:4}" --device "$address" --adapter "$central" --json \
+    >"$results/push-refused.jsonl" || code=$?
+  tail -n 1 "$results/push-refused.jsonl"
+  ((code == $1)) || fail "pushing $(basename "$3") exited $code, expected $1"
+  grep -q "$2" "$results/push-refused.jsonl" || fail "the refusal does not say '$2'"
+}
+expect_refused 11 "signature invalid" "$root/Images/raw-100KiB.bin" --version 3.0.0
+grep -q "signature invalid: a raw image carries no signature" "$results/otad.log" || fail "otad did not log why"
+"$bin/otactl" push "$root/Images/firmware-v3.bin" --device "$address" --adapter "$central" --json \
+  >"$results/push-signed.jsonl" || fail "the signed push failed: $(tail -n 1 "$results/push-signed.jsonl")"
+grep -q '"runningVersion":"3.0.0+0"' "$results/push-signed.jsonl" || fail "the signed 3.0.0 does not run"
+grep -q '"confirmed":true' "$results/push-signed.jsonl" || fail "the signed 3.0.0 was not confirmed"
+expect_refused 12 "downgrade refused" "$root/Images/firmware-v2.bin"
 
 /usr/bin/python3 - "$results" "$started" "$advertising" <<'PY'
 import json, sys

@@ -5,6 +5,8 @@ import OTAWire
 extension PushFailure {
   public var exitCode: Int32 {
     switch self {
+    case .validationFailed(.signatureInvalid), .refused(_, .signatureInvalid): 11
+    case .validationFailed(.downgradeRefused), .refused(_, .downgradeRefused): 12
     case .unreachable: 3
     case .tooLarge: 4
     case .windowRetriesExhausted: 5
@@ -30,6 +32,14 @@ extension PushFailure {
     case .validationFailed(.crcMismatch):
       "validation failed: the image stored on the device does not match the CRC32 announced. "
         + "Push it again; if this repeats, the device's storage may be failing."
+    case .validationFailed(.signatureInvalid), .refused(_, .signatureInvalid):
+      "signature invalid: the device accepts only images signed by one of its trusted keys, and this "
+        + "one is not (unsigned, raw, another key, or altered after signing). Sign it with the release key "
+        + "(otactl image sign --key), check with otactl image inspect --key; the running firmware is untouched."
+    case .validationFailed(.downgradeRefused), .refused(_, .downgradeRefused):
+      "downgrade refused: the image is older than the firmware the device has confirmed (its version, or "
+        + "its security counter). Push a newer image; a device may allow older versions ([trust] "
+        + "allow-downgrade) but never a lower security counter. The running firmware is untouched."
     case .validationFailed(let status):
       "validation failed (\(status)): the device does not accept this image (header, hash, version or "
         + "signature). Check the image file; the running firmware is untouched."

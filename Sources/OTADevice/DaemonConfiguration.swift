@@ -27,6 +27,7 @@ public struct DaemonConfiguration: Equatable, Sendable {
   public var factoryVersion = Version(major: 1, minor: 0, revision: 0)
   public var logLevel: Logger.Level = .info
   public var boot = BootConfiguration()
+  public var trust = TrustConfiguration()
 
   public init() {}
 
@@ -39,7 +40,11 @@ public struct DaemonConfiguration: Equatable, Sendable {
       throw ConfigurationError("not valid TOML: \(error)")
     }
     try Self.onlyKeys(
-      table, ["slots", "state", "device", "bluez", "link", "transfer", "log", "boot"], in: "the file")
+      table, ["slots", "state", "device", "bluez", "link", "transfer", "log", "boot", "trust"], in: "the file"
+    )
+    if let trust = try Self.section(table, "trust", keys: ["keys", "allow-downgrade"]) {
+      try self.trust.read(trust)
+    }
     if let boot = try Self.section(
       table, "boot",
       keys: [

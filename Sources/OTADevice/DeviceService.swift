@@ -227,7 +227,15 @@ public final class DeviceService {
         logger.info("\(name) succeeded")
       }
     } else {
-      logger.warning("\(name) answered \(response.status)", metadata: ["payload": "\(response.payload)"])
+      let judged =
+        response.requestOpcode == Opcode.validate.rawValue
+        || response.requestOpcode == Opcode.activate.rawValue
+      if judged, let reason = host.lastImageRejection {
+        // The status says little; the reason is what the device's owner needs.
+        logger.warning("\(name) refused the image: \(reason)")
+      } else {
+        logger.warning("\(name) answered \(response.status)", metadata: ["payload": "\(response.payload)"])
+      }
     }
   }
 }

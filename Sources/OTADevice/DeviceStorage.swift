@@ -23,7 +23,3 @@ public struct DeviceStorage: Sendable {
     }
   }
 }
-
-/// Checks a whole stored image against its journal. Injected so the host needs no image format.
-public typealias ImageCheck =
-  @Sendable (any SlotReader, TransferJournal) throws(StorageError) -> ImageCheckResult

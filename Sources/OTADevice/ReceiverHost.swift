@@ -20,16 +20,21 @@ public struct ReceiverHost: Sendable {
   public private(set) var boot: BootState
   /// The slot this process runs from: never written.
   public let running: SlotID
-  let imageCheck: ImageCheck
+  public let imageCheck: ImageCheck
+  /// Writes need an encrypted, authenticated link (said in Info; BlueZ enforces it).
+  public let pairingRequired: Bool
+  /// Why the last image check refused the image, for the log.
+  public private(set) var lastImageRejection: String?
   private var writer: (slot: SlotID, writer: any SlotWriter)?
 
   /// Loads the boot state and the journal, and resumes a transfer that was under way. `running` is
   /// what the boot stage decided; by default what the bootloader reports, else what the state says.
   public init(
     storage: DeviceStorage, control: BootControl, running: SlotID? = nil, windowCapacity: UInt32 = 64 * 1024,
-    windowGrace: Duration = .milliseconds(400), imageCheck: @escaping ImageCheck
+    windowGrace: Duration = .milliseconds(400), imageCheck: ImageCheck, pairingRequired: Bool = false
   ) throws(StorageError) {
     self.storage = storage
+    self.pairingRequired = pairingRequired
     self.control = control
     self.imageCheck = imageCheck
     let boot = try Self.storageErrors { () throws(BootError) in try control.current() }
@@ -51,6 +56,7 @@ public struct ReceiverHost: Sendable {
       configuration: configuration, runningSlot: runningSlot,
       runningOnTrial: Self.unconfirmed(boot, runningSlot),
       journal: journal)
+    syncEngine()
     if journal != nil, engine.transfer == nil {
       // A journal for the slot that now runs (the activation happened) or one that no longer fits.
       try storage.records.remove(TransferJournal.recordName)
@@ -87,7 +93,7 @@ public struct ReceiverHost: Sendable {
   public mutating func reloadBootState() throws(StorageError) -> Bool {
     let control = control
     boot = try Self.storageErrors { () throws(BootError) in try control.current() }
-    engine.updateRunningOnTrial(Self.unconfirmed(boot, running))
+    syncEngine()
     return boot.running == running
   }
 
@@ -108,8 +114,15 @@ public struct ReceiverHost: Sendable {
     }
     // The engine takes a CONFIRM's success as "confirmed"; the boot state has the last word (a
     // bootloader may run a slot the state does not confirm). Data chunks, the hot path, skip this.
-    if case .control = event { engine.updateRunningOnTrial(Self.unconfirmed(boot, running)) }
+    if case .control = event { syncEngine() }
     return outputs
+  }
+
+  /// Tells the engine what the boot state and the policy say: whether PREPARE is allowed at all
+  /// (not while on trial) and from which version on.
+  private mutating func syncEngine() {
+    engine.updateRunningOnTrial(Self.unconfirmed(boot, running))
+    engine.updateMinimumVersion(imageCheck.policy.allowDowngrade ? nil : boot[boot.confirmed].version)
   }
 
   /// The Info characteristic's value now.
@@ -131,12 +144,20 @@ public struct ReceiverHost: Sendable {
       }
     return InfoRecord(
       state: engine.transferStatus.state, runningSlot: running,
-      flags: Self.unconfirmed(boot, running) ? [.runningOnTrial] : [],
+      flags: infoFlags,
       slotVersions: SlotID.allCases.map { boot[$0].status == .empty ? .zero : boot[$0].version },
       inactiveSlotContent: content,
       slotCapacity: UInt32(clamping: engine.configuration.slotCapacity),
       windowCapacity: engine.configuration.windowCapacity, maxChunkPayload: engine.maxChunkPayload,
       transfer: engine.transferStatus, transferVersion: transfer?.version ?? .zero, lastOutcome: boot.outcome)
+  }
+
+  private var infoFlags: InfoRecord.Flags {
+    var flags: InfoRecord.Flags = []
+    if Self.unconfirmed(boot, running) { flags.insert(.runningOnTrial) }
+    if imageCheck.policy.requiresSignature { flags.insert(.signaturesRequired) }
+    if pairingRequired { flags.insert(.pairingRequired) }
+    return flags
   }
 
   // MARK: IO
@@ -176,16 +197,25 @@ public struct ReceiverHost: Sendable {
       try slotWriter(journal.slot).sync()
       try storage.records.replace(TransferJournal.recordName, with: journal.encoded)
     case .checkImage(let journal):
-      return .image(try imageCheck(try storage.slots.reader(journal.slot), journal))
+      switch try checkImage(journal) {
+      case .valid: return .image(.valid)
+      case .invalid(let status, let reason): return .image(.invalid(status, reason: reason))
+      }
     case .recordValidated(let journal):
       try storage.records.replace(TransferJournal.recordName, with: journal.encoded)
     case .activate(let journal, let permanent):
+      // Checked again right before the boot pointer moves: the slot may have changed since
+      // VALIDATE (a restart in between), or the trusted keys may have.
+      let securityCounter: UInt32
+      switch try checkImage(journal) {
+      case .valid(let counter): securityCounter = counter
+      case .invalid(let status, let reason): return .image(.invalid(status, reason: reason))
+      }
       let attempts = control.attempts
       try changeBoot {
         $0.activate(
           journal.slot, version: journal.version, size: journal.size, crc32: journal.crc32,
-          attempts: attempts,
-          permanent: permanent)
+          securityCounter: securityCounter, attempts: attempts, permanent: permanent)
       }
       try storage.records.remove(TransferJournal.recordName)
     case .confirm:
@@ -199,7 +229,18 @@ public struct ReceiverHost: Sendable {
   private mutating func changeBoot(_ change: (inout BootState) -> Void) throws(StorageError) {
     let control = control
     boot = try Self.storageErrors { () throws(BootError) in try control.update(change) }
-    engine.updateRunningOnTrial(Self.unconfirmed(boot, running))
+    syncEngine()
+  }
+
+  /// The whole image in `journal.slot`, judged against the confirmed image.
+  private mutating func checkImage(_ journal: TransferJournal) throws(StorageError) -> ImageCheck.Outcome {
+    let outcome = try imageCheck.verify(try storage.slots.reader(journal.slot), journal, boot.installed)
+    if case .invalid(_, let reason) = outcome {
+      lastImageRejection = reason
+    } else {
+      lastImageRejection = nil
+    }
+    return outcome
   }
 
   /// Boot-state failures as the storage errors the wire knows (both answer "storage error").

@@ -28,6 +28,9 @@ public struct ReceiverEngine: Sendable {
   public let runningSlot: SlotID
   /// While the running slot is on trial the inactive slot is the only known-good image: no PREPARE.
   public private(set) var runningOnTrial: Bool
+  /// The lowest version PREPARE accepts (the confirmed one), or nil when downgrades are allowed.
+  /// A courtesy that saves a doomed transfer: the host checks the image's own header at VALIDATE.
+  public private(set) var minimumVersion: Version?
   public private(set) var phase: Phase = .idle
   public private(set) var mtu = 23
   public private(set) var statistics = ReceiverStatistics()
@@ -54,6 +57,9 @@ public struct ReceiverEngine: Sendable {
 
   /// The host learnt that the running slot was confirmed or marked bad outside the protocol.
   public mutating func updateRunningOnTrial(_ onTrial: Bool) { runningOnTrial = onTrial }
+
+  /// The host learnt a new confirmed version (or that downgrades are allowed: nil).
+  public mutating func updateMinimumVersion(_ version: Version?) { minimumVersion = version }
 
   /// The transfer as STATUS and Info report it.
   public var transferStatus: TransferStatus {
@@ -175,6 +181,10 @@ public struct ReceiverEngine: Sendable {
     }
     guard UInt64(size) <= configuration.slotCapacity else {
       out.append(.notify(response(Opcode.prepare.rawValue, .tooLarge)))
+      return
+    }
+    if let minimumVersion, version < minimumVersion {
+      out.append(.notify(response(Opcode.prepare.rawValue, .downgradeRefused)))
       return
     }
     let journal = TransferJournal(
@@ -344,6 +354,12 @@ public struct ReceiverEngine: Sendable {
       phase = .validated(journal)
       out.append(.notify(Response(.validate, .success).encoded))
     case .activate:
+      if case .image(.invalid(let status, _)) = result {
+        // The host checks the image once more before it touches the boot pointer; a slot that no
+        // longer passes (its bytes changed, the trusted keys changed) is dropped, never activated.
+        perform(.discard(answer: Response(.activate, status)), &out)
+        return
+      }
       out.append(.notify(Response(.activate, .success).encoded))
       out.append(.restart)
     case .confirm:

@@ -71,7 +71,8 @@ public enum ReceiverIO: Equatable, Sendable {
   case checkImage(TransferJournal)
   /// Save the journal in the validated state.
   case recordValidated(TransferJournal)
-  /// Point the boot pointer at the new slot (for a trial unless permanent), then drop the journal.
+  /// Check the image again, then point the boot pointer at the new slot (for a trial unless
+  /// permanent) and drop the journal. Completes with `.image(.invalid)` when the check fails.
   case activate(TransferJournal, permanent: Bool)
   /// Mark the running trial slot good.
   case confirm

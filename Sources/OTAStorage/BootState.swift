@@ -5,18 +5,21 @@ import OTAWire
 /// and how the last update ended. otad's boot stage, its daemon and `otad mark-good`/`mark-bad` read
 /// and change it through `BootStateStore`; bootloader backends mirror it (`plan`).
 ///
-/// Layout (68 bytes, little-endian; written to disk: never reorder, never renumber):
-///     0 magic "OTAS"  4 format u8 = 1  5 confirmed slot u8  6 trial slot u8 (0xFF: none)
+/// Layout (80 bytes, little-endian; written to disk: never reorder, never renumber):
+///     0 magic "OTAS"  4 format u8 = 2  5 confirmed slot u8  6 trial slot u8 (0xFF: none)
 ///     7 trial boots left u8  8 trial boots allowed u8
 ///     9 slot A: status u8, version (8), image size u32, image crc32 u32   26 slot B: the same
 ///     43 outcome u8  44 from version (8)  52 to version (8)  60 reason u8  61 attempts used u8
 ///     62 why the trial's last boot failed u8 (an outcome reason; 0 none)  63 reserved u8 = 0
-///     64 CRC32 of bytes 0..<64
+///     64 slot A security counter u32  68 slot B security counter u32  72 security floor u32
+///     76 CRC32 of bytes 0..<76
+/// Format 1 (68 bytes: no security counters, CRC32 of 0..<64 at 64) is still read, counters 0.
 public struct BootState: Equatable, Sendable {
   public static let recordName = "boot.state"
-  public static let byteCount = 68
+  public static let byteCount = 80
+  static let formatOneByteCount = 68
   static let magic: [UInt8] = Array("OTAS".utf8)
-  static let format: UInt8 = 1
+  static let format: UInt8 = 2
   static let noSlot: UInt8 = 0xFF
 
   /// What a slot holds, as far as booting goes. Written to disk: never renumber.
@@ -46,12 +49,18 @@ public struct BootState: Equatable, Sendable {
     /// The image's length and CRC32 as transferred (0 for a factory image: unknown).
     public var size: UInt32
     public var crc32: UInt32
+    /// The image's MCUboot security counter (SEC_CNT TLV), 0 when it has none.
+    public var securityCounter: UInt32
 
-    public init(status: SlotStatus, version: Version = .zero, size: UInt32 = 0, crc32: UInt32 = 0) {
+    public init(
+      status: SlotStatus, version: Version = .zero, size: UInt32 = 0, crc32: UInt32 = 0,
+      securityCounter: UInt32 = 0
+    ) {
       self.status = status
       self.version = version
       self.size = size
       self.crc32 = crc32
+      self.securityCounter = securityCounter
     }
 
     public static let empty = Slot(status: .empty)
@@ -76,13 +85,20 @@ public struct BootState: Equatable, Sendable {
   public var trial: Trial?
   public var slots: [Slot]
   public var outcome: UpdateOutcome
+  /// The highest security counter of any image this device confirmed: an image with a lower one
+  /// is refused (MCUboot's rollback protection). It only ever rises.
+  public var securityFloor: UInt32
 
-  public init(confirmed: SlotID, trial: Trial? = nil, slots: [Slot], outcome: UpdateOutcome = .none) {
+  public init(
+    confirmed: SlotID, trial: Trial? = nil, slots: [Slot], outcome: UpdateOutcome = .none,
+    securityFloor: UInt32 = 0
+  ) {
     precondition(slots.count == SlotID.allCases.count)
     self.confirmed = confirmed
     self.trial = trial
     self.slots = slots
     self.outcome = outcome
+    self.securityFloor = securityFloor
   }
 
   /// A device that has never been updated: slot A holds `version`, confirmed; slot B is empty.
@@ -125,17 +141,21 @@ public struct BootState: Equatable, Sendable {
   /// Arms `slot`, holding `version`, for a trial of `attempts` boots; or, when `permanent`, makes it
   /// the confirmed slot at once (the update then counts as succeeded with no trial).
   public mutating func activate(
-    _ slot: SlotID, version: Version, size: UInt32, crc32: UInt32, attempts: UInt8, permanent: Bool
+    _ slot: SlotID, version: Version, size: UInt32, crc32: UInt32, securityCounter: UInt32 = 0,
+    attempts: UInt8, permanent: Bool
   ) {
     precondition(slot != confirmed, "the confirmed slot is activated by confirming it")
     if permanent {
       let from = self[confirmed].version
-      self[slot] = Slot(status: .good, version: version, size: size, crc32: crc32)
+      self[slot] = Slot(
+        status: .good, version: version, size: size, crc32: crc32, securityCounter: securityCounter)
       confirmed = slot
       trial = nil
+      securityFloor = max(securityFloor, securityCounter)
       outcome = UpdateOutcome(result: .succeeded, from: from, to: version, reason: .none, attemptsUsed: 0)
     } else {
-      self[slot] = Slot(status: .trial, version: version, size: size, crc32: crc32)
+      self[slot] = Slot(
+        status: .trial, version: version, size: size, crc32: crc32, securityCounter: securityCounter)
       trial = Trial(slot: slot, attemptsLeft: max(1, attempts), attemptsAllowed: max(1, attempts))
     }
   }
@@ -154,6 +174,7 @@ public struct BootState: Equatable, Sendable {
     self[armed.slot].status = .good
     confirmed = armed.slot
     trial = nil
+    securityFloor = max(securityFloor, self[armed.slot].securityCounter)
     outcome = UpdateOutcome(
       result: .succeeded, from: from, to: self[armed.slot].version, reason: .none,
       attemptsUsed: armed.attemptsUsed)
@@ -191,12 +212,15 @@ public struct BootState: Equatable, Sendable {
   // MARK: Bytes
 
   public init(bytes: [UInt8]) throws(WireError) {
-    guard bytes.count == Self.byteCount else {
+    guard bytes.count == Self.byteCount || bytes.count == Self.formatOneByteCount else {
       throw .malformed("boot state is \(bytes.count) bytes, expected \(Self.byteCount)")
     }
     var reader = ByteReader(bytes)
     guard Array(try reader.readBytes(4)) == Self.magic else { throw .malformed("boot state magic") }
-    guard try reader.readU8() == Self.format else { throw .malformed("boot state format") }
+    let format = try reader.readU8()
+    guard format == (bytes.count == Self.byteCount ? Self.format : 1) else {
+      throw .malformed("boot state format \(format) in \(bytes.count) bytes")
+    }
     guard let confirmed = SlotID(rawValue: try reader.readU8()) else {
       throw .malformed("boot state confirmed slot")
     }
@@ -225,7 +249,13 @@ public struct BootState: Equatable, Sendable {
       throw .malformed("boot state trial failure")
     }
     guard try reader.readU8() == 0 else { throw .malformed("boot state reserved byte") }
-    guard try reader.readU32() == CRC32.checksum(bytes[0..<64]) else {
+    securityFloor = 0
+    if format >= 2 {
+      for index in slots.indices { slots[index].securityCounter = try reader.readU32() }
+      securityFloor = try reader.readU32()
+    }
+    let checksummed = bytes.count - 4
+    guard try reader.readU32() == CRC32.checksum(bytes[0..<checksummed]) else {
       throw .malformed("boot state checksum")
     }
     self.confirmed = confirmed
@@ -265,6 +295,8 @@ public struct BootState: Equatable, Sendable {
     bytes.appendU8(outcome.attemptsUsed)
     bytes.appendU8(trial?.lastFailure.rawValue ?? 0)
     bytes.appendU8(0)
+    for slot in slots { bytes.appendU32(slot.securityCounter) }
+    bytes.appendU32(securityFloor)
     bytes.appendU32(CRC32.checksum(bytes))
     return bytes
   }

@@ -1,3 +1,4 @@
+import OTATrust
 import OTAWire
 
 /// What kind of image a slot holds, decided by its first four bytes.
@@ -19,13 +20,22 @@ public struct ImageReport: Sendable, Equatable {
   public var version: Version
   /// SHA-256 of MCUboot's hashed range (equal to the SHA256 TLV); nil for a raw image.
   public var sha256: [UInt8]?
+  /// The protected SEC_CNT TLV's value; 0 when the image has none.
+  public var securityCounter: UInt32
+  /// The trusted key whose signature verified; nil when the policy asks for none.
+  public var signedBy: ImagePublicKey?
 
-  public init(kind: ImageKind, size: UInt64, crc32: UInt32, version: Version, sha256: [UInt8]?) {
+  public init(
+    kind: ImageKind, size: UInt64, crc32: UInt32, version: Version, sha256: [UInt8]?,
+    securityCounter: UInt32 = 0, signedBy: ImagePublicKey? = nil
+  ) {
     self.kind = kind
     self.size = size
     self.crc32 = crc32
     self.version = version
     self.sha256 = sha256
+    self.securityCounter = securityCounter
+    self.signedBy = signedBy
   }
 }
 
@@ -43,11 +53,19 @@ public enum ImageProblem: Error, Sendable, Equatable, CustomStringConvertible {
   case versionMismatch(header: Version, prepared: Version)
   /// The MCUboot header and TLV areas describe an image of `described` bytes; `received` arrived.
   case sizeMismatch(described: UInt64, received: UInt64)
+  /// Signatures are required and none by a trusted key verifies; the text says what was found.
+  case signatureInvalid(String)
+  /// The image's version is lower than the confirmed one, and downgrades are not allowed.
+  case downgrade(image: Version, installed: Version)
+  /// The image's security counter is lower than the highest one this device confirmed.
+  case securityCounterBackwards(image: UInt32, floor: UInt32)
 
   public var status: StatusCode {
     switch self {
     case .crcMismatch: .crcMismatch
     case .malformed, .hashMissing, .hashMismatch, .versionMismatch, .sizeMismatch: .validationFailed
+    case .signatureInvalid: .signatureInvalid
+    case .downgrade, .securityCounterBackwards: .downgradeRefused
     }
   }
 
@@ -62,6 +80,11 @@ public enum ImageProblem: Error, Sendable, Equatable, CustomStringConvertible {
       "image header says version \(header), the transfer was prepared for \(prepared)"
     case .sizeMismatch(let described, let received):
       "MCUboot header and TLVs describe \(described) bytes, but \(received) were received"
+    case .signatureInvalid(let reason): "signature invalid: \(reason)"
+    case .downgrade(let image, let installed):
+      "downgrade refused: the image is version \(image), lower than the confirmed \(installed)"
+    case .securityCounterBackwards(let image, let floor):
+      "downgrade refused: the image's security counter \(image) is lower than the device's \(floor)"
     }
   }
 }

@@ -9,7 +9,7 @@ extension ImageVerifier {
   struct StreamedDigests {
     var crc32: UInt32
     /// Present for a decoded MCUboot image.
-    var sha256: [UInt8]?
+    var sha256: SHA256Digest?
     /// True when bytes streamed from the header or TLV range differ from those decoded earlier.
     var slotChanged: Bool
 
@@ -54,7 +54,7 @@ extension ImageVerifier {
         offset = chunkRange.upperBound
       }
       return StreamedDigests(
-        crc32: crc.value, sha256: hasher.map { Array($0.finalize()) }, slotChanged: slotChanged)
+        crc32: crc.value, sha256: hasher.map { $0.finalize() }, slotChanged: slotChanged)
     }
 
     /// The part of `range` that lies in `chunk`, as indices into the chunk's bytes; nil if none.

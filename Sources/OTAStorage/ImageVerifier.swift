@@ -1,5 +1,6 @@
 import Crypto
 import OTAChecksum
+import OTATrust
 import OTAWire
 
 /// Checks the image a transfer left in a slot before anything may activate it.
@@ -11,19 +12,22 @@ import OTAWire
 /// the slot still holds those very bytes, so that the verdict is about one consistent image.
 ///
 /// Checks, in the order their failures are reported: the CRC (a transfer problem, worth a resend),
-/// the structure (header, TLV areas, total length equal to the received size), the hash, and last
-/// the header's version against the prepared one (only meaningful once the header is authentic).
-/// Signatures are not checked here.
+/// the structure (header, TLV areas, total length equal to the received size), the hash, the
+/// signature when the policy asks for one, then, once the header is known to be authentic, its
+/// version against the prepared one, against the confirmed image (downgrade), and its security
+/// counter against the device's floor.
 public enum ImageVerifier {
   /// - Parameters:
   ///   - size: the bytes received; the image is `[0, size)` of the slot, whatever follows it.
   ///   - expectedCRC: the CRC32 (zlib) the sender announced for those bytes.
   ///   - preparedVersion: the version the sender announced; an MCUboot header must carry it.
+  ///   - policy: trusted keys and whether a downgrade is allowed.
+  ///   - installed: the confirmed image's version and the device's security counter floor.
   ///   - chunkSize: bytes per streamed read (values below 1 count as 1).
   /// - Returns: the verdict about the bytes. Throws only when the slot cannot be read.
   public static func verify(
     reader: any SlotReader, size: UInt64, expectedCRC: UInt32, preparedVersion: Version,
-    chunkSize: Int = 1 << 20
+    policy: ImagePolicy = .integrityOnly, installed: InstalledImage = .none, chunkSize: Int = 1 << 20
   ) throws(StorageError) -> ImageVerdict {
     guard size > 0 else { return .invalid(.malformed("the image is empty (0 bytes)")) }
     let inspection = try inspect(reader: reader, size: size)
@@ -36,6 +40,15 @@ public enum ImageVerifier {
     let layout: MCUbootImageLayout
     switch inspection {
     case .raw:
+      guard !policy.requiresSignature else {
+        return .invalid(
+          .signatureInvalid(
+            "a raw image carries no signature; wrap and sign it as an MCUboot image (otactl image create --key)"
+          ))
+      }
+      if let problem = versionProblem(preparedVersion, counter: 0, policy: policy, installed: installed) {
+        return .invalid(problem)
+      }
       return .valid(
         ImageReport(kind: .raw, size: size, crc32: stream.crc32, version: preparedVersion, sha256: nil))
     case .invalid(let problem):
@@ -52,14 +65,63 @@ public enum ImageVerifier {
     case .success(let digest): expectedDigest = digest
     case .failure(let problem): return .invalid(problem)
     }
-    guard let digest = stream.sha256, digest == expectedDigest else { return .invalid(.hashMismatch) }
+    guard let digest = stream.sha256, Array(digest) == expectedDigest else { return .invalid(.hashMismatch) }
+    var signer: ImagePublicKey?
+    if policy.requiresSignature {
+      switch ImageSignatureCheck.check(layout, digest: digest, trusted: policy.trustedKeys) {
+      case .verified(let key): signer = key
+      case .rejected(let reason): return .invalid(.signatureInvalid(reason))
+      }
+    }
+    let counter: UInt32
+    switch securityCounter(in: layout) {
+    case .success(let value): counter = value
+    case .failure(let problem): return .invalid(problem)
+    }
     guard layout.header.version == preparedVersion else {
       return .invalid(.versionMismatch(header: layout.header.version, prepared: preparedVersion))
+    }
+    if let problem = versionProblem(
+      layout.header.version, counter: counter, policy: policy, installed: installed)
+    {
+      return .invalid(problem)
     }
     return .valid(
       ImageReport(
         kind: .mcuboot(layout), size: size, crc32: stream.crc32, version: layout.header.version,
-        sha256: digest))
+        sha256: Array(digest), securityCounter: counter, signedBy: signer))
+  }
+
+  /// Downgrade and rollback protection: a version below the confirmed one unless allowed, and a
+  /// security counter below the device's floor, always.
+  static func versionProblem(
+    _ version: Version, counter: UInt32, policy: ImagePolicy, installed: InstalledImage
+  ) -> ImageProblem? {
+    if version < installed.version, !policy.allowDowngrade {
+      return .downgrade(image: version, installed: installed.version)
+    }
+    if counter < installed.securityFloor {
+      return .securityCounterBackwards(image: counter, floor: installed.securityFloor)
+    }
+    return nil
+  }
+
+  /// The SEC_CNT value: a u32 in the protected (signed) area, at most once; 0 when absent. One in
+  /// the unprotected area could be changed by anyone, so it makes the image malformed.
+  static func securityCounter(in layout: MCUbootImageLayout) -> Result<UInt32, ImageProblem> {
+    if !layout.unprotectedArea.values(of: .securityCounter).isEmpty {
+      return .failure(.malformed("a SEC_CNT TLV sits in the unprotected TLV area, outside the signed range"))
+    }
+    let values = layout.protectedArea?.values(of: .securityCounter) ?? []
+    guard let value = values.first else { return .success(0) }
+    guard values.count == 1 else {
+      return .failure(.malformed("the image has \(values.count) SEC_CNT TLVs; it may have one"))
+    }
+    guard value.count == 4 else {
+      return .failure(.malformed("the SEC_CNT TLV is \(value.count) bytes, expected 4"))
+    }
+    return .success(
+      UInt32(value[0]) | UInt32(value[1]) << 8 | UInt32(value[2]) << 16 | UInt32(value[3]) << 24)
   }
 
   /// What the first bytes and the TLV areas say, before streaming.

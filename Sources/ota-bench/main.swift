@@ -68,7 +68,7 @@ func run(options: Options, mtu: Int, image: [UInt8]) throws {
       control: BootControl(
         records: storage.records, backend: SimulatedBootloader(),
         factoryVersion: Version(major: 1, minor: 0, revision: 0)),
-      windowCapacity: UInt32(options.windowKiB * 1024), imageCheck: StandardImageCheck.check)
+      windowCapacity: UInt32(options.windowKiB * 1024), imageCheck: .standard(ImagePolicy()))
   }
   let clock = ContinuousClock()
   let started = clock.now

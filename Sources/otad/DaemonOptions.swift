@@ -72,6 +72,14 @@ struct DaemonOptions: ParsableArguments {
   @Option(help: "How the device restarts: reexec, reboot, or a command line.")
   var restart: String?
 
+  @Option(
+    name: .customLong("trusted-key"),
+    help: "A PEM public key images must be signed by (repeat for more; adds to [trust] keys).")
+  var trustedKeys: [String] = []
+
+  @Flag(name: .customLong("allow-downgrade"), help: "Accept images older than the confirmed one.")
+  var allowDowngrade = false
+
   /// The configuration file, then the flags on top.
   func configuration() throws -> DaemonConfiguration {
     var configuration = DaemonConfiguration()
@@ -118,6 +126,8 @@ struct DaemonOptions: ParsableArguments {
         configuration.boot.attempts = attempts
       }
       if let restart { configuration.boot.restart = try BootConfiguration.restart(restart) }
+      configuration.trust.keyFiles += trustedKeys
+      if allowDowngrade { configuration.trust.allowDowngrade = true }
       if let logLevel {
         guard let level = Logger.Level(rawValue: logLevel) else {
           throw ValidationError(
@@ -131,6 +141,17 @@ struct DaemonOptions: ParsableArguments {
       throw ValidationError("\(error)")
     }
     return configuration
+  }
+
+  /// The image policy: the trusted keys read from their files.
+  static func imagePolicy(_ configuration: DaemonConfiguration) throws -> ImagePolicy {
+    do {
+      return try configuration.trust.imagePolicy { path in
+        FileManager.default.contents(atPath: path).flatMap { String(data: $0, encoding: .utf8) }
+      }
+    } catch {
+      throw ValidationError("\(error)")
+    }
   }
 
   /// Logs go to standard error at the configured level.

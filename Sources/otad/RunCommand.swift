@@ -32,6 +32,7 @@ struct RunCommand: ParsableCommand {
     if let capacity = configuration.slotCapacity, capacity == 0 {
       throw ValidationError("--capacity must be more than 0")
     }
+    _ = try DaemonOptions.imagePolicy(configuration)
   }
 
   func run() throws {
@@ -48,13 +49,24 @@ struct RunCommand: ParsableCommand {
     }
     var host = try ReceiverHost(
       storage: storage, control: control, running: running, windowCapacity: configuration.windowCapacity,
-      windowGrace: configuration.windowGrace, imageCheck: StandardImageCheck.check)
+      windowGrace: configuration.windowGrace,
+      imageCheck: .standard(try DaemonOptions.imagePolicy(configuration)),
+      pairingRequired: configuration.requirePairing)
     let info = host.info()
     logger.notice(
       "running slot \(info.runningSlot), version \(info.runningVersion)\(host.runningOnTrial ? " (on trial)" : "")",
       metadata: [
         "transfer": "\(info.transfer.state)", "committed": "\(info.transfer.committedOffset)",
         "capacity": "\(info.slotCapacity)", "bootloader": "\(control.backend.name)",
+      ])
+    let policy = host.imageCheck.policy
+    logger.notice(
+      policy.requiresSignature
+        ? "images must be signed by: \(policy.trustedKeys.map(\.description).joined(separator: ", "))"
+        : "images need no signature (no [trust] keys): their CRC32 and MCUboot hash are still checked",
+      metadata: [
+        "downgrades": "\(policy.allowDowngrade ? "allowed" : "refused")",
+        "security-floor": "\(host.boot.securityFloor)",
       ])
     if host.running != host.boot.confirmed, host.boot.trial?.slot != host.running {
       logger.warning("the bootloader started slot \(host.running), which the boot state does not confirm")

@@ -35,11 +35,15 @@ struct StatusCommand: ParsableCommand {
           "status": "\(content.status)",
           "version": content.status == .empty ? NSNull() : "\(content.version)" as Any,
           "capacity": status.slotCapacities[Int(slot.rawValue)], "path": paths[Int(slot.rawValue)],
+          "securityCounter": Int(content.securityCounter),
         ])
       }
       var object: [String: Any] = [
         "running": "\(state.running)", "confirmed": "\(state.confirmed)", "onTrial": state.runningOnTrial,
         "slots": slots, "bootState": describe(status.boot), "bootloader": configuration.boot.backend.rawValue,
+        "securityFloor": Int(state.securityFloor),
+        "signaturesRequired": !configuration.trust.keyFiles.isEmpty,
+        "downgradesAllowed": configuration.trust.allowDowngrade,
         "lastOutcome": [
           "result": "\(state.outcome.result)", "from": "\(state.outcome.from)", "to": "\(state.outcome.to)",
           "reason": "\(state.outcome.reason)", "attemptsUsed": Int(state.outcome.attemptsUsed),
@@ -79,6 +83,13 @@ struct StatusCommand: ParsableCommand {
           + (trial.begun ? "" : " (armed: it runs at the next start)"))
     }
     print("last update: \(Self.describe(state.outcome))")
+    print(
+      "trust: "
+        + (configuration.trust.keyFiles.isEmpty
+          ? "no signature required"
+          : "signed by one of \(configuration.trust.keyFiles.joined(separator: ", "))")
+        + "; downgrades \(configuration.trust.allowDowngrade ? "allowed" : "refused"); security counter floor "
+        + "\(state.securityFloor)")
     switch status.boot {
     case .damaged: print("boot state: damaged (it will be moved aside at the next start)")
     case .missing: print("boot state: none yet (a factory device)")

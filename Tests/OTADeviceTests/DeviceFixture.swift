@@ -26,6 +26,8 @@ struct DeviceFixture {
   /// The pointer otad's boot stage keeps (it survives power cuts: the in-memory bootloader is durable).
   let bootloader = SimulatedBootloader()
   var attempts: UInt8 = 3
+  /// Trusted keys and downgrades, as otad's `[trust]` section sets them.
+  var policy = ImagePolicy()
 
   var control: BootControl {
     BootControl(records: medium, backend: bootloader, factoryVersion: Self.runningVersion, attempts: attempts)
@@ -57,7 +59,7 @@ struct DeviceFixture {
       }
       var host = try ReceiverHost(
         storage: storage, control: control, running: decision.run, windowCapacity: windowCapacity,
-        imageCheck: StandardImageCheck.check)
+        imageCheck: .standard(policy))
       try onBoot?(host)
       guard host.runningOnTrial else { return host }
       switch verdict {

@@ -246,3 +246,52 @@ import Testing
     #expect(try medium.load(BootStateStore.copyName) == new.encoded)
   }
 }
+
+@Suite struct BootStateSecurityCounterTests {
+  static let v1 = Version(major: 1, minor: 0, revision: 0)
+  static let v2 = Version(major: 2, minor: 0, revision: 0)
+
+  @Test func theFloorRisesOnlyWhenAnImageIsConfirmed() {
+    var state = BootState.factory(version: Self.v1)
+    state.activate(.b, version: Self.v2, size: 10, crc32: 1, securityCounter: 9, attempts: 1, permanent: false)
+    #expect(state.securityFloor == 0 && state[.b].securityCounter == 9)
+    state.beginAttempt()
+    var rolledBack = state
+    rolledBack.markBad(.healthCheckFailed)
+    #expect(rolledBack.securityFloor == 0)
+    state.markGood()
+    #expect(state.securityFloor == 9)
+
+    var permanent = BootState.factory(version: Self.v1)
+    permanent.activate(.b, version: Self.v2, size: 10, crc32: 1, securityCounter: 4, attempts: 1, permanent: true)
+    #expect(permanent.securityFloor == 4)
+    // It never falls: a confirmed image with a lower counter leaves it where it was.
+    permanent.activate(.a, version: Self.v2, size: 10, crc32: 1, securityCounter: 2, attempts: 1, permanent: true)
+    #expect(permanent.securityFloor == 4)
+  }
+
+  @Test func countersAreStoredAfterTheFormatOneFields() throws {
+    var state = BootState.factory(version: Self.v1)
+    state.activate(.b, version: Self.v2, size: 10, crc32: 1, securityCounter: 0x0102_0304, attempts: 1, permanent: true)
+    let bytes = state.encoded
+    #expect(bytes.count == 80 && bytes[4] == 2)
+    #expect(Array(bytes[64..<68]) == [0, 0, 0, 0])
+    #expect(Array(bytes[68..<72]) == [4, 3, 2, 1])
+    #expect(Array(bytes[72..<76]) == [4, 3, 2, 1])
+    #expect(try BootState(bytes: bytes) == state)
+  }
+
+  @Test func aFormatOneRecordIsStillRead() throws {
+    var state = BootState.factory(version: Self.v1)
+    state.activate(.b, version: Self.v2, size: 10, crc32: 1, attempts: 3, permanent: false)
+    // The 68-byte record format 1 wrote: the first 63 bytes of format 2, a zero, its CRC32.
+    var old = Array(state.encoded[0..<64])
+    old[4] = 1
+    old.appendU32(CRC32.checksum(old))
+    #expect(try BootState(bytes: old) == state)
+    // A format byte that does not match the length is refused.
+    var mixed = old
+    mixed[4] = 2
+    #expect(throws: WireError.self) { try BootState(bytes: mixed) }
+  }
+}

@@ -2,6 +2,7 @@ import Crypto
 import Foundation
 import OTAChecksum
 import OTAStorage
+import OTATrust
 import OTAWire
 import Testing
 
@@ -17,6 +18,8 @@ struct ImageVerifierTests {
     var version: Version
     /// `imgtool verify` prints it as "Image digest".
     var imgtoolDigest: String
+    /// Its protected SEC_CNT TLV (imgtool --security-counter), 0 without one.
+    var securityCounter: UInt32 = 0
     var testDescription: String { name }
   }
 
@@ -26,7 +29,7 @@ struct ImageVerifierTests {
       imgtoolDigest: "86b5ef1b2c8e05c9c267e2a40fea9f8b727e13666ae59409fa1b52826a2ced01"),
     Sample(
       name: "mcuboot-ed25519-100KiB.bin", version: Version(major: 2, minor: 0, revision: 1, build: 7),
-      imgtoolDigest: "b79e354ea339879bef35c59dbb6ef0f1073e3ccc15548d8f5a9aee0c1b6d1ae5"),
+      imgtoolDigest: "b79e354ea339879bef35c59dbb6ef0f1073e3ccc15548d8f5a9aee0c1b6d1ae5", securityCounter: 3),
     Sample(
       name: "mcuboot-ecdsa-p256-1B.bin", version: Version(major: 0, minor: 9, revision: 0, build: 1),
       imgtoolDigest: "00725f821d0d07f201e5b19a285c9a93794f69748f0be43ec6b5f3aa1206bb17"),
@@ -57,7 +60,7 @@ struct ImageVerifierTests {
         == .valid(
           ImageReport(
             kind: .mcuboot(layout), size: UInt64(image.count), crc32: referenceCRC32(image),
-            version: sample.version, sha256: digest)))
+            version: sample.version, sha256: digest, securityCounter: sample.securityCounter)))
   }
 
   @Test func referenceCRCAgreesWithZlib() throws {
@@ -358,13 +361,100 @@ struct ImageVerifierTests {
   // MARK: - Helpers
 
   private func verify(
-    _ image: [UInt8], crc: UInt32? = nil, version: Version, chunkSize: Int = 1 << 20
+    _ image: [UInt8], crc: UInt32? = nil, version: Version, policy: ImagePolicy = .integrityOnly,
+    installed: InstalledImage = .none, chunkSize: Int = 1 << 20
   ) throws -> ImageVerdict {
     // Reads may be one chunk, the 32-byte header, or the TLV areas (at most 2 * 65535 bytes).
     let limit = max(chunkSize, MCUbootHeader.byteCount, MCUbootImageLayout.maximumTLVAreasLength)
     return try ImageVerifier.verify(
       reader: SliceSlotReader(image, largestRead: limit), size: UInt64(image.count),
-      expectedCRC: crc ?? CRC32.checksum(image), preparedVersion: version, chunkSize: chunkSize)
+      expectedCRC: crc ?? CRC32.checksum(image), preparedVersion: version, policy: policy,
+      installed: installed,
+      chunkSize: chunkSize)
+  }
+
+  // MARK: - Trust: imgtool's signatures, downgrades, security counters
+
+  static func testKey(_ name: String) throws -> ImagePublicKey {
+    try ImagePublicKey(
+      pem: String(decoding: try VerifierSampleImages.bytes("keys/\(name).pub.pem"), as: UTF8.self))
+  }
+
+  @Test func imgtoolSignaturesVerifyWithTheirKeys() throws {
+    let ed25519 = try Self.testKey("test-ed25519")
+    let p256 = try Self.testKey("test-ecdsa-p256")
+    let trusted = ImagePolicy(trustedKeys: [p256, ed25519])
+    for (name, version, key) in [
+      ("mcuboot-ed25519-100KiB.bin", Self.samples[1].version, ed25519),
+      ("mcuboot-ecdsa-p256-1B.bin", Self.samples[2].version, p256),
+    ] {
+      let verdict = try verify(try VerifierSampleImages.bytes(name), version: version, policy: trusted)
+      guard case .valid(let report) = verdict else {
+        Issue.record("\(name): \(verdict)")
+        continue
+      }
+      #expect(report.signedBy == key)
+    }
+  }
+
+  @Test func signaturesAreRequiredOnceKeysAreTrusted() throws {
+    let onlyP256 = ImagePolicy(trustedKeys: [try Self.testKey("test-ecdsa-p256")])
+    let ed25519Image = try VerifierSampleImages.bytes("mcuboot-ed25519-100KiB.bin")
+    guard
+      case .invalid(.signatureInvalid(let reason)) = try verify(
+        ed25519Image, version: Self.samples[1].version, policy: onlyP256)
+    else { Issue.record("an image signed by another key passed"); return }
+    #expect(reason.contains("does not trust"))
+    let unsigned = try VerifierSampleImages.bytes("mcuboot-unsigned-4099B.bin")
+    #expect(
+      try verify(unsigned, version: Self.samples[0].version, policy: onlyP256)
+        == .invalid(.signatureInvalid("the image is not signed")))
+    let raw = try VerifierSampleImages.bytes("raw-4099B.bin")
+    guard case .invalid(let problem) = try verify(raw, version: Self.samples[0].version, policy: onlyP256)
+    else {
+      Issue.record("a raw image passed with keys configured"); return
+    }
+    #expect(problem.status == .signatureInvalid)
+  }
+
+  @Test func versionsAndSecurityCountersAreComparedWithTheInstalledImage() throws {
+    let image = try VerifierSampleImages.bytes("mcuboot-ed25519-100KiB.bin")  // 2.0.1+7, SEC_CNT 3
+    let version = Self.samples[1].version
+    let newer = InstalledImage(version: Version(major: 2, minor: 0, revision: 2), securityFloor: 0)
+    #expect(
+      try verify(image, version: version, policy: ImagePolicy(), installed: newer)
+        == .invalid(.downgrade(image: version, installed: newer.version)))
+    #expect(
+      try verify(image, version: version, policy: ImagePolicy(allowDowngrade: true), installed: newer).isValid
+    )
+    #expect(
+      try verify(image, version: version, policy: ImagePolicy(), installed: InstalledImage(version: version))
+        .isValid)
+    let floor4 = InstalledImage(version: .zero, securityFloor: 4)
+    #expect(
+      try verify(image, version: version, policy: ImagePolicy(allowDowngrade: true), installed: floor4)
+        == .invalid(.securityCounterBackwards(image: 3, floor: 4)))
+    #expect(
+      try verify(image, version: version, installed: InstalledImage(version: .zero, securityFloor: 3)).isValid
+    )
+  }
+
+  @Test func aSecurityCounterOutsideTheSignedAreaIsMalformed() throws {
+    let image = try VerifierSampleImages.bytes("mcuboot-unsigned-4099B.bin")
+    let layout = try MCUbootImageLayout(parsing: image)
+    var counter: [UInt8] = []
+    counter.appendU32(1)
+    let moved = try MCUbootImageLayout(
+      header: layout.header, protectedArea: nil,
+      unprotectedArea: MCUbootTLVArea(
+        kind: .unprotected,
+        entries: layout.unprotectedTLVs + [MCUbootTLV(type: .securityCounter, value: counter)]))
+    var bytes = Array(image[0..<Int(layout.header.tlvOffset)])
+    moved.appendTLVAreas(to: &bytes)
+    guard case .invalid(.malformed(let reason)) = try verify(bytes, version: Self.samples[0].version) else {
+      Issue.record("an unprotected SEC_CNT passed"); return
+    }
+    #expect(reason.contains("unprotected"))
   }
 
   /// A minimal MCUboot image made with this project's encoders: 64-byte header, 100-byte payload.
@@ -431,6 +521,10 @@ private struct TwoFacedSlotReader: SlotReader {
 }
 
 /// The committed sample images, found relative to this file: Tests/OTAStorageTests/ → package root.
+extension ImageVerdict {
+  fileprivate var isValid: Bool { if case .valid = self { true } else { false } }
+}
+
 private enum VerifierSampleImages {
   static let directory = URL(fileURLWithPath: #filePath)
     .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()

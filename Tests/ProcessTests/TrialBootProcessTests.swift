@@ -87,7 +87,8 @@ import Testing
 
   @Test func markGoodBesideTheDaemonConfirmsTheTrialItRuns() throws {
     let daemon = try device()
-    try daemon.start(extra: ["--confirm", "manual", "--confirm-timeout", "never"])
+    // --allow-downgrade: the second push below goes back to v1.
+    try daemon.start(extra: ["--confirm", "manual", "--confirm-timeout", "never", "--allow-downgrade"])
     let pushed = try push("firmware-v2.bin", to: daemon, ["--trial-timeout", "1"])
     #expect(pushed.status == 7 && (result(pushed)["error"] as? String ?? "").contains("nobody confirmed"))
     #expect(try daemon.status()["onTrial"] as? Bool == true)

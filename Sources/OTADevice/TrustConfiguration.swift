@@ -1,0 +1,65 @@
+import OTAStorage
+import OTATrust
+import TOMLKit
+
+/// The `[trust]` section: which keys an image must be signed by, and whether it may be older than
+/// the confirmed one.
+///
+///     [trust]
+///     keys = ["/etc/otad/keys/release.pub.pem"]   # PEM public keys, Ed25519 or ECDSA P-256
+///     allow-downgrade = false
+public struct TrustConfiguration: Equatable, Sendable {
+  /// PEM files of trusted public keys. None: images need no signature (their hash is still checked).
+  public var keyFiles: [String] = []
+  public var allowDowngrade = false
+
+  public init() {}
+
+  mutating func read(_ table: TOMLTable) throws(ConfigurationError) {
+    if let value = table["keys"] {
+      guard let array = value.array else {
+        throw ConfigurationError(
+          "[trust] keys must be a list of PEM file paths, like [\"/etc/otad/keys/release.pub.pem\"]")
+      }
+      var files: [String] = []
+      for element in array {
+        guard let path = element.string, !path.isEmpty else {
+          throw ConfigurationError("[trust] keys must hold file paths (strings)")
+        }
+        files.append(path)
+      }
+      keyFiles = files
+    }
+    if let value = table["allow-downgrade"] {
+      guard let flag = value.bool else {
+        throw ConfigurationError("[trust] allow-downgrade must be true or false")
+      }
+      allowDowngrade = flag
+    }
+  }
+
+  /// Reads every key file. A file that cannot be read, is no key, or is a private key (which has
+  /// no business on the device) is an error naming it.
+  public func imagePolicy(readFile: (String) -> String?) throws(ConfigurationError) -> ImagePolicy {
+    var keys: [ImagePublicKey] = []
+    for path in keyFiles {
+      guard let text = readFile(path) else {
+        throw ConfigurationError("[trust] keys: cannot read \(path)")
+      }
+      do {
+        guard try PEMBlock(text: text).label == "PUBLIC KEY" else {
+          throw ConfigurationError(
+            "[trust] keys: \(path) is not a public key; give the device only the public half "
+              + "(otactl image keygen --public, or imgtool getpub)")
+        }
+        let key = try ImagePublicKey(pem: text)
+        if !keys.contains(key) { keys.append(key) }
+      } catch let error as ConfigurationError {
+        throw error
+      } catch {
+        throw ConfigurationError("[trust] keys: \(path): \(error)")
+      }
+    }
+    return ImagePolicy(trustedKeys: keys, allowDowngrade: allowDowngrade)
+  }
+}

@@ -1,0 +1,70 @@
+import OTADevice
+import OTAStorage
+import OTATrust
+import Testing
+
+/// `[trust]`: the keys images must be signed by, read defensively, and whether downgrades pass.
+@Suite struct TrustConfigurationTests {
+  static let release = ImageSigningKey.generate(.ed25519)
+  static let backup = ImageSigningKey.generate(.ecdsaP256)
+
+  static let files: [String: String] = [
+    "/keys/release.pub.pem": release.publicKey.pem,
+    "/keys/backup.pub.pem": backup.publicKey.pem,
+    "/keys/release.pem": release.pem,
+    "/keys/garbage.pem": "-----BEGIN PUBLIC KEY-----\nAAAA\n-----END PUBLIC KEY-----\n",
+    "/keys/notes.txt": "just some text",
+  ]
+
+  static func policy(_ toml: String) throws -> ImagePolicy {
+    try DaemonConfiguration(toml: toml).trust.imagePolicy { files[$0] }
+  }
+
+  @Test func readsTheKeysAndTheDowngradeSwitch() throws {
+    let policy = try Self.policy(
+      """
+      [trust]
+      keys = ["/keys/release.pub.pem", "/keys/backup.pub.pem", "/keys/release.pub.pem"]
+      allow-downgrade = true
+      """)
+    #expect(policy.trustedKeys == [Self.release.publicKey, Self.backup.publicKey])
+    #expect(policy.allowDowngrade)
+    #expect(policy.requiresSignature)
+  }
+
+  @Test func withoutTheSectionNothingIsRequiredAndDowngradesAreRefused() throws {
+    let policy = try Self.policy("")
+    #expect(policy.trustedKeys.isEmpty && !policy.requiresSignature && !policy.allowDowngrade)
+  }
+
+  @Test func badKeyFilesStopTheDaemonWithTheirName() throws {
+    let cases: [(file: String, says: String)] = [
+      ("/keys/missing.pem", "cannot read /keys/missing.pem"),
+      ("/keys/release.pem", "is not a public key"),
+      ("/keys/garbage.pem", "/keys/garbage.pem: malformed key"),
+      ("/keys/notes.txt", "/keys/notes.txt: not a PEM key"),
+    ]
+    for (file, says) in cases {
+      #expect {
+        try Self.policy("[trust]\nkeys = [\"\(file)\"]")
+      } throws: { error in
+        String(describing: error).contains(says)
+      }
+    }
+  }
+
+  @Test func badValuesAreErrorsThatNameTheKey() {
+    for (toml, says) in [
+      ("[trust]\nkeys = \"/keys/release.pub.pem\"", "[trust] keys must be a list"),
+      ("[trust]\nkeys = [1]", "[trust] keys must hold file paths"),
+      ("[trust]\nallow-downgrade = \"yes\"", "[trust] allow-downgrade must be true or false"),
+      ("[trust]\nkey = []", "unknown key 'key' in [trust]"),
+    ] {
+      #expect {
+        try DaemonConfiguration(toml: toml)
+      } throws: { error in
+        String(describing: error).contains(says)
+      }
+    }
+  }
+}
