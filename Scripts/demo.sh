@@ -4,7 +4,7 @@
 # daemon otad (slots in files in a temporary folder) and the central otactl, talking over the
 # simulated BLE link with 2% loss and one forced disconnect. The device trusts one signing key
 # (Images/keys/test-ed25519.pub.pem, which signed the sample firmware).
-#   0. an unsigned image is refused: "signature invalid", nothing changes.
+#   0. an unsigned image is refused at VALIDATE: "signature invalid", nothing changes.
 #   1. 1.0.0 -> 2.0.0: the transfer resumes after the drop, 2.0.0 boots on trial, its health check
 #      (Images/firmware/health-check.sh runs the firmware's self-test) passes: confirmed.
 #   2. 2.0.0 -> 3.0.0: 3.0.0's self-test fails at each of its 2 trial boots: the device rolls back
@@ -54,9 +54,9 @@ TEXT
 slots
 
 echo
-echo "== a push the device must refuse: a raw image, which carries no signature"
+echo "== a push the device must refuse: an MCUboot image without a signature"
 unsigned=0
-"$bin/otactl" push Images/raw-4099B.bin --version 2.0.0 --device "$work/device.sock" 2>&1 | cat || unsigned=$?
+"$bin/otactl" push Images/mcuboot-unsigned-4099B.bin --device "$work/device.sock" 2>&1 | cat || unsigned=$?
 echo "  (otactl exit code: $unsigned)"
 
 echo

@@ -9,8 +9,11 @@
 #   5. malformed writes from a client that is not otactl get status codes; otad keeps serving
 #   6. bluetoothd restarts: otad registers again; 7. the adapter is power-cycled: otad advertises again
 #   8. the raw write-without-response throughput of this same stack, for the goodput ratio
-#   9. otad restarted with a trusted key: a raw image is refused ("signature invalid", exit 11), an
-#      imgtool-signed one is taken and confirmed, an older signed one is refused (exit 12)
+#   9. otad restarted with a trusted key: a raw image is refused by otactl (Info says signatures are
+#      required), an unsigned MCUboot image by otad at VALIDATE (both "signature invalid", exit 11),
+#      an imgtool-signed one is taken and confirmed, an older signed one is refused (exit 12)
+#  10. otad restarted with --require-pairing: an unpaired central reads Info but cannot write; no
+#      PREPARE reaches otad
 # Needs BLUEOTA_BIN (where otad and otactl were built). Writes figures.json to GUEST_RESULTS.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -131,12 +134,37 @@ expect_refused() { # exit-code text image [push args]
   grep -q "$2" "$results/push-refused.jsonl" || fail "the refusal does not say '$2'"
 }
 expect_refused 11 "signature invalid" "$root/Images/raw-100KiB.bin" --version 3.0.0
-grep -q "signature invalid: a raw image carries no signature" "$results/otad.log" || fail "otad did not log why"
+"$bin/otactl" image create "$root/Images/raw-100KiB.bin" "$work/unsigned.img" --version 4.0.0 || fail "image create"
+expect_refused 11 "signature invalid" "$work/unsigned.img"
+grep -q "VALIDATE refused the image: signature invalid: the image is not signed" "$results/otad.log" \
+  || fail "otad did not log why it refused the unsigned image"
 "$bin/otactl" push "$root/Images/firmware-v3.bin" --device "$address" --adapter "$central" --json \
   >"$results/push-signed.jsonl" || fail "the signed push failed: $(tail -n 1 "$results/push-signed.jsonl")"
 grep -q '"runningVersion":"3.0.0+0"' "$results/push-signed.jsonl" || fail "the signed 3.0.0 does not run"
 grep -q '"confirmed":true' "$results/push-signed.jsonl" || fail "the signed 3.0.0 was not confirmed"
 expect_refused 12 "downgrade refused" "$root/Images/firmware-v2.bin"
+
+step "10. paired-only writes: an unpaired central may read, not write"
+before="$(registered)"
+kill "$otad"
+wait "$otad" || true
+"$bin/otad" run --adapter hci0 --name BlueOTA-VM "${device[@]}" --log-level debug --require-pairing \
+  --trusted-key "$root/Images/keys/test-ed25519.pub.pem" >>"$results/otad.log" 2>&1 &
+otad=$!
+for _ in $(seq 300); do (("$(registered)" > before)) && break; sleep 0.05; done
+(("$(registered)" > before)) || fail "otad did not advertise with --require-pairing"
+"$bin/otactl" info --device "$address" --adapter "$central" --json | tee "$results/info-pairing.json"
+grep -q '"pairingRequired" *: *true' "$results/info-pairing.json" || fail "Info does not say pairing is required"
+prepares="$(grep -c "PREPARE" "$results/otad.log" || true)"
+unpaired=0
+timeout 120 "$bin/otactl" push "$root/Images/firmware-v3.bin" --device "$address" --adapter "$central" --json \
+  >"$results/push-unpaired.jsonl" 2>"$results/push-unpaired.err" || unpaired=$?
+tail -n 1 "$results/push-unpaired.jsonl"; tail -n 3 "$results/push-unpaired.err"
+((unpaired != 0)) || fail "an unpaired central could push"
+grep -q "accepts writes only from a central paired with it" "$results/push-unpaired.jsonl" \
+  || fail "otactl did not point at pairing"
+(("$(grep -c "PREPARE" "$results/otad.log" || true)" == prepares)) || fail "a write from an unpaired central reached otad"
+echo "unpaired push refused by bluetoothd (otactl exit $unpaired); otad saw no request"
 
 /usr/bin/python3 - "$results" "$started" "$advertising" <<'PY'
 import json, sys

@@ -64,3 +64,20 @@ extension PushFailure {
     }
   }
 }
+
+extension PushFailure {
+  /// The explanation, with what the device's Info adds: a device that requires pairing has
+  /// bluetoothd refuse every write from a central that has not paired with it, which looks from
+  /// here like a link that keeps failing.
+  public func explanation(device info: InfoRecord?) -> String {
+    guard let info, info.flags.contains(.pairingRequired) else { return explanation }
+    switch self {
+    case .unreachable, .timedOut, .protocolError, .windowRetriesExhausted:
+      return explanation
+        + " Note: this device accepts writes only from a central paired with it (Info: pairing required); "
+        + "pair this adapter with it first (docs/RASPBERRY-PI.md, Pairing)."
+    default:
+      return explanation
+    }
+  }
+}

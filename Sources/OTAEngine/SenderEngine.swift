@@ -178,6 +178,11 @@ public struct SenderEngine: Sendable {
       finish(.tooLarge(size: image.count, capacity: info.slotCapacity), &out)
       return
     }
+    // A device that requires signatures refuses a raw image at VALIDATE: say so before sending it.
+    if info.flags.contains(.signaturesRequired), !MCUbootHeader.looksLikeMCUboot(image.prefix(4)) {
+      finish(.validationFailed(.signatureInvalid), &out)
+      return
+    }
     windowCapacity = info.windowCapacity
     chunkPayload = min(chunkPayload, Int(max(1, info.maxChunkPayload)))
     phase = .checkingStatus

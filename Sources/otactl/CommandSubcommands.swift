@@ -29,6 +29,10 @@ struct InfoCommand: ParsableCommand {
     print(
       "state: \(info.state); slot capacity \(info.slotCapacity) bytes, window \(info.windowCapacity), chunk \(info.maxChunkPayload)"
     )
+    print(
+      "requires: "
+        + (info.flags.contains(.signaturesRequired) ? "signed images" : "no signature")
+        + (info.flags.contains(.pairingRequired) ? ", a paired (bonded) central to write" : ", no pairing"))
     if info.transfer.state != .idle {
       print(
         "transfer: \(info.transferVersion), \(info.transfer.committedOffset) of \(info.transfer.size) bytes committed"
@@ -94,6 +98,8 @@ private func describe(_ info: InfoRecord) -> [String: Any] {
     "state": "\(info.state)", "runningSlot": "\(info.runningSlot)",
     "runningVersion": "\(info.runningVersion)",
     "onTrial": info.flags.contains(.runningOnTrial),
+    "signaturesRequired": info.flags.contains(.signaturesRequired),
+    "pairingRequired": info.flags.contains(.pairingRequired),
     "slotVersions": info.slotVersions.map { "\($0)" }, "inactiveSlot": "\(info.inactiveSlotContent)",
     "slotCapacity": Int(info.slotCapacity), "windowCapacity": Int(info.windowCapacity),
     "maxChunkPayload": Int(info.maxChunkPayload),

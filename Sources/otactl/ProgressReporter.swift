@@ -115,13 +115,15 @@ final class ProgressReporter {
     case .failed(let failure, let report):
       if style == .json {
         emit([
-          "event": "result", "ok": false, "exitCode": Int(failure.exitCode), "error": failure.explanation,
+          "event": "result", "ok": false, "exitCode": Int(failure.exitCode),
+          "error": failure.explanation(device: report.deviceBefore),
           "seconds": seconds, "resumedFrom": report.resumedFrom.map { Int($0) },
           "lastOutcome": report.deviceAfter.map { Self.describe($0.lastOutcome) } ?? NSNull(),
         ])
         return
       }
-      FileHandle.standardError.write(Data("otactl: \(failure.explanation)\n".utf8))
+      FileHandle.standardError.write(
+        Data("otactl: \(failure.explanation(device: report.deviceBefore))\n".utf8))
     }
   }
 

@@ -13,10 +13,11 @@ import Testing
 
   static func info(
     state: DeviceState = .idle, running: SlotID = .a, versions: [Version] = [oldVersion, .zero],
-    capacity: UInt32 = 4096, transfer: TransferStatus = .idle, outcome: UpdateOutcome = .none
+    capacity: UInt32 = 4096, transfer: TransferStatus = .idle, outcome: UpdateOutcome = .none,
+    flags: InfoRecord.Flags = []
   ) -> [UInt8] {
     InfoRecord(
-      state: state, runningSlot: running, flags: [], slotVersions: versions, inactiveSlotContent: .unknown,
+      state: state, runningSlot: running, flags: flags, slotVersions: versions, inactiveSlotContent: .unknown,
       slotCapacity: capacity, windowCapacity: 256, maxChunkPayload: 240, transfer: transfer,
       transferVersion: .zero, lastOutcome: outcome
     ).encoded
@@ -61,6 +62,19 @@ import Testing
     let actions = connect(info: Self.info(capacity: 999))
     #expect(Self.finished(actions) == .failed(.tooLarge(size: 1000, capacity: 999), sender.report))
     #expect(Self.controls(actions).isEmpty)
+  }
+
+  @Test mutating func refusesARawImageForADeviceThatRequiresSignaturesBeforeAnythingMoves() {
+    let actions = connect(info: Self.info(flags: [.signaturesRequired]))
+    #expect(Self.finished(actions) == .failed(.validationFailed(.signatureInvalid), sender.report))
+    #expect(Self.controls(actions).isEmpty)
+    // An MCUboot image goes ahead: only the device can check its signature.
+    var mcuboot = SenderEngine(
+      image: [0x3d, 0xb8, 0xf3, 0x96] + Self.image, configuration: SenderConfiguration(version: Self.version))
+    _ = mcuboot.handle(.start(now: now))
+    _ = mcuboot.handle(.connected(mtu: 247, now: now))
+    #expect(
+      Self.controls(mcuboot.handle(.info(Self.info(flags: [.signaturesRequired]), now: now))) == [.status])
   }
 
   @Test mutating func streamsWithinCreditAndPipelinesTwoWindows() {

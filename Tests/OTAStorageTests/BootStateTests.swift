@@ -253,7 +253,8 @@ import Testing
 
   @Test func theFloorRisesOnlyWhenAnImageIsConfirmed() {
     var state = BootState.factory(version: Self.v1)
-    state.activate(.b, version: Self.v2, size: 10, crc32: 1, securityCounter: 9, attempts: 1, permanent: false)
+    state.activate(
+      .b, version: Self.v2, size: 10, crc32: 1, securityCounter: 9, attempts: 1, permanent: false)
     #expect(state.securityFloor == 0 && state[.b].securityCounter == 9)
     state.beginAttempt()
     var rolledBack = state
@@ -263,16 +264,19 @@ import Testing
     #expect(state.securityFloor == 9)
 
     var permanent = BootState.factory(version: Self.v1)
-    permanent.activate(.b, version: Self.v2, size: 10, crc32: 1, securityCounter: 4, attempts: 1, permanent: true)
+    permanent.activate(
+      .b, version: Self.v2, size: 10, crc32: 1, securityCounter: 4, attempts: 1, permanent: true)
     #expect(permanent.securityFloor == 4)
     // It never falls: a confirmed image with a lower counter leaves it where it was.
-    permanent.activate(.a, version: Self.v2, size: 10, crc32: 1, securityCounter: 2, attempts: 1, permanent: true)
+    permanent.activate(
+      .a, version: Self.v2, size: 10, crc32: 1, securityCounter: 2, attempts: 1, permanent: true)
     #expect(permanent.securityFloor == 4)
   }
 
   @Test func countersAreStoredAfterTheFormatOneFields() throws {
     var state = BootState.factory(version: Self.v1)
-    state.activate(.b, version: Self.v2, size: 10, crc32: 1, securityCounter: 0x0102_0304, attempts: 1, permanent: true)
+    state.activate(
+      .b, version: Self.v2, size: 10, crc32: 1, securityCounter: 0x0102_0304, attempts: 1, permanent: true)
     let bytes = state.encoded
     #expect(bytes.count == 80 && bytes[4] == 2)
     #expect(Array(bytes[64..<68]) == [0, 0, 0, 0])
