@@ -178,6 +178,9 @@ public struct ReceiverHost: Sendable {
       guard journal.slot != running, journal.slot != boot.confirmed else {
         return .failed("slot \(journal.slot) holds the running or confirmed image")
       }
+      // An earlier transfer's journal goes first: the slot is about to change under it, and a
+      // restart after a failure below must not resume (or activate) what it described.
+      try storage.records.remove(TransferJournal.recordName)
       if boot[journal.slot].status != .empty {
         try changeBoot { $0.invalidate(journal.slot) }
       }

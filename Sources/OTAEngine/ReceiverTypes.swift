@@ -59,8 +59,8 @@ public enum ImageCheckResult: Equatable, Sendable {
 
 /// Work the receiver needs done by its host. One at a time: the next comes after its completion.
 public enum ReceiverIO: Equatable, Sendable {
-  /// Mark the target slot as holding no image (before its first byte changes), ready it for
-  /// `journal.size` bytes, then save the journal.
+  /// Drop any earlier journal, mark the target slot as holding no image (before its first byte
+  /// changes), ready it for `journal.size` bytes, then save the journal.
   case prepare(TransferJournal)
   case write(slot: SlotID, offset: UInt32, bytes: ArraySlice<UInt8>)
   /// Read back `[offset, offset + length)` as stored and answer its CRC32.
