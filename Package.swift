@@ -120,3 +120,31 @@ let package = Package(
   ]
 )
 
+// MARK: - Fuzzing (appended; see docs/FUZZING.md)
+
+// The per-input logic of every fuzz target: decoders and the receiver engine driven by arbitrary
+// bytes, with invariant checkers. Always built, so the ordinary test suite runs the same checks.
+package.targets.append(contentsOf: [
+  .target(name: "OTAFuzzing", dependencies: ["OTAWire", "OTAEngine", "OTAChecksum"]),
+  // Keys and signatures: apart, because it pulls swift-crypto into its fuzzer build (minutes).
+  .target(
+    name: "OTATrustFuzzing",
+    dependencies: ["OTAFuzzing", "OTATrust", "OTAWire", .product(name: "Crypto", package: "swift-crypto")]),
+  .testTarget(
+    name: "OTAFuzzingTests", dependencies: ["OTAFuzzing", "OTATrustFuzzing", "OTAEngine", "OTAWire"],
+    exclude: ["Seeds", "Regressions"]),
+])
+
+// libFuzzer executables, only when asked for (Scripts/fuzz.sh sets BLUEOTA_FUZZ=1 and builds with
+// `-sanitize=fuzzer,address` into .build-fuzz): each is a few lines around an OTAFuzzing entry.
+if Context.environment["BLUEOTA_FUZZ"] == "1" {
+  let fuzzTargets = ["wire", "mcuboot", "receiver", "trust"]
+  package.targets.append(
+    contentsOf: fuzzTargets.map { name in
+      .executableTarget(
+        name: "fuzz-\(name)", dependencies: name == "trust" ? ["OTAFuzzing", "OTATrustFuzzing"] : ["OTAFuzzing"],
+        path: "Sources/FuzzTargets/\(name)", swiftSettings: [.unsafeFlags(["-parse-as-library"])])
+    })
+  package.products.append(
+    contentsOf: fuzzTargets.map { name in .executable(name: "fuzz-\(name)", targets: ["fuzz-\(name)"]) })
+}

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The whole test suite, from a fresh Debian 12 machine: installs the Debian packages it needs,
 # builds, runs every Swift test, the Raspberry Pi install script staged into a temporary root, then
-# the real-stack test (bluetoothd in a VM with two virtual
-# controllers, Scripts/test-bluez.sh; it installs qemu and fetches Debian's kernel itself).
+# a short run of each fuzz target (Scripts/fuzz.sh), then the real-stack test (bluetoothd in a VM
+# with two virtual controllers, Scripts/test-bluez.sh; it installs qemu and fetches Debian's kernel itself).
 # Non-interactive; CI runs exactly this (.ci/run).
 #
 #   Scripts/test.sh                      # everything
@@ -10,6 +10,8 @@
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 source Scripts/setup.sh
+# The real imgtool, for the interop tests (Tests/OTATrustTests): a venv in .build-imgtool.
+blueota_install_imgtool
 
 echo "== build ($(swift --version 2>/dev/null | head -n 1))"
 swift build --build-tests
@@ -33,6 +35,20 @@ if [[ $# -eq 0 ]]; then
     failed=$((failed + 1))
     status=1
   fi
+
+  echo "== fuzzing (Scripts/fuzz.sh: each libFuzzer target for 20 s; docs/FUZZING.md)"
+  fuzz_status=0
+  bash Scripts/fuzz.sh --seconds 20 2>&1 | tee "$log" || fuzz_status=$?
+  fuzz_targets="$(grep -c '^FUZZ target=' "$log" || true)"
+  fuzz_crashed="$(grep -cE '^FUZZ target=.* crashes=[1-9]' "$log" || true)"
+  if ((fuzz_status != 0 && fuzz_crashed == 0)); then
+    # The fuzzers did not build or run: one failure.
+    fuzz_targets=$((fuzz_targets + 1))
+    fuzz_crashed=1
+  fi
+  total=$((total + fuzz_targets))
+  failed=$((failed + fuzz_crashed))
+  ((fuzz_status == 0)) || status=1
 
   echo "== real BlueZ stack (VM)"
   bluez_status=0

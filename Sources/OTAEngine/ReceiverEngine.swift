@@ -157,7 +157,7 @@ public struct ReceiverEngine: Sendable {
       case .idle: out.append(.notify(Response(.abort, .success).encoded))
       case .activating: out.append(.notify(response(Opcode.abort.rawValue, .invalidState)))
       default:
-        resetWindowState()
+        resetWindowState(&out)
         perform(.discard(answer: Response(.abort, .success)), &out)
       }
     case .confirm:
@@ -190,7 +190,7 @@ public struct ReceiverEngine: Sendable {
     let journal = TransferJournal(
       slot: runningSlot.other, state: .receiving, size: size, crc32: crc32, version: version,
       committedOffset: 0)
-    resetWindowState()
+    resetWindowState(&out)
     phase = .preparing(journal)
     perform(.prepare(journal), &out)
   }
@@ -292,10 +292,10 @@ public struct ReceiverEngine: Sendable {
     deadline = nil
   }
 
-  private mutating func resetWindowState() {
-    windows.removeAll()
+  private mutating func resetWindowState(_ out: inout [ReceiverAction]) {
+    // WINDOWs still waiting belong to the transfer being dropped: answer them, never leave them hanging.
+    failAllWindows(.invalidState, resendFrom: transferStatus.committedOffset, &out)
     coverage.removeAll()
-    deadline = nil
   }
 
   // MARK: IO completions
@@ -337,6 +337,8 @@ public struct ReceiverEngine: Sendable {
       phase = .receiving(journal)
       statistics.windowsCommitted += 1
       coverage.removeAll(below: journal.committedOffset)
+      // A disconnect while the commit ran dropped the waiting WINDOWs: nobody is left to answer.
+      guard !windows.isEmpty else { return }
       windows.removeFirst()
       out.append(.notify(windowResponse(.success, journal.committedOffset)))
       processHeadWindow(&out)

@@ -47,7 +47,7 @@ public struct TransferJournal: Equatable, Sendable {
     guard format == Self.format else { throw .malformed("journal format \(format)") }
     let rawSlot = try reader.readU8()
     let rawState = try reader.readU8()
-    _ = try reader.readU8()
+    guard try reader.readU8() == 0 else { throw .malformed("journal reserved byte") }
     size = try reader.readU32()
     crc32 = try reader.readU32()
     version = try Version(from: &reader)

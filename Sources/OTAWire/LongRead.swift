@@ -33,6 +33,6 @@ public struct LongReadAssembler: Sendable {
       throw .invalidField("piece of \(piece.count) bytes exceeds MTU − 1 = \(mtu - 1)")
     }
     value.append(contentsOf: piece)
-    if piece.count < mtu - 1 { isComplete = true }
+    if piece.count < max(1, mtu - 1) { isComplete = true }
   }
 }

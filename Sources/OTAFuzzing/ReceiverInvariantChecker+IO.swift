@@ -1,0 +1,135 @@
+import OTAEngine
+import OTAWire
+
+extension ReceiverInvariantChecker {
+  /// The engine asked for `io`: the rules on what it may touch.
+  public mutating func engineAsked(_ io: ReceiverIO) {
+    if let inFlight { fail("one IO at a time", "\(io) asked while \(inFlight) is in flight") }
+    inFlight = io
+    switch io {
+    case .prepare(let journal):
+      lastStatus = .idle
+      checkPrepare(journal)
+    case .write(let slot, let offset, let bytes):
+      checkWrite(slot: slot, offset: offset, count: bytes.count)
+    case .checkWindow(let slot, let offset, let length):
+      guard let transfer, slot == transfer.slot, offset == transfer.committedOffset, length > 0,
+        length <= configuration.windowCapacity, UInt64(offset) + UInt64(length) <= UInt64(transfer.size)
+      else {
+        return fail("window checks follow the committed offset", "\(io) with transfer \(describe(transfer))")
+      }
+    case .commit(let journal):
+      checkCommit(journal)
+    case .checkImage(let journal):
+      guard let transfer, sameImage(journal, transfer), journal.committedOffset == journal.size else {
+        return fail("image checked when complete", "\(journal) with transfer \(describe(transfer))")
+      }
+    case .recordValidated(let journal):
+      if journal.state != .validated || !passedCheck(journal) {
+        fail("validated only after a valid check", "\(journal)")
+      }
+    case .activate(let journal, _):
+      if journal.slot == runningSlot || journal.state != .validated || !passedCheck(journal) {
+        fail(
+          "boot pointer only at a validated image",
+          "activate \(journal); last valid check: \(validImage.map { "\($0)" } ?? "none")")
+      }
+    case .confirm, .discard:
+      break
+    }
+  }
+
+  /// The host finished `io` with `result`.
+  /// - Parameter slotUntouched: a failed prepare or write changed nothing (else it may have changed
+  ///   some bytes, and voids the slot's last image check like a successful one).
+  public mutating func hostCompleted(_ io: ReceiverIO, _ result: IOResult, slotUntouched: Bool = false) {
+    if inFlight != io {
+      fail("completion of the IO in flight", "\(io) completed, in flight: \(String(describing: inFlight))")
+    }
+    inFlight = nil
+    let succeeded = result == .done
+    switch io {
+    case .prepare(let journal):
+      transfer = succeeded ? journal : nil
+      if !slotUntouched { slotChanged(journal.slot) }
+    case .write(let slot, _, _):
+      if !slotUntouched { slotChanged(slot) }
+    case .commit(let journal), .recordValidated(let journal):
+      if succeeded { transfer = journal }
+    case .checkImage(let journal):
+      if result == .image(.valid) {
+        validImage = ValidImage(slot: journal.slot, size: journal.size, crc32: journal.crc32)
+      }
+    case .activate(let journal, _):
+      if succeeded {
+        activatedSlot = journal.slot
+        transfer = nil
+      } else if case .image = result {
+        transfer = nil
+      }
+    case .discard:
+      transfer = nil
+    case .confirm:
+      if succeeded { runningOnTrial = false }
+    case .checkWindow:
+      break
+    }
+  }
+
+  /// Bytes of `slot` changed (also after a power cut that finished a prepare or write).
+  public mutating func slotChanged(_ slot: SlotID) {
+    if validImage?.slot == slot { validImage = nil }
+  }
+
+  private mutating func checkPrepare(_ journal: TransferJournal) {
+    if journal.slot == runningSlot { fail("running slot never prepared", "\(journal)") }
+    if runningOnTrial { fail("fallback slot kept during a trial", "prepare \(journal) while on trial") }
+    if journal.size == 0 || UInt64(journal.size) > configuration.slotCapacity || journal.committedOffset != 0
+      || journal.state != .receiving
+    {
+      fail("prepared journal is a fresh transfer that fits", "\(journal)")
+    }
+  }
+
+  private mutating func checkWrite(slot: SlotID, offset: UInt32, count: Int) {
+    if slot == runningSlot { fail("running slot never written", "\(count) bytes at \(offset) into \(slot)") }
+    if runningOnTrial { fail("fallback slot kept during a trial", "write into \(slot) while on trial") }
+    guard let transfer, slot == transfer.slot, transfer.state == .receiving else {
+      return fail(
+        "writes only while receiving",
+        "\(count) bytes at \(offset) into \(slot), transfer \(describe(transfer))")
+    }
+    let end = UInt64(offset) + UInt64(count)
+    let windowEnd = UInt64(transfer.committedOffset) + UInt64(configuration.windowCapacity)
+    if count == 0 || offset < transfer.committedOffset || end > windowEnd || end > UInt64(transfer.size) {
+      fail("writes inside the window and the image", "[\(offset), \(end)) with \(describe(transfer))")
+    }
+  }
+
+  private mutating func checkCommit(_ journal: TransferJournal) {
+    guard let transfer, sameImage(journal, transfer), journal.state == .receiving else {
+      return fail("commits continue the transfer", "\(journal) with transfer \(describe(transfer))")
+    }
+    let limit = min(
+      UInt64(transfer.committedOffset) + UInt64(configuration.windowCapacity), UInt64(transfer.size))
+    if journal.committedOffset <= transfer.committedOffset || UInt64(journal.committedOffset) > limit {
+      fail(
+        "committed offset moves forward by at most a window",
+        "\(transfer.committedOffset) to \(journal.committedOffset) of \(transfer.size)")
+    }
+  }
+
+  private func sameImage(_ a: TransferJournal, _ b: TransferJournal) -> Bool {
+    a.slot == b.slot && a.size == b.size && a.crc32 == b.crc32 && a.version == b.version
+  }
+
+  private func passedCheck(_ journal: TransferJournal) -> Bool {
+    validImage == ValidImage(slot: journal.slot, size: journal.size, crc32: journal.crc32)
+      && journal.committedOffset == journal.size
+  }
+
+  private func describe(_ journal: TransferJournal?) -> String {
+    guard let journal else { return "none" }
+    return "\(journal.slot) \(journal.state) \(journal.committedOffset)/\(journal.size)"
+  }
+}
