@@ -131,7 +131,7 @@ package.targets.append(contentsOf: [
     name: "OTATrustFuzzing",
     dependencies: ["OTAFuzzing", "OTATrust", "OTAWire", .product(name: "Crypto", package: "swift-crypto")]),
   .testTarget(
-    name: "OTAFuzzingTests", dependencies: ["OTAFuzzing", "OTATrustFuzzing", "OTAEngine", "OTAWire"],
+    name: "OTAFuzzingTests", dependencies: ["OTAFuzzing", "OTATrustFuzzing", "OTAEngine", "OTAWire", "OTALink"],
     exclude: ["Seeds", "Regressions"]),
 ])
 

@@ -1,5 +1,6 @@
 import Foundation
 import OTAFuzzing
+import OTALink
 import OTATrustFuzzing
 
 /// The checked-in inputs (Seeds/NAME, Regressions/NAME) and a deterministic stream of made-up ones.
@@ -24,18 +25,8 @@ enum FuzzInputs {
   ]
 }
 
-/// SplitMix64: the same inputs on every run and every machine.
-struct SeededGenerator: RandomNumberGenerator {
-  var state: UInt64
-
-  mutating func next() -> UInt64 {
-    state &+= 0x9E37_79B9_7F4A_7C15
-    var z = state
-    z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-    z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-    return z ^ (z >> 31)
-  }
-
+/// The made-up inputs come from OTALink's SplitMix64: the same inputs on every run and every machine.
+extension SeededGenerator {
   /// Random bytes, or a seed with a few bytes changed, inserted or cut off (as libFuzzer mutates).
   mutating func input(from seeds: [[UInt8]], maxLength: Int) -> [UInt8] {
     guard !seeds.isEmpty, Bool.random(using: &self) else {

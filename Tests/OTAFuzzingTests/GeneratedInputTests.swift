@@ -1,4 +1,5 @@
 import OTAFuzzing
+import OTALink
 import Testing
 
 /// The fuzz targets' checks in the ordinary suite: a few thousand deterministic inputs per target,
@@ -11,7 +12,7 @@ struct GeneratedInputTests {
   func generatedInputsRunClean(target: String, count: Int, maxLength: Int) throws {
     let check = try #require(FuzzInputs.entries[target])
     let seeds = FuzzInputs.files("Seeds", target).map(\.bytes)
-    var generator = SeededGenerator(state: 0x0B1E_07A0 ^ UInt64(target.utf8.count))
+    var generator = SeededGenerator(seed: 0x0B1E_07A0 ^ UInt64(target.utf8.count))
     var failures = 0
     for _ in 0..<count {
       let input = generator.input(from: seeds, maxLength: maxLength)
