@@ -74,9 +74,10 @@ public enum ImageVerifier {
       }
     }
     let counter: UInt32
-    switch securityCounter(in: layout) {
-    case .success(let value): counter = value
-    case .failure(let problem): return .invalid(problem)
+    do {
+      counter = try layout.securityCounter() ?? 0
+    } catch {
+      return .invalid(.malformed(error.reason))
     }
     guard layout.header.version == preparedVersion else {
       return .invalid(.versionMismatch(header: layout.header.version, prepared: preparedVersion))
@@ -104,24 +105,6 @@ public enum ImageVerifier {
       return .securityCounterBackwards(image: counter, floor: installed.securityFloor)
     }
     return nil
-  }
-
-  /// The SEC_CNT value: a u32 in the protected (signed) area, at most once; 0 when absent. One in
-  /// the unprotected area could be changed by anyone, so it makes the image malformed.
-  static func securityCounter(in layout: MCUbootImageLayout) -> Result<UInt32, ImageProblem> {
-    if !layout.unprotectedArea.values(of: .securityCounter).isEmpty {
-      return .failure(.malformed("a SEC_CNT TLV sits in the unprotected TLV area, outside the signed range"))
-    }
-    let values = layout.protectedArea?.values(of: .securityCounter) ?? []
-    guard let value = values.first else { return .success(0) }
-    guard values.count == 1 else {
-      return .failure(.malformed("the image has \(values.count) SEC_CNT TLVs; it may have one"))
-    }
-    guard value.count == 4 else {
-      return .failure(.malformed("the SEC_CNT TLV is \(value.count) bytes, expected 4"))
-    }
-    return .success(
-      UInt32(value[0]) | UInt32(value[1]) << 8 | UInt32(value[2]) << 16 | UInt32(value[3]) << 24)
   }
 
   /// What the first bytes and the TLV areas say, before streaming.
@@ -195,17 +178,5 @@ public enum ImageVerifier {
         .malformed("the SHA256 TLV is \(value.count) bytes, expected \(SHA256.byteCount)"))
     }
     return .success(value)
-  }
-}
-
-extension WireError {
-  /// The decoder's message, without the case name: what `ImageProblem.malformed` carries.
-  fileprivate var reason: String {
-    switch self {
-    case .malformed(let message), .invalidField(let message): message
-    case .truncated(let needed, let available): "needed \(needed) bytes, only \(available) available"
-    case .trailingBytes(let count): "\(count) unexpected trailing bytes"
-    case .unknownOpcode(let opcode): "unknown opcode \(opcode)"
-    }
   }
 }

@@ -53,15 +53,3 @@ public enum ImageError: Error, Sendable, Equatable, CustomStringConvertible {
     }
   }
 }
-
-extension WireError {
-  /// The decoder's reason as one line, for `ImageError.malformed`.
-  var explanation: String {
-    switch self {
-    case .truncated(let needed, let available): "cut short: \(needed) bytes needed, \(available) available"
-    case .trailingBytes(let count): "\(count) unexpected bytes"
-    case .unknownOpcode(let opcode): "unknown opcode \(opcode)"
-    case .invalidField(let reason), .malformed(let reason): reason
-    }
-  }
-}

@@ -13,20 +13,16 @@ public struct ImagePublicKey: Sendable, Equatable, CustomStringConvertible {
   /// SHA-256 of `der`.
   public let keyHash: [UInt8]
 
-  /// swift-crypto's key types are not Sendable: the key is kept as bytes and rebuilt to verify.
-  /// The raw 32 bytes of an Ed25519 key; for P-256, `der` is used.
-  private let ed25519Raw: [UInt8]?
+  // swift-crypto's key types are not Sendable: the key is kept as its DER and rebuilt to verify.
 
   init(ed25519 key: Curve25519.Signing.PublicKey) {
     algorithm = .ed25519
-    ed25519Raw = Array(key.rawRepresentation)
     der = DERKeys.ed25519PublicPrefix + Array(key.rawRepresentation)
     keyHash = Array(SHA256.hash(data: der))
   }
 
   init(p256 key: P256.Signing.PublicKey) {
     algorithm = .ecdsaP256
-    ed25519Raw = nil
     der = Array(key.derRepresentation)
     keyHash = Array(SHA256.hash(data: der))
   }
@@ -72,8 +68,11 @@ public struct ImagePublicKey: Sendable, Equatable, CustomStringConvertible {
 
   /// True when `signature` (a signature TLV's value) is this key's signature of `digest`.
   public func isValidSignature(_ signature: [UInt8], digest: SHA256Digest) -> Bool {
-    if let raw = ed25519Raw {
-      guard let key = try? Curve25519.Signing.PublicKey(rawRepresentation: raw) else { return false }
+    if algorithm == .ed25519 {
+      // The DER ends with the key's raw 32 bytes (RFC 8410).
+      guard let key = try? Curve25519.Signing.PublicKey(rawRepresentation: der.suffix(32)) else {
+        return false
+      }
       return key.isValidSignature(signature, for: Array(digest))
     }
     // imgtool --pad-sig appends up to two zero bytes after the DER SEQUENCE; MCUboot reads the

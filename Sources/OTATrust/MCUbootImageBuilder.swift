@@ -75,7 +75,7 @@ public struct MCUbootImageBuilder: Sendable {
     do {
       return try MCUbootTLVArea(kind: .protected, entries: [MCUbootTLV(type: .securityCounter, value: value)])
     } catch {
-      throw .malformed(error.explanation)
+      throw .malformed(error.reason)
     }
   }
 }

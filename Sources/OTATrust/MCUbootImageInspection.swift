@@ -43,14 +43,8 @@ public struct MCUbootImageInspection: Sendable {
   /// Bytes after the unprotected TLV area (slot padding, a trailer); MCUboot ignores them.
   public var trailingByteCount: Int { fileLength - Int(layout.totalLength) }
 
-  /// The protected area's SEC_CNT, as MCUboot reads it (only the protected area counts).
-  public var securityCounter: UInt32? {
-    guard let value = layout.protectedArea?.values(of: .securityCounter).first, value.count == 4 else {
-      return nil
-    }
-    var reader = ByteReader(value)
-    return try? reader.readU32()
-  }
+  /// The protected area's SEC_CNT, as MCUboot reads it; nil when there is none or it is misplaced.
+  public var securityCounter: UInt32? { (try? layout.securityCounter()) ?? nil }
 
   /// Decodes `image` (the whole file) and checks its hash and, when keys are given, its signature.
   /// Throws only when the bytes are not a well-formed MCUboot image at all.
@@ -61,7 +55,7 @@ public struct MCUbootImageInspection: Sendable {
     do {
       layout = try MCUbootImageLayout(parsing: image)
     } catch {
-      throw .malformed(error.explanation)
+      throw .malformed(error.reason)
     }
     fileLength = image.count
     entries = Self.entries(of: layout)

@@ -26,7 +26,7 @@ public enum MCUbootImageSigner {
     do {
       layout = try MCUbootImageLayout(parsing: image)
     } catch {
-      throw .malformed(error.explanation)
+      throw .malformed(error.reason)
     }
     if !layout.header.flags.isDisjoint(with: [.encryptedAES128, .encryptedAES256]) { throw .encrypted }
     let trailing = image.count - Int(layout.totalLength)

@@ -32,7 +32,7 @@ enum UnprotectedTLVs {
     do {
       return try MCUbootTLVArea(kind: .unprotected, entries: entries + extra)
     } catch {
-      throw .malformed(error.explanation)
+      throw .malformed(error.reason)
     }
   }
 }

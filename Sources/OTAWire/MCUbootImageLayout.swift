@@ -97,6 +97,22 @@ public struct MCUbootImageLayout: Sendable, Hashable {
     (protectedTLVs + unprotectedTLVs).filter(\.type.isSignatureRelated)
   }
 
+  /// The SEC_CNT value, as MCUboot reads it: a u32 in the protected (signed) area, at most once; nil
+  /// when there is none. One in the unprotected area could be changed by anyone: the image is malformed.
+  public func securityCounter() throws(WireError) -> UInt32? {
+    guard unprotectedArea.values(of: .securityCounter).isEmpty else {
+      throw .malformed("a SEC_CNT TLV sits in the unprotected TLV area, outside the signed range")
+    }
+    let values = protectedArea?.values(of: .securityCounter) ?? []
+    guard let value = values.first else { return nil }
+    guard values.count == 1 else {
+      throw .malformed("the image has \(values.count) SEC_CNT TLVs; it may have one")
+    }
+    guard value.count == 4 else { throw .malformed("the SEC_CNT TLV is \(value.count) bytes, expected 4") }
+    var reader = ByteReader(value)
+    return try reader.readU32()
+  }
+
   /// Encodes both TLV areas: what follows the payload in the image.
   public func appendTLVAreas(to bytes: inout [UInt8]) {
     protectedArea?.append(to: &bytes)

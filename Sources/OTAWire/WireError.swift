@@ -11,6 +11,16 @@ public enum WireError: Error, Equatable, Sendable {
   /// A structure (an image header, a TLV area) that is internally inconsistent.
   case malformed(String)
 
+  /// The decoder's message without the case name, for errors that wrap it ("malformed image: …").
+  public var reason: String {
+    switch self {
+    case .malformed(let message), .invalidField(let message): message
+    case .truncated(let needed, let available): "needed \(needed) bytes, only \(available) available"
+    case .trailingBytes(let count): "\(count) unexpected trailing bytes"
+    case .unknownOpcode(let opcode): "unknown opcode \(opcode)"
+    }
+  }
+
   /// The status a device answers when a request fails to decode this way.
   public var status: StatusCode {
     switch self {
