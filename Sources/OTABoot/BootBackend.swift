@@ -13,12 +13,20 @@ public protocol BootBackend: Sendable {
   /// otad's boot stage is the bootloader and decides itself).
   func bootedSlot() throws(BootBackendError) -> SlotID?
 
+  /// What the bootloader's own variables say (its primary slot, an armed trial, the slot it
+  /// started): the evidence a lost boot state is rebuilt from. The default knows only `bootedSlot`.
+  func pointer() throws(BootBackendError) -> BootPointer
+
   /// Makes the bootloader's pointer say `plan`, writing only what differs.
   func apply(_ plan: BootPlan) throws(BootBackendError)
 
   /// The command that restarts into `plan`'s next boot when the plain restart action would not
   /// (Raspberry Pi tryboot: `reboot "0 tryboot"` for a trial), else nil.
   func restartCommand(for plan: BootPlan) -> [String]?
+}
+
+extension BootBackend {
+  public func pointer() throws(BootBackendError) -> BootPointer { BootPointer(booted: try bootedSlot()) }
 }
 
 /// Why a backend could not read or write the bootloader's pointer.

@@ -37,6 +37,13 @@ public struct GrubBackend: BootBackend {
 
   public func restartCommand(for plan: BootPlan) -> [String]? { nil }
 
+  /// The order variable read back (its last slot is the primary, a first one before it a trial)
+  /// and the slot the kernel command line names.
+  public func pointer() throws(BootBackendError) -> BootPointer {
+    let variables = VariableListing.parse(try tools.runText("grub-editenv", [environmentFile, "list"]))
+    return BootPointer.fromOrder(variables["ORDER"], booted: try bootedSlot())
+  }
+
   /// The variables for `plan`, in the order they are written. A trial T over P: order "T P", both OK
   /// and untried. No trial: order "P" alone, P OK and untried, the other slot not OK.
   public func variables(for plan: BootPlan) -> [(name: String, value: String)] {

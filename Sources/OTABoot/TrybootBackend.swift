@@ -36,6 +36,30 @@ public struct TrybootBackend: BootBackend {
 
   public func bootedSlot() throws(BootBackendError) -> SlotID? { try booted().slot }
 
+  /// autoboot.txt's `[all]` partition as the primary, its `[tryboot]` one as a trial when it
+  /// differs, and the slot the firmware started.
+  public func pointer() throws(BootBackendError) -> BootPointer {
+    var pointer = BootPointer(booted: try booted().slot)
+    guard let bytes = try BootFileSystem.contents(of: autobootFile) else { return pointer }
+    var section = ""
+    for line in String(decoding: bytes, as: UTF8.self).split(separator: "\n") {
+      let text = String(line.filter { !$0.isWhitespace })
+      if text.hasPrefix("[") {
+        section = text
+      } else if text.hasPrefix("boot_partition="), let number = Int(text.dropFirst("boot_partition=".count)),
+        let slot = try? slot(ofPartition: number)
+      {
+        if section == "[all]" {
+          pointer.primary = slot
+        } else if section == "[tryboot]" {
+          pointer.trial = slot
+        }
+      }
+    }
+    if pointer.trial == pointer.primary { pointer.trial = nil }
+    return pointer
+  }
+
   /// Rewrites autoboot.txt (write, fsync, rename) when its content differs from the plan's.
   public func apply(_ plan: BootPlan) throws(BootBackendError) {
     let wanted = Array(try autoboot(for: plan).utf8)

@@ -37,6 +37,13 @@ public struct UBootBackend: BootBackend {
 
   public func restartCommand(for plan: BootPlan) -> [String]? { nil }
 
+  /// The order variable read back (its last slot is the primary, a first one before it a trial)
+  /// and the slot the kernel command line names.
+  public func pointer() throws(BootBackendError) -> BootPointer {
+    let variables = VariableListing.parse(try tools.runText("fw_printenv"))
+    return BootPointer.fromOrder(variables["BOOT_ORDER"], booted: try bootedSlot())
+  }
+
   /// The variables for `plan`, in the order they are written. A trial T over P: order "T P", T's
   /// attempts left, P's `primaryAttempts`. No trial: order "P" alone, the other slot at 0.
   public func variables(for plan: BootPlan) -> [(name: String, value: String)] {

@@ -20,10 +20,11 @@ extension DaemonConfiguration {
   }
 
   /// The boot state in the state directory, its lock, and the backend.
-  public func makeBootControl(records: any RecordStore) -> BootControl {
+  /// The slots and the image policy are the evidence a lost boot state is rebuilt from.
+  public func makeBootControl(records: any RecordStore, slots: SlotPair, policy: ImagePolicy) -> BootControl {
     BootControl(
       records: records, backend: makeBootBackend(),
       lock: stateDirectory.map { StateLock(path: $0 + "/boot.lock") }, factoryVersion: factoryVersion,
-      attempts: boot.attempts)
+      attempts: boot.attempts, slots: slots, policy: policy)
   }
 }

@@ -1,4 +1,5 @@
 import OTABoot
+import OTAEngine
 import OTAStorage
 import OTAWire
 
@@ -29,21 +30,51 @@ public struct BootControl: Sendable {
   public let factoryVersion: Version
   /// Boots a trial may take.
   public let attempts: UInt8
+  /// The slots, read (never written) as evidence when the boot state must be rebuilt.
+  public let slots: SlotPair?
+  /// How the slots' images are judged when the boot state must be rebuilt (signatures count).
+  public let policy: ImagePolicy
 
   public init(
     records: any RecordStore, backend: any BootBackend, lock: StateLock? = nil, factoryVersion: Version,
-    attempts: UInt8 = 3
+    attempts: UInt8 = 3, slots: SlotPair? = nil, policy: ImagePolicy = ImagePolicy()
   ) {
     store = BootStateStore(records: records)
     self.backend = backend
     self.lock = lock
     self.factoryVersion = factoryVersion
     self.attempts = max(1, attempts)
+    self.slots = slots
+    self.policy = policy
   }
 
-  /// The state as it stands; a factory state (around the slot the bootloader started) when none is usable.
+  /// The state as it stands. When no usable state is on record, or the bootloader contradicts it,
+  /// it is rebuilt from evidence (`BootStateRecovery`) and, when the evidence settles it, saved.
   public func current() throws(BootError) -> BootState {
-    try locked { () throws(BootError) in try loadOrFactory() }
+    try locked { () throws(BootError) in try reading().state }
+  }
+
+  /// As `current`, with what was found on the way: copies moved aside, a recovery and its reasons.
+  public func read() throws(BootError) -> BootStateReading {
+    try locked { () throws(BootError) in try reading() }
+  }
+
+  /// What `read` would find, changing nothing on disk (no copy repaired or moved aside, no rebuilt
+  /// state saved): for `otad status`.
+  public func inspect() throws(BootError) -> BootStateReading {
+    try reading(persist: false)
+  }
+
+  /// Whether `slot` still holds the image installed there (`InstalledImageCheck`); nil without slots.
+  public func checkInstalledImage(_ slot: SlotID, in state: BootState) throws(BootError)
+    -> InstalledImageCheck?
+  {
+    guard let slots else { return nil }
+    let policy = policy
+    return try storage { () throws(StorageError) in
+      try InstalledImageCheck.check(
+        slot, recorded: state[slot], reader: try slots.reader(slot), policy: policy)
+    }
   }
 
   /// The slot running now: what the bootloader says it started, else what the state says.
@@ -55,7 +86,7 @@ public struct BootControl: Sendable {
   @discardableResult
   public func update(_ change: (inout BootState) -> Void) throws(BootError) -> BootState {
     try locked { () throws(BootError) in
-      let before = try loadOrFactory()
+      let before = try reading().state
       var after = before
       change(&after)
       if after != before { try save(after) }
@@ -68,26 +99,90 @@ public struct BootControl: Sendable {
   /// bootloader up to date. The caller restarts when the decision says so.
   public func runBootStage() throws(BootError) -> BootDecision {
     try locked { () throws(BootError) in
-      let loaded = try load()
+      let reading = try reading()
       let booted = try bootedSlot()
-      let decision = BootDecision.decide(loaded.state, booted: booted, factoryVersion: factoryVersion)
-      // A factory state is what a missing one means already: nothing to save until it changes.
-      if decision.row != .noState, decision.state != loaded.state { try save(decision.state) }
+      let factory = reading.recovery?.basis == .factory
+      var decision = BootDecision.decide(
+        factory ? nil : reading.state, booted: booted, factoryVersion: factoryVersion)
+      if factory { decision.state = reading.state }
+      // A factory state is what a missing one means already, and a provisional one is derived
+      // again at each start: neither is saved until it changes for real.
+      if decision.row != .noState, !decision.state.provisional, decision.state != reading.saved {
+        try save(decision.state)
+      }
       try apply(decision.state.plan)
+      decision.reading = reading
       return decision
     }
   }
 
-  private func loadOrFactory() throws(BootError) -> BootState {
-    if let state = try load().state { return state }
-    return .factory(version: factoryVersion, confirmed: try bootedSlot() ?? .a)
+  /// Loads the state; rebuilds it from evidence when none is usable or the bootloader contradicts
+  /// it, saving a rebuilt state that the evidence settles (a factory one needs no saving).
+  private func reading(persist: Bool = true) throws(BootError) -> BootStateReading {
+    let (loaded, movedAside) = try storage { () throws(StorageError) in
+      persist ? try store.loadReporting() : (try store.peek(), [])
+    }
+    let pointer = try backendCall { () throws(BootBackendError) in try backend.pointer() }
+    var record: RecoveryEvidence.Record
+    switch loaded {
+    case .present(let state):
+      guard let why = BootStateRecovery.contradiction(state, pointer) else {
+        return BootStateReading(state: state, saved: state, movedAside: movedAside, recovery: nil)
+      }
+      record = .contradicted(state, why: why)
+    case .missing: record = .missing
+    case .damaged: record = .damaged
+    }
+    let evidence = try gatherEvidence(record, pointer)
+    let recovery = BootStateRecovery.recover(evidence)
+    var saved: BootState?
+    if persist, recovery.certain, recovery.basis != .factory {
+      try save(recovery.state)
+      saved = recovery.state
+    }
+    return BootStateReading(state: recovery.state, saved: saved, movedAside: movedAside, recovery: recovery)
   }
 
-  private func load() throws(BootError) -> BootStateStore.Loaded {
+  /// What the journal, the bootloader and the slots' own images say. Slot A is not surveyed on a
+  /// device that looks factory-new: it keeps slot A with the factory version.
+  private func gatherEvidence(_ record: RecoveryEvidence.Record, _ pointer: BootPointer) throws(BootError)
+    -> RecoveryEvidence
+  {
+    try storage { () throws(StorageError) in
+      let journalBytes = try store.records.load(TransferJournal.recordName)
+      let journal = journalBytes.flatMap { try? TransferJournal(bytes: $0) }
+      var evidence = RecoveryEvidence(
+        record: record, pointer: pointer,
+        journal: journal.map {
+          JournalEvidence(slot: $0.slot, summary: "firmware \($0.version) \($0.state) into slot \($0.slot)")
+        },
+        slotA: .unverifiable, slotB: .unverifiable,
+        damagedRecordsSeen: try store.damagedCopiesKept(), factoryVersion: factoryVersion)
+      guard let slots else { return evidence }
+      // Slot B first: a verified image there is enough to tell a used device from a factory one.
+      evidence.slotB = try ImageVerifier.surveyTolerant(
+        { () throws(StorageError) in try slots.reader(.b) }, policy: policy)
+      if !evidence.looksFactory {
+        evidence.slotA = try ImageVerifier.surveyTolerant(
+          { () throws(StorageError) in try slots.reader(.a) }, policy: policy)
+      }
+      return evidence
+    }
+  }
+
+  private func storage<T>(_ body: () throws(StorageError) -> T) throws(BootError) -> T {
     do {
-      return try store.load()
+      return try body()
     } catch {
       throw .storage(error)
+    }
+  }
+
+  private func backendCall<T>(_ body: () throws(BootBackendError) -> T) throws(BootError) -> T {
+    do {
+      return try body()
+    } catch {
+      throw .backend(error)
     }
   }
 

@@ -4,11 +4,14 @@ import OTAWire
 /// What the health check learns about the trial, as environment variables:
 /// `OTAD_SLOT` (a or b), `OTAD_SLOT_PATH`, `OTAD_VERSION`, `OTAD_IMAGE_SIZE`, and where the firmware
 /// itself sits in the slot, `OTAD_PAYLOAD_OFFSET` and `OTAD_PAYLOAD_SIZE` (past the header of an
-/// MCUboot image; the whole image otherwise). The check can then run or inspect the new firmware.
+/// MCUboot image; the whole image otherwise), and `OTAD_IMAGE_CHECK`, whether the slot still holds
+/// the image installed there (`intact`, `rotten: why`, `unchecked: why`; `InstalledImageCheck`).
+/// The check can then run or inspect the new firmware.
 public enum HealthEnvironment {
-  public static func make(boot: BootState, slot: SlotID, slotPath: String, reader: (any SlotReader)?)
-    -> [String: String]
-  {
+  public static func make(
+    boot: BootState, slot: SlotID, slotPath: String, reader: (any SlotReader)?,
+    imageCheck: InstalledImageCheck? = nil
+  ) -> [String: String] {
     let image = boot[slot]
     var size = UInt64(image.size)
     if size == 0, let reader { size = reader.capacity }
@@ -24,7 +27,7 @@ public enum HealthEnvironment {
         payloadSize = UInt64(header.imageSize)
       }
     }
-    return [
+    var environment = [
       "OTAD_SLOT": "\(slot)".lowercased(),
       "OTAD_SLOT_PATH": slotPath,
       "OTAD_VERSION": "\(image.version)",
@@ -32,5 +35,7 @@ public enum HealthEnvironment {
       "OTAD_PAYLOAD_OFFSET": "\(payloadOffset)",
       "OTAD_PAYLOAD_SIZE": "\(payloadSize)",
     ]
+    if let imageCheck { environment["OTAD_IMAGE_CHECK"] = imageCheck.description }
+    return environment
   }
 }

@@ -64,9 +64,10 @@ public struct ReceiverHost: Sendable {
   }
 
   /// Running anything but the confirmed slot (a trial, or a slot the bootloader started against the
-  /// state): the other slot holds the only known-good image, so PREPARE is refused.
+  /// state), or a provisional state rebuilt from evidence that did not settle which slot was good:
+  /// the other slot may hold the only known-good image, so PREPARE is refused.
   static func unconfirmed(_ boot: BootState, _ running: SlotID) -> Bool {
-    boot.runningOnTrial || running != boot.confirmed
+    boot.runningOnTrial || running != boot.confirmed || boot.provisional
   }
 
   /// True while this process runs a trial that still needs its verdict.
@@ -154,7 +155,8 @@ public struct ReceiverHost: Sendable {
 
   private var infoFlags: InfoRecord.Flags {
     var flags: InfoRecord.Flags = []
-    if Self.unconfirmed(boot, running) { flags.insert(.runningOnTrial) }
+    if boot.runningOnTrial || running != boot.confirmed { flags.insert(.runningOnTrial) }
+    if boot.provisional { flags.insert(.bootStateRebuilt) }
     if imageCheck.policy.requiresSignature { flags.insert(.signaturesRequired) }
     if pairingRequired { flags.insert(.pairingRequired) }
     return flags

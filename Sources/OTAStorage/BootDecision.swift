@@ -33,6 +33,8 @@ public struct BootDecision: Equatable, Sendable {
   public var run: SlotID
   /// The bootloader started a slot the state no longer wants: restart once the plan is applied.
   public var restart: Bool
+  /// How the state was read, when `BootControl` made the decision (for the log).
+  public var reading: BootStateReading? = nil
 
   public static func decide(_ current: BootState?, booted: SlotID?, factoryVersion: Version) -> BootDecision {
     guard var state = current else {

@@ -88,6 +88,10 @@ public struct BootState: Equatable, Sendable {
   /// The highest security counter of any image this device confirmed: an image with a lower one
   /// is refused (MCUboot's rollback protection). It only ever rises.
   public var securityFloor: UInt32
+  /// Rebuilt from evidence that did not settle which slot was confirmed (`BootStateRecovery`):
+  /// no slot may be written until an operator confirms the running one. Never written to disk: a
+  /// provisional state is derived again at each start until it is confirmed and saved.
+  public var provisional = false
 
   public init(
     confirmed: SlotID, trial: Trial? = nil, slots: [Slot], outcome: UpdateOutcome = .none,
@@ -179,6 +183,9 @@ public struct BootState: Equatable, Sendable {
       result: .succeeded, from: from, to: self[armed.slot].version, reason: .none,
       attemptsUsed: armed.attemptsUsed)
   }
+
+  /// An operator confirms the slot a provisional (rebuilt) state keeps: the state becomes real.
+  public mutating func confirmProvisional() { provisional = false }
 
   /// One boot of the trial failed (`reason`): with boots left it is remembered and the next boot tries
   /// again; with none left the trial is marked bad.

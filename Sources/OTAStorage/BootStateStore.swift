@@ -23,9 +23,29 @@ public struct BootStateStore: Sendable {
   }
 
   /// The boot state, repairing a damaged or missing copy from the other one.
-  public func load() throws(StorageError) -> Loaded {
+  public func load() throws(StorageError) -> Loaded { try loadReporting().loaded }
+
+  /// As `load`, and the names of the copies that failed their checks and were moved aside now
+  /// (each to `NAME.damaged`), for the log.
+  public func loadReporting() throws(StorageError) -> (loaded: Loaded, movedAside: [String]) {
+    var movedAside: [String] = []
     let primary = try read(BootState.recordName)
+    if primary == .damaged { movedAside.append(BootState.recordName) }
     let copy = try read(Self.copyName)
+    if copy == .damaged { movedAside.append(Self.copyName) }
+    return (try settle(primary, copy), movedAside)
+  }
+
+  /// True when a damaged copy was moved aside, now or at an earlier start: the device was in use.
+  public func damagedCopiesKept() throws(StorageError) -> Bool {
+    for name in [BootState.recordName, Self.copyName]
+    where try records.load(name + RecordName.damagedSuffix) != nil {
+      return true
+    }
+    return false
+  }
+
+  private func settle(_ primary: Loaded, _ copy: Loaded) throws(StorageError) -> Loaded {
     switch (primary, copy) {
     case (.present(let state), .present(let other)):
       if state != other { try records.replace(Self.copyName, with: state.encoded) }

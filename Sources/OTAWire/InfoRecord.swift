@@ -25,6 +25,10 @@ public struct InfoRecord: Equatable, Sendable {
     public static let signaturesRequired = Flags(rawValue: 1 << 1)
     /// Writes need an encrypted, bonded link.
     public static let pairingRequired = Flags(rawValue: 1 << 2)
+    /// The boot state was lost and rebuilt from what the slots and the bootloader show, without
+    /// settling which slot was the good one: PREPARE is refused until an operator confirms the
+    /// running slot on the device (`otad mark-good`).
+    public static let bootStateRebuilt = Flags(rawValue: 1 << 3)
   }
 
   public var protocolVersion: UInt8 = InfoRecord.protocolVersion

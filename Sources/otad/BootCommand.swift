@@ -44,6 +44,14 @@ struct MarkGoodCommand: ParsableCommand {
     let configuration = try options.configuration()
     let control = try DaemonOptions.device(configuration).control
     let before = try control.current()
+    if before.provisional {
+      let after = try control.update { $0.confirmProvisional() }
+      print(
+        "slot \(after.confirmed) (firmware \(after[after.confirmed].version)) confirmed as the good slot "
+          + "of a rebuilt boot state; slot \(after.confirmed.other) may be written again")
+      notifyDaemon(configuration)
+      return
+    }
     guard let trial = before.trial, trial.begun else {
       print(
         "nothing to confirm: slot \(before.confirmed) runs firmware \(before[before.confirmed].version), confirmed"

@@ -1,6 +1,7 @@
 import Logging
 import OTADevice
 import OTAStorage
+import OTAWire
 
 /// Runs the boot stage and says what it decided, in the log.
 enum BootStageReport {
@@ -13,6 +14,7 @@ enum BootStageReport {
       throw error
     }
     let state = decision.state
+    report(decision.reading, logger: logger)
     var metadata: Logger.Metadata = [
       "row": "\(decision.row.rawValue)", "bootloader": "\(control.backend.name)",
     ]
@@ -32,6 +34,41 @@ enum BootStageReport {
         """)
     }
     if decision.restart { logger.notice("boot stage: restarting into \(state.plan)") }
+    reportImage(decision.run, state, control, logger: logger)
     return decision
+  }
+
+  /// The running image checked against what was installed: rot is logged as an error.
+  static func reportImage(_ slot: SlotID, _ state: BootState, _ control: BootControl, logger: Logger) {
+    do {
+      switch try control.checkInstalledImage(slot, in: state) {
+      case .rotten(let why)?:
+        logger.error(
+          "image check: \(why). Reinstall firmware \(state[slot].version) (push it again) before trusting this device"
+        )
+      case .unchecked(let why)?: logger.warning("image check: \(why)")
+      case .intact(let how)?: logger.info("image check: slot \(slot) intact (\(how))")
+      case nil: break
+      }
+    } catch {
+      logger.error("image check: slot \(slot) could not be read: \(error)")
+    }
+  }
+
+  /// Copies moved aside and a rebuilt state, loudly: each means something destroyed a record.
+  static func report(_ reading: BootStateReading?, logger: Logger) {
+    guard let reading else { return }
+    for name in reading.movedAside {
+      logger.error("boot state: the copy '\(name)' failed its checks; moved aside to '\(name).damaged'")
+    }
+    guard let recovery = reading.recovery, recovery.basis != .factory else { return }
+    logger.critical("boot state rebuilt from evidence: \(recovery.findings.joined(separator: "; "))")
+    if !recovery.certain {
+      logger.critical(
+        """
+        updates are refused: the evidence does not say which slot holds the last good image. Check \
+        that slot \(recovery.kept) runs the firmware you want, then run `otad mark-good`
+        """)
+    }
   }
 }

@@ -168,7 +168,11 @@ struct DaemonOptions: ParsableArguments {
     storage: DeviceStorage, control: BootControl
   ) {
     let storage = try storage(configuration)
-    return (storage, configuration.makeBootControl(records: storage.records))
+    return (
+      storage,
+      configuration.makeBootControl(
+        records: storage.records, slots: storage.slots, policy: try imagePolicy(configuration))
+    )
   }
 
   /// The device's storage as configured: file or block-device slots and a record directory.

@@ -98,7 +98,8 @@ struct RunCommand: ParsableCommand {
     let environment = HealthEnvironment.make(
       boot: host.boot, slot: host.running,
       slotPath: (host.running == .a ? configuration.slotA : configuration.slotB) ?? "",
-      reader: try? storage.slots.reader(host.running))
+      reader: try? storage.slots.reader(host.running),
+      imageCheck: try? control.checkInstalledImage(host.running, in: host.boot))
     let service = DeviceService(
       host: host, link: link, logger: logger, trial: configuration.boot.trial, healthEnvironment: environment)
     let stop = try service.run(stopSignals: stopSignals)

@@ -18,10 +18,19 @@ struct StatusCommand: ParsableCommand {
 
   func run() throws {
     let configuration = try options.configuration()
-    let status = try DeviceStatus.read(try DaemonOptions.storage(configuration))
-    let boot: BootState? =
-      if case .present(let state) = status.boot { state } else { nil }
-    let state = boot ?? BootState.factory(version: configuration.factoryVersion)
+    let (storage, control) = try DaemonOptions.device(configuration)
+    let status = try DeviceStatus.read(storage)
+    // What the daemon would act on, rebuilt from evidence when the record is unusable; nothing is
+    // written here.
+    let reading = try control.inspect()
+    let state = reading.state
+    let recovery = reading.recovery.flatMap { $0.basis == .factory ? nil : $0 }
+    let imageCheck: InstalledImageCheck?
+    do {
+      imageCheck = try control.checkInstalledImage(state.running, in: state)
+    } catch {
+      imageCheck = .rotten("slot \(state.running) cannot be read: \(error)")
+    }
     let transfer: TransferJournal? =
       if case .present(let journal) = status.transfer { journal } else { nil }
     let paths = [configuration.slotA ?? "?", configuration.slotB ?? "?"]
@@ -42,6 +51,8 @@ struct StatusCommand: ParsableCommand {
         "running": "\(state.running)", "confirmed": "\(state.confirmed)", "onTrial": state.runningOnTrial,
         "slots": slots, "bootState": describe(status.boot), "bootloader": configuration.boot.backend.rawValue,
         "securityFloor": Int(state.securityFloor),
+        "runningImage": imageCheck.map { "\($0)" } ?? NSNull(),
+        "provisional": state.provisional,
         "signaturesRequired": !configuration.trust.keyFiles.isEmpty,
         "downgradesAllowed": configuration.trust.allowDowngrade,
         "lastOutcome": [
@@ -49,6 +60,12 @@ struct StatusCommand: ParsableCommand {
           "reason": "\(state.outcome.reason)", "attemptsUsed": Int(state.outcome.attemptsUsed),
         ],
       ]
+      if let recovery {
+        object["rebuilt"] = [
+          "kept": "\(recovery.kept)", "basis": recovery.basis.rawValue, "certain": recovery.certain,
+          "findings": recovery.findings,
+        ]
+      }
       if let trial = state.trial {
         object["trial"] = [
           "slot": "\(trial.slot)", "attemptsLeft": Int(trial.attemptsLeft),
@@ -69,6 +86,7 @@ struct StatusCommand: ParsableCommand {
       return
     }
     print("running: slot \(state.running)\(state.runningOnTrial ? " (on trial)" : " (confirmed)")")
+    if let imageCheck { print("running image: \(imageCheck)") }
     for slot in SlotID.allCases {
       let content = state[slot]
       let version = content.status == .empty ? "no image" : "firmware \(content.version), \(content.status)"
@@ -90,10 +108,20 @@ struct StatusCommand: ParsableCommand {
           : "signed by one of \(configuration.trust.keyFiles.joined(separator: ", "))")
         + "; downgrades \(configuration.trust.allowDowngrade ? "allowed" : "refused"); security counter floor "
         + "\(state.securityFloor)")
-    switch status.boot {
-    case .damaged: print("boot state: damaged (it will be moved aside at the next start)")
-    case .missing: print("boot state: none yet (a factory device)")
-    case .present: break
+    if let recovery {
+      print("boot state: REBUILT from evidence (\(status.boot == .missing ? "missing" : "unusable"))")
+      for finding in recovery.findings { print("  \(finding)") }
+      if !recovery.certain {
+        print(
+          "  updates are refused until you check that slot \(recovery.kept) runs the right firmware and run "
+            + "`otad mark-good`")
+      }
+    } else {
+      switch status.boot {
+      case .damaged: print("boot state: damaged (it will be moved aside at the next start)")
+      case .missing: print("boot state: none yet (a factory device)")
+      case .present: break
+      }
     }
     switch status.transfer {
     case .missing: print("transfer: none")

@@ -39,7 +39,24 @@ struct FileLinkBackendTests {
       try backend.apply(BootPlan(primary: .a))
       #expect(try linkTarget(link) == directory + "/slot-a.img")
       #expect(backend.target() == .a)
-      #expect(try FileManager.default.contentsOfDirectory(atPath: directory) == ["current"])
+      #expect(
+        try FileManager.default.contentsOfDirectory(atPath: directory).sorted() == [
+          "current", "current.primary",
+        ])
+    }
+  }
+
+  @Test func thePrimaryLinkTellsTheConfirmedSlotWhileATrialRuns() throws {
+    try withTemporaryDirectory { directory in
+      let backend = backend(in: directory)
+      #expect(try backend.pointer() == .unknown, "nothing applied yet")
+      try backend.apply(BootPlan(primary: .a, trial: .init(slot: .b, attemptsLeft: 3)))
+      #expect(try backend.pointer() == BootPointer(primary: .a, trial: .b))
+      try backend.apply(BootPlan(primary: .b))
+      #expect(try backend.pointer() == BootPointer(primary: .b))
+      // An install older than the primary link: only the link, read as the slot that starts.
+      try FileManager.default.removeItem(atPath: backend.primaryLink)
+      #expect(try backend.pointer() == BootPointer(booted: .b))
     }
   }
 
@@ -79,7 +96,9 @@ struct FileLinkBackendTests {
   @Test func reportsAMissingDirectoryAndABadConfiguration() throws {
     try withTemporaryDirectory { directory in
       let missing = FileLinkBackend(link: directory + "/no/current", slotPaths: ["/a", "/b"])
-      #expect(throws: BootBackendError("symlink \(directory)/no/current.tmp: No such file or directory")) {
+      #expect(
+        throws: BootBackendError("symlink \(directory)/no/current.primary.tmp: No such file or directory")
+      ) {
         try missing.apply(BootPlan(primary: .a))
       }
       let one = FileLinkBackend(link: directory + "/current", slotPaths: ["/a"])

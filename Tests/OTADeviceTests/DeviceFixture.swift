@@ -13,24 +13,31 @@ struct DeviceFixture {
   let runningImage: [UInt8]
   let windowCapacity: UInt32
 
-  init(slotCapacity: Int, windowCapacity: UInt32 = 16 * 1024) {
+  init(
+    slotCapacity: Int, windowCapacity: UInt32 = 16 * 1024, runningImage: [UInt8]? = nil,
+    bootloaderReportsPrimary: Bool = true
+  ) {
+    bootloader = SimulatedBootloader(reportsPrimary: bootloaderReportsPrimary)
     medium = MemoryMedium(slotCapacity: slotCapacity)
     var generator = SeededGenerator(seed: 0xA11CE)
-    runningImage = (0..<min(slotCapacity, 3000)).map { _ in UInt8.random(in: 0...255, using: &generator) }
-    medium.fill(.a, with: runningImage)
+    self.runningImage =
+      runningImage ?? (0..<min(slotCapacity, 3000)).map { _ in UInt8.random(in: 0...255, using: &generator) }
+    medium.fill(.a, with: self.runningImage)
     self.windowCapacity = windowCapacity
   }
 
   var storage: DeviceStorage { DeviceStorage(slots: SlotPair(medium: medium), records: medium) }
 
   /// The pointer otad's boot stage keeps (it survives power cuts: the in-memory bootloader is durable).
-  let bootloader = SimulatedBootloader()
+  let bootloader: SimulatedBootloader
   var attempts: UInt8 = 3
   /// Trusted keys and downgrades, as otad's `[trust]` section sets them.
   var policy = ImagePolicy()
 
   var control: BootControl {
-    BootControl(records: medium, backend: bootloader, factoryVersion: Self.runningVersion, attempts: attempts)
+    BootControl(
+      records: medium, backend: bootloader, factoryVersion: Self.runningVersion, attempts: attempts,
+      slots: SlotPair(medium: medium), policy: policy)
   }
 
   /// What the firmware on trial does at each boot.

@@ -1,0 +1,106 @@
+import OTAChecksum
+import OTAWire
+
+/// What a slot holds, judged from its own bytes with no record to go by: an MCUboot image carries its
+/// length, version, SHA-256 and signature, so it can be checked in place; raw bytes cannot.
+public enum SlotEvidence: Equatable, Sendable, CustomStringConvertible {
+  /// An MCUboot image whose hash (and signature, when the policy asks for one) verify.
+  case verified(ImageReport)
+  /// An MCUboot header over an image that fails its checks: half-written, damaged or tampered with.
+  case invalid(ImageProblem)
+  /// No MCUboot header: a raw image, or nothing. Only a recorded length and CRC32 can judge it.
+  case unverifiable
+  /// The slot could not be read.
+  case unreadable(String)
+
+  public var report: ImageReport? { if case .verified(let report) = self { report } else { nil } }
+
+  public var description: String {
+    switch self {
+    case .verified(let report): "MCUboot image \(report.version), verified"
+    case .invalid(let problem): "an image that fails its check (\(problem))"
+    case .unverifiable: "no MCUboot header (raw bytes or nothing)"
+    case .unreadable(let why): "unreadable (\(why))"
+    }
+  }
+}
+
+extension ImageVerifier {
+  /// Checks the image a slot holds by what the image says of itself: its MCUboot header gives its
+  /// length, then its SHA-256 and (when `policy` requires one) its signature are checked. Versions
+  /// and counters are not compared with anything. Only storage failures throw.
+  public static func survey(reader: any SlotReader, policy: ImagePolicy) throws(StorageError) -> SlotEvidence
+  {
+    let capacity = reader.capacity
+    guard capacity >= UInt64(MCUbootHeader.byteCount) else { return .unverifiable }
+    let headerBytes = try reader.read(at: 0, count: MCUbootHeader.byteCount)
+    guard MCUbootHeader.looksLikeMCUboot(headerBytes) else { return .unverifiable }
+    let header: MCUbootHeader
+    do {
+      var byteReader = ByteReader(headerBytes)
+      header = try MCUbootHeader(from: &byteReader)
+    } catch {
+      return .invalid(.malformed(error.reason))
+    }
+    guard header.tlvOffset < capacity else {
+      return .invalid(
+        .malformed("the header puts the TLV areas at \(header.tlvOffset), past the slot's \(capacity) bytes"))
+    }
+    let tlvCount = min(capacity - header.tlvOffset, UInt64(MCUbootImageLayout.maximumTLVAreasLength))
+    let tlvBytes = try reader.read(at: header.tlvOffset, count: Int(tlvCount))
+    let layout: MCUbootImageLayout
+    do {
+      layout = try MCUbootImageLayout(header: header, tlvAreas: tlvBytes)
+    } catch {
+      return .invalid(.malformed(error.reason))
+    }
+    let size = layout.totalLength
+    let crc = try crc32(reader: reader, size: size)
+    switch try verify(
+      reader: reader, size: size, expectedCRC: crc, preparedVersion: header.version,
+      policy: ImagePolicy(trustedKeys: policy.trustedKeys, allowDowngrade: true), installed: .none)
+    {
+    case .valid(let report): return .verified(report)
+    case .invalid(let problem): return .invalid(problem)
+    }
+  }
+
+  /// As `survey`, with a read failure as evidence (`.unreadable`) rather than an error: a slot
+  /// that cannot be read must not stop a device from booting the other. A power cut still throws.
+  public static func surveyTolerant(_ open: () throws(StorageError) -> any SlotReader, policy: ImagePolicy)
+    throws(StorageError) -> SlotEvidence
+  {
+    do {
+      return try survey(reader: try open(), policy: policy)
+    } catch .powerCut {
+      throw .powerCut
+    } catch {
+      return .unreadable("\(error)")
+    }
+  }
+
+  /// Checks a slot against a length and CRC32 recorded when its image was installed: nil when they
+  /// match, else why not.
+  public static func checkRecorded(reader: any SlotReader, size: UInt32, crc32 expected: UInt32)
+    throws(StorageError) -> ImageProblem?
+  {
+    guard size > 0 else { return nil }
+    guard UInt64(size) <= reader.capacity else {
+      return .sizeMismatch(described: UInt64(size), received: reader.capacity)
+    }
+    let actual = try crc32(reader: reader, size: UInt64(size))
+    return actual == expected ? nil : .crcMismatch(expected: expected, actual: actual)
+  }
+
+  static func crc32(reader: any SlotReader, size: UInt64) throws(StorageError) -> UInt32 {
+    var crc = CRC32()
+    var offset: UInt64 = 0
+    while offset < size {
+      let count = Int(min(1 << 20, size - offset))
+      let chunk = try reader.read(at: offset, count: count)
+      crc.update(chunk)
+      offset += UInt64(count)
+    }
+    return crc.value
+  }
+}
