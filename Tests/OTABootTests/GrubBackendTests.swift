@@ -121,6 +121,18 @@ struct GrubBackendTests {
     }
   }
 
+  @Test func readsItsPointerBackFromTheOrder() throws {
+    try withTemporaryDirectory { directory in
+      let tools = try FakeTools(in: directory)
+      let backend = backend(tools)
+      try writeText("quiet rauc.slot=B\n", to: backend.cmdline)
+      try backend.apply(trial(2))
+      #expect(try backend.pointer() == BootPointer(primary: .a, trial: .b, booted: .b))
+      try backend.apply(BootPlan(primary: .b))
+      #expect(try backend.pointer() == BootPointer(primary: .b, booted: .b))
+    }
+  }
+
   @Test func defaultsAndName() {
     let backend = GrubBackend(tools: ToolRunner())
     #expect(backend.name == "grub")

@@ -104,6 +104,19 @@ struct TrybootBackendTests {
     }
   }
 
+  @Test func readsItsPointerBackFromAutobootTxt() throws {
+    try withTemporaryDirectory { directory in
+      let backend = try backend(in: directory)
+      try setProperty("partition", 3, in: backend)
+      try setProperty("tryboot", 1, in: backend)
+      #expect(try backend.pointer() == BootPointer(booted: .b), "no autoboot.txt yet")
+      try backend.apply(BootPlan(primary: .a, trial: .init(slot: .b, attemptsLeft: 1)))
+      #expect(try backend.pointer() == BootPointer(primary: .a, trial: .b, booted: .b))
+      try backend.apply(BootPlan(primary: .b))
+      #expect(try backend.pointer() == BootPointer(primary: .b, booted: .b))
+    }
+  }
+
   @Test func reportsUnknownPartitionsAndUnreadableProperties() throws {
     try withTemporaryDirectory { directory in
       let backend = try backend(in: directory)

@@ -13,6 +13,20 @@ struct UBootBackendTests {
 
   func trial(_ left: Int) -> BootPlan { BootPlan(primary: .a, trial: .init(slot: .b, attemptsLeft: left)) }
 
+  @Test func readsItsPointerBackFromTheOrder() throws {
+    try withTemporaryDirectory { directory in
+      let tools = try FakeTools(in: directory)
+      try tools.setUBootEnvironment(["BOOT_ORDER": "A", "BOOT_A_LEFT": "3"])
+      try writeText("root=/dev/mmcblk0p2 rauc.slot=A\n", to: tools.directory + "/cmdline")
+      let backend = backend(tools)
+      #expect(try backend.pointer() == BootPointer(primary: .a, booted: .a))
+      try backend.apply(trial(3))
+      #expect(try backend.pointer() == BootPointer(primary: .a, trial: .b, booted: .a))
+      try tools.setUBootEnvironment(["BOOT_ORDER": "nonsense"])
+      #expect(try backend.pointer() == BootPointer(booted: .a), "an order it cannot read tells nothing")
+    }
+  }
+
   @Test func followsTrialCountdownConfirmAndRollback() throws {
     try withTemporaryDirectory { directory in
       let tools = try FakeTools(in: directory)

@@ -1,0 +1,93 @@
+import Foundation
+import Testing
+
+/// The boot state's files deleted or destroyed under a device that was updated, seen from outside:
+/// otad rebuilds the state from its bootloader link and the slots' own images, says so, keeps the
+/// good slot running and writes only the other. And rot in the running image is reported.
+@Suite(.serialized) struct BootStateLossProcessTests {
+  let trial = TrialBootProcessTests()
+
+  /// v2 pushed and confirmed on slot B, then v3 rolled back in slot A: A holds a bad image.
+  func updatedDevice() throws -> Daemon {
+    let daemon = try trial.device()
+    try daemon.start(extra: ["--health-check", TrialBootProcessTests.healthCheck, "--attempts", "1"])
+    let toV2 = try trial.push("firmware-v2.bin", to: daemon)
+    #expect(toV2.status == 0, "\(toV2.errors)\n\(daemon.log)")
+    let toV3 = try trial.push("firmware-v3.bin", to: daemon)
+    #expect(toV3.status == 7, "v3 fails its self-test: \(toV3.errors)\n\(daemon.log)")
+    #expect(daemon.stop() == 0)
+    return daemon
+  }
+
+  func stateFile(_ daemon: Daemon, _ name: String) -> URL {
+    daemon.folder.appendingPathComponent("state/\(name)")
+  }
+
+  @Test(arguments: ["deleted", "zeroed"])
+  func aLostBootStateKeepsTheGoodSlotAndTheNextPushWritesTheOther(damage: String) throws {
+    let daemon = try updatedDevice()
+    let v2 = try Data(contentsOf: URL(fileURLWithPath: TrialBootProcessTests.sample("firmware-v2.bin")))
+    for name in ["boot.state", "boot.state.copy"] {
+      let file = stateFile(daemon, name)
+      if damage == "deleted" {
+        try FileManager.default.removeItem(at: file)
+      } else {
+        let size = try FileManager.default.attributesOfItem(atPath: file.path)[.size] as? Int ?? 0
+        try Data(count: size).write(to: file)
+      }
+    }
+
+    // otad status, before any start: what the daemon will do, and why.
+    let text = try runTool("otad", ["status"] + daemon.baseArguments)
+    #expect(text.status == 0 && text.output.contains("REBUILT from evidence"), "\(text.output)\(text.errors)")
+    #expect(text.output.contains("kept slot B (the bootloader's primary slot)"), "\(text.output)")
+    let status = try daemon.status()
+    #expect(status["running"] as? String == "B" && status["confirmed"] as? String == "B", "\(status)")
+    #expect(trial.slot(status, "B")["version"] as? String == "2.0.0+0")
+    #expect(trial.slot(status, "A")["status"] as? String == "empty", "the rolled-back v3 is not trusted")
+
+    try daemon.start(extra: ["--health-check", TrialBootProcessTests.healthCheck, "--attempts", "1"])
+    #expect(daemon.log.contains("boot state rebuilt from evidence"), "\(daemon.log)")
+    if damage == "zeroed" {
+      #expect(daemon.log.contains("failed its checks; moved aside"), "\(daemon.log)")
+      #expect(FileManager.default.fileExists(atPath: stateFile(daemon, "boot.state.damaged").path))
+    }
+    let link = stateFile(daemon, "current").path
+    #expect(try FileManager.default.destinationOfSymbolicLink(atPath: link) == daemon.slotB.path)
+
+    // A push lands in slot A; slot B's bytes stay those of v2.
+    let pushed = try trial.push("firmware-v3.bin", to: daemon, ["--no-activate"])
+    #expect(pushed.status == 0, "\(pushed.errors)\n\(daemon.log)")
+    #expect(daemon.slotBytes(daemon.slotB, count: v2.count) == [UInt8](v2))
+    let after = try daemon.status()
+    #expect(
+      after["running"] as? String == "B" && (after["transfer"] as? [String: Any])?["slot"] as? String == "A")
+    #expect(daemon.stop() == 0)
+  }
+
+  @Test func rotInTheRunningImageIsReportedByStatusTheBootStageAndTheHealthCheck() throws {
+    let daemon = try trial.device()
+    // The health check prints what otad told it, and passes.
+    let check = "sh -c 'echo \"image-check=$OTAD_IMAGE_CHECK\" >&2'"
+    try daemon.start(extra: ["--health-check", check])
+    let pushed = try trial.push("firmware-v2.bin", to: daemon)
+    #expect(pushed.status == 0, "\(pushed.errors)\n\(daemon.log)")
+    #expect(daemon.log.contains("image-check=intact"), "\(daemon.log)")
+    #expect(try daemon.status()["runningImage"] as? String == "intact")
+    #expect(daemon.stop() == 0)
+
+    // One byte of the confirmed image in slot B changes: its MCUboot magic.
+    let handle = try FileHandle(forUpdating: daemon.slotB)
+    try handle.seek(toOffset: 0)
+    try handle.write(contentsOf: Data([0x00]))
+    try handle.close()
+    let status = try daemon.status()
+    #expect((status["runningImage"] as? String ?? "").hasPrefix("rotten: slot B"), "\(status)")
+    let text = try runTool("otad", ["status"] + daemon.baseArguments)
+    #expect(text.output.contains("running image: rotten"), "\(text.output)")
+    try daemon.start()
+    #expect(
+      daemon.log.contains("image check: slot B no longer holds the image installed there"), "\(daemon.log)")
+    #expect(daemon.stop() == 0)
+  }
+}
