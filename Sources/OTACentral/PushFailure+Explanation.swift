@@ -70,6 +70,11 @@ extension PushFailure {
   /// bluetoothd refuse every write from a central that has not paired with it, which looks from
   /// here like a link that keeps failing.
   public func explanation(device info: InfoRecord?) -> String {
+    if let info, info.flags.contains(.bootStateRebuilt), self == .refused(.prepare, .invalidState) {
+      return "the device refused PREPARE: it lost its boot state and could not tell which slot holds its "
+        + "last good image, so it writes neither. On the device, check that the running firmware is the "
+        + "one you want (otad status shows what it found), run `otad mark-good`, then push again."
+    }
     guard let info, info.flags.contains(.pairingRequired) else { return explanation }
     switch self {
     case .unreachable, .timedOut, .protocolError, .windowRetriesExhausted:

@@ -90,6 +90,9 @@ public struct BootControl: Sendable {
       var after = before
       change(&after)
       if after != before { try save(after) }
+      if before.provisional, !after.provisional {
+        try storage { () throws(StorageError) in try store.records.remove(BootStateStore.provisionalName) }
+      }
       try apply(after.plan)
       return after
     }
@@ -139,6 +142,10 @@ public struct BootControl: Sendable {
     if persist, recovery.certain, recovery.basis != .factory {
       try save(recovery.state)
       saved = recovery.state
+    } else if persist, !recovery.certain, !evidence.unconfirmedRebuild {
+      try storage { () throws(StorageError) in
+        try store.records.replace(BootStateStore.provisionalName, with: [1])
+      }
     }
     return BootStateReading(state: recovery.state, saved: saved, movedAside: movedAside, recovery: recovery)
   }
@@ -158,6 +165,7 @@ public struct BootControl: Sendable {
         },
         slotA: .unverifiable, slotB: .unverifiable,
         damagedRecordsSeen: try store.damagedCopiesKept(), factoryVersion: factoryVersion)
+      evidence.unconfirmedRebuild = try store.records.load(BootStateStore.provisionalName) != nil
       guard let slots else { return evidence }
       // Slot B first: a verified image there is enough to tell a used device from a factory one.
       evidence.slotB = try ImageVerifier.surveyTolerant(

@@ -22,6 +22,9 @@ public struct RecoveryEvidence: Equatable, Sendable {
   public var slotB: SlotEvidence
   /// A damaged copy of the boot state was moved aside now or earlier: the device was in use.
   public var damagedRecordsSeen: Bool
+  /// An earlier rebuild was provisional and nobody confirmed it yet (`BootStateStore.provisionalName`):
+  /// the bootloader's pointer may since have been written from that very guess, so it settles nothing.
+  public var unconfirmedRebuild = false
   public var factoryVersion: Version
 
   public init(
@@ -108,7 +111,11 @@ public struct BootStateRecovery: Equatable, Sendable {
     }
     for slot in SlotID.allCases { findings.append("slot \(slot): \(evidence[slot])") }
 
-    let (kept, basis, certain) = choose(evidence, &findings)
+    var (kept, basis, certain) = choose(evidence, &findings)
+    if evidence.unconfirmedRebuild, certain, basis != .factory {
+      findings.append("an earlier rebuild kept slot \(kept) provisionally and nobody has confirmed it")
+      certain = false
+    }
     let image = evidence[kept]
     var slot = BootState.Slot(status: .good)
     switch image {

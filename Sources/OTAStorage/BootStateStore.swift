@@ -7,6 +7,9 @@ import OTAWire
 /// written again from it. Only when both are unusable does the device fall back to a factory state.
 public struct BootStateStore: Sendable {
   public static let copyName = BootState.recordName + ".copy"
+  /// Present while a provisional (rebuilt, unconfirmed) state is in force: written when the rebuild
+  /// is made, removed once an operator confirms it and the state is saved.
+  public static let provisionalName = "boot.provisional"
 
   public let records: any RecordStore
 

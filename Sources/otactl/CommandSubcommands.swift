@@ -33,6 +33,11 @@ struct InfoCommand: ParsableCommand {
       "requires: "
         + (info.flags.contains(.signaturesRequired) ? "signed images" : "no signature")
         + (info.flags.contains(.pairingRequired) ? ", a paired (bonded) central to write" : ", no pairing"))
+    if info.flags.contains(.bootStateRebuilt) {
+      print(
+        "boot state: rebuilt after it was lost; updates are refused until the running firmware is checked "
+          + "on the device and confirmed there (otad mark-good)")
+    }
     if info.transfer.state != .idle {
       print(
         "transfer: \(info.transferVersion), \(info.transfer.committedOffset) of \(info.transfer.size) bytes committed"
@@ -100,6 +105,7 @@ private func describe(_ info: InfoRecord) -> [String: Any] {
     "onTrial": info.flags.contains(.runningOnTrial),
     "signaturesRequired": info.flags.contains(.signaturesRequired),
     "pairingRequired": info.flags.contains(.pairingRequired),
+    "bootStateRebuilt": info.flags.contains(.bootStateRebuilt),
     "slotVersions": info.slotVersions.map { "\($0)" }, "inactiveSlot": "\(info.inactiveSlotContent)",
     "slotCapacity": Int(info.slotCapacity), "windowCapacity": Int(info.windowCapacity),
     "maxChunkPayload": Int(info.maxChunkPayload),

@@ -90,4 +90,33 @@ import Testing
       daemon.log.contains("image check: slot B no longer holds the image installed there"), "\(daemon.log)")
     #expect(daemon.stop() == 0)
   }
+
+  @Test func withoutTheBootloadersPrimaryTheDeviceWritesNothingUntilMarkGood() throws {
+    let daemon = try updatedDevice()
+    // An install older than the file backend's primary link, and both copies gone.
+    for name in ["boot.state", "boot.state.copy", "current.primary"] {
+      try FileManager.default.removeItem(at: stateFile(daemon, name))
+    }
+    try daemon.start()
+    #expect(daemon.log.contains("updates are refused"), "\(daemon.log)")
+    #expect(try daemon.status()["provisional"] as? Bool == true)
+    let info = try runTool("otactl", ["info", "--device", daemon.socket])
+    #expect(info.output.contains("boot state: rebuilt"), "\(info.output)")
+
+    let v2 = try Data(contentsOf: URL(fileURLWithPath: TrialBootProcessTests.sample("firmware-v2.bin")))
+    let refused = try trial.push("firmware-v3.bin", to: daemon, ["--no-activate"])
+    #expect(
+      refused.status != 0 && (refused.output + refused.errors).contains("otad mark-good"),
+      "\(refused.output)\(refused.errors)")
+    #expect(daemon.slotBytes(daemon.slotB, count: v2.count) == [UInt8](v2))
+
+    let marked = try runTool("otad", ["mark-good"] + daemon.baseArguments)
+    #expect(
+      marked.status == 0 && marked.output.contains("slot B (firmware 2.0.0+0) confirmed"), "\(marked.output)")
+    #expect(try daemon.status()["provisional"] as? Bool == false)
+    let pushed = try trial.push("firmware-v3.bin", to: daemon, ["--no-activate"])
+    #expect(pushed.status == 0, "\(pushed.errors)\n\(daemon.log)")
+    #expect(daemon.slotBytes(daemon.slotB, count: v2.count) == [UInt8](v2))
+    #expect(daemon.stop() == 0)
+  }
 }
