@@ -85,7 +85,7 @@ public final class BlueZPeripheral: PeripheralLink {
     [connection.pollTimeout.map { lastNow + $0 }, retryRegistrationAt].compactMap { $0 }.min()
   }
 
-  public func service(readable: Set<Int32>, now: Duration, value: (Characteristic) -> [UInt8])
+  public func service(readable: Set<Int32>, now: Duration, value: CharacteristicValue)
     throws(LinkError)
     -> [PeripheralEvent]
   {

@@ -18,7 +18,7 @@ final class PeripheralInbox {
   /// Our end of the socket pair handed to BlueZ by AcquireWrite: every data write arrives here.
   var dataSocket: Int32?
   /// Gives a characteristic's value for reads; set only while the loop processes D-Bus traffic.
-  var valueProvider: ((Characteristic) -> [UInt8])?
+  var valueProvider: CharacteristicValue?
   /// Told when BlueZ acquires the data socket (for logs).
   var onAcquireWrite: ((Int) -> Void)?
 
@@ -59,10 +59,12 @@ final class PeripheralInbox {
     return [.unixFD(DBusFileDescriptor(taking: pair[1])), .uint16(UInt16(clamping: mtu ?? 23))]
   }
 
-  /// A read at the offset BlueZ asks for (long reads come as several calls).
+  /// A read at the offset BlueZ asks for (long reads come as several calls). The value is the one
+  /// for the MTU that came with the read: a central's first read on a connection comes before the
+  /// `.connected` event reaches the device, and Info's max chunk payload must already be right.
   func read(_ characteristic: Characteristic, _ options: [String: DBusValue]) throws(DBusError) -> [UInt8] {
     noteOptions(options)
-    let value = valueProvider?(characteristic) ?? []
+    let value = valueProvider?(characteristic, mtu ?? 23) ?? []
     let offset = Int(options["offset"]?.uint16Value ?? 0)
     guard offset <= value.count else {
       throw .named("org.bluez.Error.InvalidOffset", message: "offset \(offset) past \(value.count) bytes")

@@ -24,11 +24,19 @@ public enum CommandSession {
   public static func run(link: any CentralLink, request: Request?, timeout: Duration = .seconds(10))
     -> Result<(info: InfoRecord, answer: Response?), Failure>
   {
+    run(link: link, request: { _ in request }, timeout: timeout)
+  }
+
+  /// As above, with the request chosen from Info (nil: send nothing, answer nil).
+  public static func run(
+    link: any CentralLink, request choose: (InfoRecord) -> Request?, timeout: Duration = .seconds(10)
+  ) -> Result<(info: InfoRecord, answer: Response?), Failure> {
     let clock = ContinuousClock()
     let started = clock.now
     var now: Duration { clock.now - started }
     link.connect(now: now)
     var info: InfoRecord?
+    var request: Request?
     defer { link.disconnect() }
     while now < timeout {
       let deadline = link.nextDeadline ?? timeout
@@ -47,12 +55,15 @@ public enum CommandSession {
         case .disconnected(let reason):
           return .failure(.disconnected(reason))
         case .info(let bytes):
+          let read: InfoRecord
           do {
-            info = try InfoRecord(bytes: bytes)
+            read = try InfoRecord(bytes: bytes)
           } catch {
             return .failure(.unreadableInfo("\(error)"))
           }
-          guard let request else { return .success((info!, nil)) }
+          info = read
+          request = choose(read)
+          guard let request else { return .success((read, nil)) }
           link.writeControl(request.encoded)
         case .notification(let bytes):
           if let info, let request, let answer = try? Response(bytes: bytes),

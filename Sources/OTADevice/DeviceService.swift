@@ -68,9 +68,9 @@ public final class DeviceService {
         logger.notice("health check ended: \(exit)")
         if try supervise({ $0.healthCheckEnded(passed: exit.succeeded, "\(exit)") }) { return .restart }
       }
-      let events = try link.service(readable: readable, now: now) { characteristic in
+      let events = try link.service(readable: readable, now: now) { characteristic, mtu in
         switch characteristic {
-        case .info: host.info().encoded
+        case .info: host.info(mtu: mtu).encoded
         case .firmwareRevision: Array(host.info().runningVersion.description.utf8)
         default: []
         }
@@ -163,7 +163,11 @@ public final class DeviceService {
       return try apply(try host.handle(.connected(mtu: mtu)))
     case .disconnected:
       logger.info(
-        "central disconnected", metadata: ["committed": "\(host.engine.transferStatus.committedOffset)"])
+        "central disconnected",
+        metadata: [
+          "committed": "\(host.engine.transferStatus.committedOffset)",
+          "chunks-dropped": "\(host.engine.statistics.chunksDropped)",
+        ])
       timer = nil
       return try apply(try host.handle(.disconnected))
     case .controlWrite(let bytes):

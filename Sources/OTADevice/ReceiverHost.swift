@@ -126,8 +126,10 @@ public struct ReceiverHost: Sendable {
     engine.updateMinimumVersion(imageCheck.policy.allowDowngrade ? nil : boot[boot.confirmed].version)
   }
 
-  /// The Info characteristic's value now.
-  public func info() -> InfoRecord {
+  /// The Info characteristic's value now, for a central at `mtu` (by default the MTU the engine last
+  /// heard of: a read may come before the event that tells it).
+  public func info(mtu: Int? = nil) -> InfoRecord {
+    let maxChunkPayload = mtu.map { UInt16(DataChunk.maxPayload(mtu: max(23, $0))) } ?? engine.maxChunkPayload
     let transfer = engine.transfer
     let inactive = running.other
     let content: SlotContent =
@@ -149,8 +151,9 @@ public struct ReceiverHost: Sendable {
       slotVersions: SlotID.allCases.map { boot[$0].status == .empty ? .zero : boot[$0].version },
       inactiveSlotContent: content,
       slotCapacity: UInt32(clamping: engine.configuration.slotCapacity),
-      windowCapacity: engine.configuration.windowCapacity, maxChunkPayload: engine.maxChunkPayload,
-      transfer: engine.transferStatus, transferVersion: transfer?.version ?? .zero, lastOutcome: boot.outcome)
+      windowCapacity: engine.configuration.windowCapacity, maxChunkPayload: maxChunkPayload,
+      transfer: engine.transferStatus, transferVersion: transfer?.version ?? .zero, lastOutcome: boot.outcome,
+      chunksDropped: UInt32(clamping: engine.statistics.chunksDropped))
   }
 
   private var infoFlags: InfoRecord.Flags {

@@ -60,6 +60,9 @@ public struct SenderEngine: Sendable {
   /// While the new image runs on trial: when to read Info again, and when to stop waiting.
   var trialPollAt: Duration?
   var trialDeadline: Duration?
+  /// The slot the new version must run from when verified: the one that was inactive, or the one
+  /// already running it on trial.
+  var targetSlot: SlotID?
 
   public init(image: [UInt8], configuration: SenderConfiguration) {
     precondition(image.count <= Int(UInt32.max), "images are limited to 4 GiB by the protocol")
@@ -183,6 +186,23 @@ public struct SenderEngine: Sendable {
       finish(.validationFailed(.signatureInvalid), &out)
       return
     }
+    if info.runningVersion == configuration.version {
+      if info.flags.contains(.runningOnTrial) {
+        // An earlier push activated this very version and its trial is under way: the device would
+        // refuse PREPARE, and the verdict on that trial is what this push is after. Wait for it.
+        report.joinedTrial = true
+        targetSlot = info.runningSlot
+        verify(info, &out)
+        return
+      }
+      if !configuration.force {
+        report.alreadyRunning = true
+        report.deviceAfter = info
+        finish(nil, &out)
+        return
+      }
+    }
+    targetSlot = info.runningSlot.other
     windowCapacity = info.windowCapacity
     chunkPayload = min(chunkPayload, Int(max(1, info.maxChunkPayload)))
     phase = .checkingStatus
@@ -191,9 +211,11 @@ public struct SenderEngine: Sendable {
 
   private mutating func verify(_ info: InfoRecord, _ out: inout [SenderAction]) {
     report.deviceAfter = info
-    let expectedSlot = report.deviceBefore?.runningSlot.other
+    let expectedSlot = targetSlot ?? report.deviceBefore?.runningSlot.other
     let stillOurs = info.transfer.size == size && info.transfer.crc32 == imageCRC
-    if info.state == .validated && stillOurs && info.runningSlot == report.deviceBefore?.runningSlot {
+    if !report.joinedTrial && info.state == .validated && stillOurs
+      && info.runningSlot == report.deviceBefore?.runningSlot
+    {
       // The link dropped before the device took ACTIVATE: it never restarted. Ask again.
       phase = .activating
       sendControl(.activate(permanent: configuration.permanent), timeout: configuration.responseTimeout, &out)
@@ -226,7 +248,7 @@ public struct SenderEngine: Sendable {
         out.append(.progress(SenderProgress(phase: .awaitingConfirmation, committed: committed, total: size)))
       }
     } else if (info.lastOutcome.result == .rolledBack && info.lastOutcome.to == configuration.version)
-      || info.runningSlot == report.deviceBefore?.runningSlot
+      || expectedSlot.map({ info.runningSlot != $0 }) ?? false
     {
       finish(.rolledBack(running: info.runningVersion, reason: info.lastOutcome.reason), &out)
     } else {
@@ -333,6 +355,9 @@ public struct SenderEngine: Sendable {
       activationSent = false
       if response.status == .storageError || response.status == .busy {
         retryLater(.activate, response.status, &out)
+      } else if Self.imageVerdicts.contains(response.status) {
+        // ACTIVATE checks the image again (PROTOCOL.md): its refusal is a validation failure.
+        finish(.validationFailed(response.status), &out)
       } else {
         finish(.refused(.activate, response.status), &out)
       }
@@ -343,6 +368,11 @@ public struct SenderEngine: Sendable {
     restartDeadline = now + configuration.restartTimeout
     connectFailures = 0
   }
+
+  /// The statuses with which the device judges an image (at VALIDATE, or again at ACTIVATE).
+  static let imageVerdicts: Set<StatusCode> = [
+    .crcMismatch, .validationFailed, .signatureInvalid, .downgradeRefused,
+  ]
 
   // MARK: Transfer
 

@@ -34,6 +34,8 @@ public struct SenderConfiguration: Equatable, Sendable {
   /// Announce this CRC32 in PREPARE instead of the image's: a fault injection for testing devices
   /// (the device must refuse the image at VALIDATE).
   public var announcedCRC: UInt32?
+  /// Send the image even when the device already runs its version, confirmed.
+  public var force: Bool
 
   public init(
     version: Version, activate: Bool = true, permanent: Bool = false,
@@ -41,8 +43,9 @@ public struct SenderConfiguration: Equatable, Sendable {
     restartTimeout: Duration = .seconds(60), maxWindowAttempts: Int = 8, maxConnectAttempts: Int = 8,
     backoff: Duration = .milliseconds(100), maxBackoff: Duration = .seconds(5), windowsInFlight: Int = 2,
     confirm: Bool = false, trialTimeout: Duration = .seconds(300), trialPollInterval: Duration = .seconds(1),
-    announcedCRC: UInt32? = nil
+    announcedCRC: UInt32? = nil, force: Bool = false
   ) {
+    self.force = force
     self.confirm = confirm
     self.trialTimeout = trialTimeout
     self.trialPollInterval = trialPollInterval
@@ -122,6 +125,11 @@ public struct SenderReport: Equatable, Sendable {
   public var deviceBefore: InfoRecord?
   /// The device as seen after the restart (when activated).
   public var deviceAfter: InfoRecord?
+  /// The device already ran this version, confirmed: nothing was sent (no `force`).
+  public var alreadyRunning = false
+  /// The device already ran this version on trial (an earlier push activated it): nothing was sent,
+  /// the push waited for (or, with `confirm`, gave) the trial's verdict.
+  public var joinedTrial = false
   public init() {}
 }
 

@@ -12,11 +12,16 @@ public enum PeripheralEvent: Equatable, Sendable {
   case dataWrite([UInt8])
 }
 
+/// A characteristic's value for a read by a central whose ATT MTU is `mtu`. Info's max chunk payload
+/// depends on that MTU, and a read may be the first thing a central does on a connection (BlueZ
+/// passes the MTU with it), before any event has told the device the MTU.
+public typealias CharacteristicValue = (_ characteristic: Characteristic, _ mtu: Int) -> [UInt8]
+
 public protocol PeripheralLink: AnyObject {
   var descriptors: [Int32] { get }
   var nextDeadline: Duration? { get }
   /// Handles what is readable; `value` gives a characteristic's current value for reads.
-  func service(readable: Set<Int32>, now: Duration, value: (Characteristic) -> [UInt8]) throws(LinkError)
+  func service(readable: Set<Int32>, now: Duration, value: CharacteristicValue) throws(LinkError)
     -> [PeripheralEvent]
   /// Sends a control-point notification; dropped when no central is connected.
   func notify(_ bytes: [UInt8])

@@ -29,7 +29,7 @@ public final class SocketPeripheral: PeripheralLink {
   public var descriptors: [Int32] { [listener.descriptor] + (connection.map { [$0.descriptor] } ?? []) }
   public var nextDeadline: Duration? { nil }
 
-  public func service(readable: Set<Int32>, now: Duration, value: (Characteristic) -> [UInt8])
+  public func service(readable: Set<Int32>, now: Duration, value: CharacteristicValue)
     throws(LinkError)
     -> [PeripheralEvent]
   {
@@ -64,7 +64,7 @@ public final class SocketPeripheral: PeripheralLink {
   }
 
   private func handle(
-    _ frame: LinkFrame, on connection: UnixSocket, value: (Characteristic) -> [UInt8],
+    _ frame: LinkFrame, on connection: UnixSocket, value: CharacteristicValue,
     _ events: inout [PeripheralEvent]
   ) throws(LinkError) {
     switch frame {
@@ -92,7 +92,7 @@ public final class SocketPeripheral: PeripheralLink {
         try connection.send(.readResponse(status: ATTError.readNotPermitted.rawValue, value: []))
         return
       }
-      let whole = value(characteristic)
+      let whole = value(characteristic, mtu)
       guard Int(offset) <= whole.count else {
         try connection.send(.readResponse(status: ATTError.invalidOffset.rawValue, value: []))
         return

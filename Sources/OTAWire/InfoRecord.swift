@@ -8,13 +8,15 @@
 ///     3  flags u8                    31 transfer size u32         60 outcome reason u8
 ///     4  slot A version (8)          35 transfer crc32 u32        61 transfer version (8)
 ///     12 slot B version (8)          39 committed offset u32      69 outcome attempts used u8
-///     20 inactive slot content u8                                 70 end
+///     20 inactive slot content u8                                 70 chunks dropped u32
+///                                                                 74 end
 ///
-/// Version 1 devices before the A/B boot work sent 69 bytes: a missing byte 69 reads as 0.
+/// Version 1 devices before the A/B boot work sent 69 bytes: a missing byte 69 reads as 0; devices
+/// before the dropped-chunk count sent 70: a missing count reads as 0.
 public struct InfoRecord: Equatable, Sendable {
   public static let protocolVersion: UInt8 = 1
   public static let minimumByteCount = 69
-  public static let byteCount = 70
+  public static let byteCount = 74
 
   public struct Flags: OptionSet, Sendable, Hashable {
     public let rawValue: UInt8
@@ -43,12 +45,15 @@ public struct InfoRecord: Equatable, Sendable {
   public var transfer: TransferStatus
   public var transferVersion: Version
   public var lastOutcome: UpdateOutcome
+  /// Data writes the device dropped since it started (malformed, outside the window, not receiving);
+  /// saturates at `UInt32.max`.
+  public var chunksDropped: UInt32
 
   public init(
     state: DeviceState, runningSlot: SlotID, flags: Flags, slotVersions: [Version],
     inactiveSlotContent: SlotContent, slotCapacity: UInt32, windowCapacity: UInt32,
     maxChunkPayload: UInt16, transfer: TransferStatus, transferVersion: Version,
-    lastOutcome: UpdateOutcome
+    lastOutcome: UpdateOutcome, chunksDropped: UInt32 = 0
   ) {
     precondition(slotVersions.count == SlotID.allCases.count, "one version per slot")
     self.state = state
@@ -62,6 +67,7 @@ public struct InfoRecord: Equatable, Sendable {
     self.transfer = transfer
     self.transferVersion = transferVersion
     self.lastOutcome = lastOutcome
+    self.chunksDropped = chunksDropped
   }
 
   /// The version the device runs.
@@ -94,6 +100,7 @@ public struct InfoRecord: Equatable, Sendable {
     let attemptsUsed = reader.remaining > 0 ? try reader.readU8() : 0
     lastOutcome = UpdateOutcome(
       result: result, from: from, to: to, reason: reason, attemptsUsed: attemptsUsed)
+    chunksDropped = reader.remaining >= 4 ? try reader.readU32() : 0
   }
 
   public func append(to bytes: inout [UInt8]) {
@@ -115,6 +122,7 @@ public struct InfoRecord: Equatable, Sendable {
     bytes.appendU8(lastOutcome.reason.rawValue)
     transferVersion.append(to: &bytes)
     bytes.appendU8(lastOutcome.attemptsUsed)
+    bytes.appendU32(chunksDropped)
   }
 
   public var encoded: [UInt8] {

@@ -29,6 +29,7 @@ struct InfoCommand: ParsableCommand {
     print(
       "state: \(info.state); slot capacity \(info.slotCapacity) bytes, window \(info.windowCapacity), chunk \(info.maxChunkPayload)"
     )
+    print("chunks dropped since the device started: \(info.chunksDropped)")
     print(
       "requires: "
         + (info.flags.contains(.signaturesRequired) ? "signed images" : "no signature")
@@ -70,11 +71,33 @@ struct ConfirmCommand: ParsableCommand {
 
   @OptionGroup var device: DeviceOptions
 
-  func run() throws { try answer(talk(device, request: .confirm).answer, device: device) }
+  func run() throws {
+    // Only a trial can be confirmed: with none, CONFIRM would succeed and say nothing true.
+    let result = try talk(device) { NothingToConfirm($0) == nil ? .confirm : nil }
+    guard let nothing = NothingToConfirm(result.info) else {
+      try answer(result.answer, device: device)
+      return
+    }
+    if device.json {
+      printJSON([
+        "request": "confirm", "sent": false, "ok": nothing.exitCode == 0, "message": nothing.message,
+        "runningVersion": "\(result.info.runningVersion)", "runningSlot": "\(result.info.runningSlot)",
+      ])
+    } else {
+      print(nothing.message)
+    }
+    if nothing.exitCode != 0 { throw ExitCode(nothing.exitCode) }
+  }
 }
 
 private func talk(_ device: DeviceOptions, request: Request?) throws -> (info: InfoRecord, answer: Response?)
 {
+  try talk(device) { _ in request }
+}
+
+private func talk(_ device: DeviceOptions, request: (InfoRecord) -> Request?) throws -> (
+  info: InfoRecord, answer: Response?
+) {
   let link = try device.openLink()
   let timeout: Duration = device.isSimulated ? .seconds(10) : .seconds(30)
   switch CommandSession.run(link: link, request: request, timeout: timeout) {
@@ -108,7 +131,7 @@ private func describe(_ info: InfoRecord) -> [String: Any] {
     "bootStateRebuilt": info.flags.contains(.bootStateRebuilt),
     "slotVersions": info.slotVersions.map { "\($0)" }, "inactiveSlot": "\(info.inactiveSlotContent)",
     "slotCapacity": Int(info.slotCapacity), "windowCapacity": Int(info.windowCapacity),
-    "maxChunkPayload": Int(info.maxChunkPayload),
+    "maxChunkPayload": Int(info.maxChunkPayload), "chunksDropped": Int(info.chunksDropped),
     "transfer": [
       "state": "\(info.transfer.state)", "size": Int(info.transfer.size),
       "crc32": String(format: "%08x", info.transfer.crc32), "committed": Int(info.transfer.committedOffset),

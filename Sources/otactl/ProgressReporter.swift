@@ -90,6 +90,7 @@ final class ProgressReporter {
           "runningVersion": report.deviceAfter.map { "\($0.runningVersion)" } ?? NSNull(),
           "runningSlot": report.deviceAfter.map { "\($0.runningSlot)" } ?? NSNull(),
           "confirmed": report.deviceAfter.map { !$0.flags.contains(.runningOnTrial) } ?? NSNull(),
+          "alreadyRunning": report.alreadyRunning, "joinedTrial": report.joinedTrial,
         ]
         if let air, let raw {
           object["rawCapacity"] = raw
@@ -104,6 +105,15 @@ final class ProgressReporter {
         "the device runs \($0.runningVersion) from slot \($0.runningSlot)"
           + ($0.lastOutcome.result == .succeeded && $0.lastOutcome.to == $0.runningVersion
             ? ", confirmed after \($0.lastOutcome.attemptsUsed) trial boot(s)" : "")
+      }
+      if report.alreadyRunning, let info = report.deviceAfter {
+        line(
+          "nothing sent: the device already runs \(info.runningVersion) from slot \(info.runningSlot), "
+            + "confirmed (--force sends the image again)")
+        return
+      }
+      if report.joinedTrial {
+        line("\(version) was already on trial on the device: nothing sent, waited for the trial's verdict")
       }
       line(
         """

@@ -15,7 +15,8 @@ struct PushCommand: ParsableCommand {
       resumes from the last window the device committed. After ACTIVATE the device restarts into a
       trial of the new version; the push succeeds only when the new version runs confirmed (the
       device's health check passed, or --confirm). A rollback fails the push (exit code 7) with the
-      device's reason.
+      device's reason. If the device already runs this version confirmed, nothing is sent (--force
+      sends it again); if it runs it on trial, the push waits for that trial's verdict.
       """)
 
   @Argument(help: "The image file (raw, or MCUboot format).")
@@ -38,6 +39,11 @@ struct PushCommand: ParsableCommand {
     help:
       "Confirm the new version from here once it runs on trial, instead of waiting for the device's verdict.")
   var confirm = false
+
+  @Flag(
+    help:
+      "Send the image even when the device already runs its version, confirmed (by default nothing is sent).")
+  var force = false
 
   @Option(
     name: .customLong("trial-timeout"),
@@ -75,7 +81,7 @@ struct PushCommand: ParsableCommand {
     var configuration = SenderConfiguration(
       version: imageVersion, activate: !noActivate, permanent: permanent,
       responseTimeout: .milliseconds(Int64(timeout * 1000)), maxConnectAttempts: max(0, maxReconnects),
-      confirm: confirm, trialTimeout: .milliseconds(Int64(max(0, trialTimeout) * 1000)))
+      confirm: confirm, trialTimeout: .milliseconds(Int64(max(0, trialTimeout) * 1000)), force: force)
     if let announceCRC {
       guard let value = UInt32(announceCRC, radix: 16) else {
         throw ValidationError("--announce-crc: not hex")

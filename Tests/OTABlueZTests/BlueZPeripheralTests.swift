@@ -20,6 +20,8 @@ import Testing
   var registrations: [String] = []
   var events: [PeripheralEvent] = []
   var signals: [DBusSignal] = []
+  /// The MTU each read was answered for, in order.
+  var readMTUs: [Int] = []
   static let device: DBusObjectPath = "/org/bluez/hci0/dev_11_22_33_44_55_66"
   static let info: [UInt8] = Array(0..<30)
 
@@ -51,6 +53,12 @@ import Testing
 
   deinit { bus.stop() }
 
+  /// What otad's loop gives for a read: Info (a fixed test value), and the MTU it was asked for.
+  func value(_ characteristic: Characteristic, _ mtu: Int) -> [UInt8] {
+    readMTUs.append(mtu)
+    return characteristic == .info ? Self.info : []
+  }
+
   /// Runs both ends (the peripheral as otad's loop does, the fake bluetoothd) until `done`.
   func pump(until done: () -> Bool) throws {
     let deadline = clock.now + .seconds(5)
@@ -58,7 +66,9 @@ import Testing
       guard clock.now < deadline else { throw DBusError.named("test.Timeout", message: "pump timed out") }
       let readable = try Poller.wait(
         for: peripheral.descriptors + [bluez.descriptor], timeout: .milliseconds(20))
-      events += try peripheral.service(readable: readable, now: .zero) { $0 == .info ? Self.info : [] }
+      events += try peripheral.service(readable: readable, now: .zero) { characteristic, mtu in
+        self.value(characteristic, mtu)
+      }
       for event in bluez.process() {
         if case .signal(let signal) = event { signals.append(signal) }
       }
@@ -77,7 +87,9 @@ import Testing
     while result == nil, clock.now < deadline {
       let readable = try Poller.wait(
         for: peripheral.descriptors + [bluez.descriptor], timeout: .milliseconds(20))
-      events += try peripheral.service(readable: readable, now: .zero) { $0 == .info ? Self.info : [] }
+      events += try peripheral.service(readable: readable, now: .zero) { characteristic, mtu in
+        self.value(characteristic, mtu)
+      }
       for event in bluez.process() {
         switch event {
         case .reply(serial, let reply): result = reply
@@ -153,6 +165,21 @@ import Testing
     #expect(throws: DBusError.self) {
       _ = try self.call(app.info, BlueZ.gattCharacteristic, "ReadValue", [.vardict(["offset": .uint16(31)])])
     }
+  }
+
+  /// PROTOCOL.md, Info: "max chunk payload u16 at the current MTU", right from a connection's first
+  /// read. BlueZ passes the MTU in ReadValue's options; a central that reads Info before any write
+  /// (a resuming one has nothing else to size its chunks by) gets the value for that MTU.
+  @Test func aFirstReadIsAnsweredForTheMTUItCameWith() throws {
+    let options: [String: DBusValue] = ["device": .objectPath(Self.device), "mtu": .uint16(517)]
+    _ = try call(app.info, BlueZ.gattCharacteristic, "ReadValue", [.vardict(options)])
+    #expect(readMTUs == [517], "the value was asked for at the read's own MTU, before any write")
+    #expect(events == [.connected(mtu: 517)])
+    _ = try call(
+      app.info, BlueZ.gattCharacteristic, "ReadValue",
+      [.vardict(["device": .objectPath(Self.device), "mtu": .uint16(517), "offset": .uint16(22)])])
+    #expect(readMTUs == [517, 517])
+    #expect(events == [.connected(mtu: 517)], "the same central at the same MTU is one connection")
   }
 
   @Test func theCentralDisconnectingIsADisconnect() throws {

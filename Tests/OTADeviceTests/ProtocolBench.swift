@@ -23,10 +23,15 @@ struct ProtocolBench {
 
   /// Every control-point notification one write caused, decoded.
   mutating func control(_ bytes: [UInt8]) throws -> [Response] {
+    try controlBytes(bytes).map { try Response(bytes: $0) }
+  }
+
+  /// Every control-point notification one write caused, as the bytes that went on the air.
+  mutating func controlBytes(_ bytes: [UInt8]) throws -> [[UInt8]] {
     now += .milliseconds(10)
     return try host.handle(.control(bytes, now: now)).compactMap { output in
       guard case .notify(let notification) = output else { return nil }
-      return try Response(bytes: notification)
+      return notification
     }
   }
 
@@ -37,9 +42,13 @@ struct ProtocolBench {
     return answers[0]
   }
 
-  mutating func data(_ bytes: [UInt8]) throws {
+  /// A data write; returns the notifications it caused (a WINDOW waiting for it may be answered).
+  @discardableResult mutating func data(_ bytes: [UInt8]) throws -> [[UInt8]] {
     now += .milliseconds(1)
-    _ = try host.handle(.data(bytes, now: now))
+    return try host.handle(.data(bytes, now: now)).compactMap { output in
+      guard case .notify(let notification) = output else { return nil }
+      return notification
+    }
   }
 
   /// PREPARE, every window, VALIDATE: the first status that is not success, else VALIDATE's.

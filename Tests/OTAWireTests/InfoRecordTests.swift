@@ -14,7 +14,7 @@ import Testing
     lastOutcome: UpdateOutcome(
       result: .rolledBack, from: Version(major: 1, minor: 1, revision: 0),
       to: Version(major: 1, minor: 2, revision: 0),
-      reason: .healthCheckFailed, attemptsUsed: 2))
+      reason: .healthCheckFailed, attemptsUsed: 2), chunksDropped: 0x0102_0304)
 
   @Test func layoutIsFixed() {
     let bytes = Self.sample.encoded
@@ -29,6 +29,17 @@ import Testing
     #expect(bytes[43] == 2 && bytes[60] == 1)  // rolled back, health check failed
     #expect(bytes[61] == 2)  // transfer version 2.0.0
     #expect(bytes[69] == 2)  // two trial boots used
+    #expect(Array(bytes[70..<74]) == [0x04, 0x03, 0x02, 0x01])  // chunks dropped u32
+    #expect(bytes.count == 74)
+  }
+
+  /// A device from before the dropped-chunk count sends 70 bytes: the count reads as 0.
+  @Test func aSeventyByteInfoReadsNoDroppedChunks() throws {
+    let info = try InfoRecord(bytes: Self.sample.encoded.prefix(70))
+    var expected = Self.sample
+    expected.chunksDropped = 0
+    #expect(info == expected)
+    #expect(try InfoRecord(bytes: Self.sample.encoded.prefix(73)) == expected, "a partial count is not read")
   }
 
   /// A device from before the outcome's boot count sends 69 bytes: the count reads as 0.
@@ -36,6 +47,7 @@ import Testing
     let info = try InfoRecord(bytes: Self.sample.encoded.prefix(InfoRecord.minimumByteCount))
     var expected = Self.sample
     expected.lastOutcome.attemptsUsed = 0
+    expected.chunksDropped = 0
     #expect(info == expected)
   }
 

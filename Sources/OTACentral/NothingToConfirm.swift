@@ -1,0 +1,26 @@
+import OTAWire
+
+/// What `otactl confirm` says when Info shows nothing on trial: it sends no CONFIRM (there is
+/// nothing for it to keep) and says what the device runs instead. Documented in docs/OTACTL.md.
+public struct NothingToConfirm: Equatable, Sendable {
+  public let message: String
+  /// 0 when the running version is confirmed and no update was rolled back since; 7 when the last
+  /// update rolled back (the trial one would confirm is gone), as for a push.
+  public let exitCode: Int32
+
+  /// Nil when something runs on trial: then CONFIRM is what to send.
+  public init?(_ info: InfoRecord) {
+    guard !info.flags.contains(.runningOnTrial) else { return nil }
+    let running = "the device runs \(info.runningVersion) from slot \(info.runningSlot), confirmed"
+    let outcome = info.lastOutcome
+    if outcome.result == .rolledBack {
+      message =
+        "nothing to confirm: the last update (\(outcome.from) → \(outcome.to)) rolled back (\(outcome.reason)); "
+        + "\(running). Nothing was sent; see the device's logs (otad status), fix the image and push it again."
+      exitCode = 7
+    } else {
+      message = "nothing to confirm: no image runs on trial; \(running). Nothing was sent."
+      exitCode = 0
+    }
+  }
+}
