@@ -27,7 +27,7 @@ bin="$(swift build -c release --show-bin-path)"
 source Scripts/otad-background.sh
 
 start_otad() { # capacity
-  rm -rf "$work/dev" && mkdir -p "$work/dev"
+  rm -rf "$work/dev" && mkdir -p "$work/dev" && cp Images/firmware-v1.bin "$work/dev/a.img"
   otad_start "$bin" "$work/dev/sock" "$work/otad.log" --slot-a "$work/dev/a.img" --slot-b "$work/dev/b.img" \
     --capacity "$1" --state-dir "$work/dev/state" --log-level warning
 }

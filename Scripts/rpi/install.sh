@@ -244,6 +244,12 @@ case "${mode:-tryboot}" in
   tryboot) example="$here/otad.toml" ;;
   app-slots) example="$here/otad-app-slots.toml" ;;
 esac
+# App-slot mode on a device never updated: slot A holds nothing to run yet, and otad refuses a
+# missing slot A (it would otherwise claim firmware there), so it starts as an empty file.
+if [[ "${mode:-tryboot}" == app-slots && ! -e "$statedir/slot-a.img" ]]; then
+  install "${owner[@]}" -m 0644 /dev/null "$statedir/slot-a.img" || die "cannot create $statedir/slot-a.img"
+  say "created an empty ${statedir#"$root"}/slot-a.img: push the first version"
+fi
 if [[ -e "$config" ]]; then
   say "keeping the existing ${config#"$root"} (the examples are in ${docdir#"$root"})"
 else

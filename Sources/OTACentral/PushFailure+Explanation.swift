@@ -7,6 +7,7 @@ extension PushFailure {
     switch self {
     case .validationFailed(.signatureInvalid), .refused(_, .signatureInvalid): 11
     case .validationFailed(.downgradeRefused), .refused(_, .downgradeRefused): 12
+    case .windowRetriesExhausted(_, .storageError, _), .refused(_, .storageError): 13
     case .unreachable: 3
     case .tooLarge: 4
     case .windowRetriesExhausted: 5
@@ -26,6 +27,15 @@ extension PushFailure {
     case .tooLarge(let size, let capacity):
       "image too large: \(size) bytes, but the device's slot holds \(capacity). "
         + "Build a smaller image or give the device larger slots. Nothing was sent."
+    case .windowRetriesExhausted(let offset, .storageError, let attempts):
+      "storage error at byte \(offset) after \(attempts) attempts: the data arrived, but the device's "
+        + "storage is full or failing and could not keep it (the link is not to blame). See the device's log "
+        + "(otad names the file and the error), free space or fix its storage, then push again: "
+        + "the device keeps what it committed and the next push resumes."
+    case .refused(let opcode, .storageError):
+      "the device could not carry out \(opcode): its storage is full or failing (storage error, answered "
+        + "every time it was asked). See the device's log (otad names the file and the error), free space "
+        + "or fix its storage, then push again; the running firmware is untouched."
     case .windowRetriesExhausted(let offset, let status, let attempts):
       "\(status) at byte \(offset) after \(attempts) attempts: the link keeps losing or corrupting data there. "
         + "Move closer or try again; the device keeps what it committed and the next push resumes."
@@ -77,6 +87,8 @@ extension PushFailure {
     }
     guard let info, info.flags.contains(.pairingRequired) else { return explanation }
     switch self {
+    case .windowRetriesExhausted(_, .storageError, _):
+      return explanation
     case .unreachable, .timedOut, .protocolError, .windowRetriesExhausted:
       return explanation
         + " Note: this device accepts writes only from a central paired with it (Info: pairing required); "

@@ -67,15 +67,15 @@ public struct DaemonConfiguration: Equatable, Sendable {
       }
     }
     if let slots = try Self.section(table, "slots", keys: ["a", "b", "capacity"]) {
-      slotA = try Self.string(slots, "a", in: "slots")
-      slotB = try Self.string(slots, "b", in: "slots")
+      slotA = try Self.path(slots, "a", in: "slots")
+      slotB = try Self.path(slots, "b", in: "slots")
       slotCapacity = try Self.string(slots, "capacity", in: "slots").map(Self.byteSize)
     }
     if let state = try Self.section(table, "state", keys: ["directory"]) {
-      stateDirectory = try Self.string(state, "directory", in: "state")
+      stateDirectory = try Self.path(state, "directory", in: "state")
     }
     if let device = try Self.section(table, "device", keys: ["socket", "factory-version"]) {
-      socket = try Self.string(device, "socket", in: "device")
+      socket = try Self.path(device, "socket", in: "device")
       if let text = try Self.string(device, "factory-version", in: "device") {
         factoryVersion = try Self.version(text)
       }
@@ -113,9 +113,18 @@ public struct DaemonConfiguration: Equatable, Sendable {
     guard let slotA, let slotB else {
       throw ConfigurationError("both slots are needed: --slot-a and --slot-b (or [slots] a and b)")
     }
+    guard !slotA.isEmpty, !slotB.isEmpty else {
+      throw ConfigurationError(
+        "a slot's path is empty: give --slot-a and --slot-b (or [slots] a and b) a path")
+    }
     guard slotA != slotB else { throw ConfigurationError("slot A and slot B are the same path: \(slotA)") }
-    guard stateDirectory != nil else {
+    guard let stateDirectory, !stateDirectory.isEmpty else {
       throw ConfigurationError("a state directory is needed: --state-dir (or [state] directory)")
+    }
+    if let slotCapacity, slotCapacity == 0 || slotCapacity > UInt64(UInt32.max) {
+      throw ConfigurationError(
+        "the slot capacity must be 1 byte to 4 GiB - 1 (the protocol's sizes are 32-bit), not \(slotCapacity) "
+          + "(--capacity or [slots] capacity)")
     }
     guard socket != nil || bluezAdapter != nil else {
       throw ConfigurationError(
@@ -201,6 +210,18 @@ public struct DaemonConfiguration: Equatable, Sendable {
     guard let section = value.table else { throw ConfigurationError("[\(name)] must be a table") }
     try onlyKeys(section, keys, in: "[\(name)]")
     return section
+  }
+
+  /// A path: a string, never a number (`a = 5` is a typo, not a file named "5"), never empty.
+  static func path(_ table: TOMLTable, _ key: String, in section: String) throws(ConfigurationError)
+    -> String?
+  {
+    guard let value = table[key] else { return nil }
+    guard let text = value.string, !text.isEmpty else {
+      throw ConfigurationError(
+        "[\(section)] \(key) must be a path in quotes, e.g. \(key) = \"/var/lib/otad/...\"")
+    }
+    return text
   }
 
   static func string(_ table: TOMLTable, _ key: String, in section: String) throws(ConfigurationError)

@@ -26,6 +26,8 @@ public final class DeviceService {
   private let healthEnvironment: [String: String]
   /// Why the device restarts, for the log.
   public private(set) var restartReason = ""
+  /// The storage failure logged last: its repeats (every chunk of a full disk) go to debug.
+  private var lastStorageFailure: StorageError?
 
   /// `trial` says how a slot on trial proves itself; `healthEnvironment` is what the health check
   /// learns about the trial (OTAD_SLOT, OTAD_VERSION, ...).
@@ -169,6 +171,7 @@ public final class DeviceService {
           "chunks-dropped": "\(host.engine.statistics.chunksDropped)",
         ])
       timer = nil
+      lastStorageFailure = nil
       return try apply(try host.handle(.disconnected))
     case .controlWrite(let bytes):
       logRequest(bytes)
@@ -185,6 +188,7 @@ public final class DeviceService {
   }
 
   private func apply(_ outputs: [ReceiverHost.Output]) throws -> Bool {
+    logStorageFailures()
     var restart = false
     for output in outputs {
       switch output {
@@ -203,6 +207,19 @@ public final class DeviceService {
       link.disconnect()
     }
     return restart
+  }
+
+  /// Each storage failure with its operation, path and strerror, and what to do: the central only
+  /// hears "storage error". A run of the same failure is logged once per connection.
+  private func logStorageFailures() {
+    for failure in host.takeStorageFailures() {
+      if failure == lastStorageFailure {
+        logger.debug("storage failed again: \(failure)")
+      } else {
+        logger.error("storage failed: \(failure.explanation)")
+        lastStorageFailure = failure
+      }
+    }
   }
 
   private func logRequest(_ bytes: [UInt8]) {

@@ -25,6 +25,8 @@ public struct ReceiverHost: Sendable {
   public let pairingRequired: Bool
   /// Why the last image check refused the image, for the log.
   public private(set) var lastImageRejection: String?
+  /// Storage failures since the last `takeStorageFailures()`, for the log: the wire only says 0x0B.
+  public private(set) var storageFailures: [StorageError] = []
   private var writer: (slot: SlotID, writer: any SlotWriter)?
 
   /// Loads the boot state and the journal, and resumes a transfer that was under way. `running` is
@@ -173,8 +175,16 @@ public struct ReceiverHost: Sendable {
     } catch .powerCut {
       throw .powerCut
     } catch {
-      return .failed(String(describing: error))
+      // Bounded: the log takes them after every event, and only the first few of a burst matter.
+      if storageFailures.count < 16 { storageFailures.append(error) }
+      return .failed(error.description)
     }
+  }
+
+  /// The storage failures since the last call, oldest first, for the log.
+  public mutating func takeStorageFailures() -> [StorageError] {
+    defer { storageFailures.removeAll() }
+    return storageFailures
   }
 
   private mutating func performOrThrow(_ io: ReceiverIO) throws(StorageError) -> IOResult {

@@ -36,6 +36,10 @@ public struct ReceiverEngine: Sendable {
   public private(set) var statistics = ReceiverStatistics()
   /// Stored, not yet committed bytes past the committed offset.
   public private(set) var coverage = ByteRanges()
+  /// The lowest offset whose write failed since the last storage error was answered: the window
+  /// holding it fails with "storage error", never with "missing data" (the bytes arrived; the
+  /// device could not keep them).
+  public private(set) var failedWrite: UInt32?
   var windows: [PendingWindow] = []
   var deadline: Duration?
   var now: Duration = .zero
@@ -90,6 +94,7 @@ public struct ReceiverEngine: Sendable {
       windows.removeAll()
       deadline = nil
       coverage.removeAll()
+      failedWrite = nil
       mtu = 23
     case .control(let bytes, let now):
       self.now = now
@@ -253,6 +258,10 @@ public struct ReceiverEngine: Sendable {
         out.append(.notify(windowResponse(.invalidParameter, committed)))
         continue
       }
+      if let failed = failedWrite, UInt64(failed) < head.end {
+        failForStorage(&out)
+        return
+      }
       let range = head.offset..<UInt32(head.end)
       if coverage.contains(range) {
         deadline = nil
@@ -283,6 +292,14 @@ public struct ReceiverEngine: Sendable {
     failAllWindows(.missingData, resendFrom: resendFrom, &out)
   }
 
+  /// A write inside the first waiting WINDOW failed: all waiting ones fail with "storage error" and
+  /// the central resends from the committed offset, as after a failed commit.
+  private mutating func failForStorage(_ out: inout [ReceiverAction]) {
+    failedWrite = nil
+    coverage.removeAll()
+    failAllWindows(.storageError, resendFrom: transferStatus.committedOffset, &out)
+  }
+
   /// Answers every waiting WINDOW with the same failure: the central resends from `resendFrom`.
   private mutating func failAllWindows(
     _ status: StatusCode, resendFrom: UInt32, _ out: inout [ReceiverAction]
@@ -296,6 +313,7 @@ public struct ReceiverEngine: Sendable {
     // WINDOWs still waiting belong to the transfer being dropped: answer them, never leave them hanging.
     failAllWindows(.invalidState, resendFrom: transferStatus.committedOffset, &out)
     coverage.removeAll()
+    failedWrite = nil
   }
 
   // MARK: IO completions
@@ -380,11 +398,12 @@ public struct ReceiverEngine: Sendable {
     case .prepare:
       phase = .idle
       out.append(.notify(response(Opcode.prepare.rawValue, .storageError)))
-    case .write:
+    case .write(_, let offset, _):
       statistics.writeFailures += 1
+      failedWrite = min(failedWrite ?? offset, offset)
+      processHeadWindow(&out)
     case .checkWindow, .commit:
-      coverage.removeAll()
-      failAllWindows(.storageError, resendFrom: transferStatus.committedOffset, &out)
+      failForStorage(&out)
     case .checkImage(let journal), .recordValidated(let journal):
       phase = .receiving(journal)
       out.append(.notify(response(Opcode.validate.rawValue, .storageError)))

@@ -13,6 +13,15 @@ public final class FileRecordStore: RecordStore {
     try POSIX.makeDirectories(directory)
   }
 
+  /// Creates and removes a file here, so that a directory otad cannot write (a read-only mount, the
+  /// wrong owner) stops it at start-up with the reason, not at the first PREPARE.
+  public func checkWritable() throws(StorageError) {
+    let path = try path(of: "write-check" + RecordName.temporarySuffix)
+    let file = try POSIXFile.open(path, flags: POSIXFile.writeTruncateCreate)
+    try? file.close()
+    try POSIX.unlinkIfPresent(path)
+  }
+
   /// The record's bytes, or nil if there is no such record.
   public func load(_ name: String) throws(StorageError) -> [UInt8]? {
     try DurableFile.contents(of: try path(of: name))

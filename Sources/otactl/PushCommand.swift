@@ -65,6 +65,15 @@ struct PushCommand: ParsableCommand {
   )
   var announceCRC: String?
 
+  func validate() throws {
+    try OptionChecks.seconds(timeout, "--timeout", maximum: 3600)
+    try OptionChecks.seconds(trialTimeout, "--trial-timeout", maximum: 7 * 24 * 3600)
+    try OptionChecks.count(maxReconnects, "--max-reconnects", 1...1000)
+    if let announceCRC, UInt32(announceCRC, radix: 16) == nil {
+      throw ValidationError("--announce-crc \(announceCRC): give 8 hex digits")
+    }
+  }
+
   func run() throws {
     guard let data = FileManager.default.contents(atPath: image) else {
       FileHandle.standardError.write(Data("otactl: cannot read the image \(image)\n".utf8))
@@ -80,8 +89,8 @@ struct PushCommand: ParsableCommand {
     let link = try device.openLink()
     var configuration = SenderConfiguration(
       version: imageVersion, activate: !noActivate, permanent: permanent,
-      responseTimeout: .milliseconds(Int64(timeout * 1000)), maxConnectAttempts: max(0, maxReconnects),
-      confirm: confirm, trialTimeout: .milliseconds(Int64(max(0, trialTimeout) * 1000)), force: force)
+      responseTimeout: .milliseconds(Int64(timeout * 1000)), maxConnectAttempts: maxReconnects,
+      confirm: confirm, trialTimeout: .milliseconds(Int64(trialTimeout * 1000)), force: force)
     if let announceCRC {
       guard let value = UInt32(announceCRC, radix: 16) else {
         throw ValidationError("--announce-crc: not hex")

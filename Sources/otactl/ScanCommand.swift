@@ -17,6 +17,10 @@ struct ScanCommand: ParsableCommand {
   @Flag(help: "Print JSON instead of text.")
   var json = false
 
+  func validate() throws {
+    try OptionChecks.seconds(seconds, "--seconds", maximum: 3600)
+  }
+
   func run() throws {
     let devices: [ScannedDevice]
     do {

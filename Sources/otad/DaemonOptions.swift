@@ -175,6 +175,40 @@ struct DaemonOptions: ParsableArguments {
     )
   }
 
+  /// Refuses slots that cannot serve (a directory, a file larger than the capacity, a missing file
+  /// where the running firmware should be) and a state directory that is not a directory, before
+  /// anything is created or changed.
+  static func checkStorage(_ configuration: DaemonConfiguration) throws {
+    guard let slotA = configuration.slotA, let slotB = configuration.slotB,
+      let state = configuration.stateDirectory
+    else { return }
+    var isDirectory: ObjCBool = false
+    let stateExists = FileManager.default.fileExists(atPath: state, isDirectory: &isDirectory)
+    if stateExists, !isDirectory.boolValue {
+      throw ValidationError(
+        "the state directory \(state) is not a directory: remove that file or give another path "
+          + "(--state-dir or [state] directory)")
+    }
+    let medium = FileSlotMedium(slotA: slotA, slotB: slotB, fileCapacity: configuration.slotCapacity ?? 0)
+    do {
+      try medium.check(mustExist: [confirmedSlot(configuration, stateExists: stateExists)])
+    } catch {
+      let slot = error.slotPath == slotB && slotA != slotB ? "b" : "a"
+      throw ValidationError("slot \(slot.uppercased()): \(error) (--slot-\(slot) or [slots] \(slot))")
+    }
+  }
+
+  /// The slot holding the confirmed firmware, as the boot state says without changing anything; on
+  /// a device without one, the slot the bootloader started, else A.
+  private static func confirmedSlot(_ configuration: DaemonConfiguration, stateExists: Bool) -> SlotID {
+    guard stateExists, let state = configuration.stateDirectory,
+      let records = try? FileRecordStore(directory: state)
+    else { return .a }
+    if let boot = try? BootStateStore(records: records).peek().state { return boot.confirmed }
+    let booted = try? configuration.makeBootControl(records: records).backend.bootedSlot()
+    return booted ?? .a
+  }
+
   /// The device's storage as configured: file or block-device slots and a record directory.
   static func storage(_ configuration: DaemonConfiguration) throws -> DeviceStorage {
     guard let slotA = configuration.slotA, let slotB = configuration.slotB,

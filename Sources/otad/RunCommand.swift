@@ -29,17 +29,33 @@ struct RunCommand: ParsableCommand {
     } catch {
       throw ValidationError("\(error)")
     }
-    if let capacity = configuration.slotCapacity, capacity == 0 {
-      throw ValidationError("--capacity must be more than 0")
-    }
     _ = try DaemonOptions.imagePolicy(configuration)
+    try DaemonOptions.checkStorage(configuration)
   }
 
   func run() throws {
     let configuration = try options.configuration().validated()
     DaemonOptions.bootstrapLogging(configuration)
     let logger = Logger(label: "otad")
+    do {
+      try serve(configuration, logger: logger)
+    } catch let error as StorageError {
+      try Self.stop(error)
+    } catch BootError.storage(let error) {
+      try Self.stop(error)
+    }
+  }
+
+  /// A storage failure that stops the daemon (at start-up: a read-only or full state directory): the
+  /// operation, the path, strerror and what to do, on one line; exit 74 (EX_IOERR).
+  private static func stop(_ error: StorageError) throws -> Never {
+    FileHandle.standardError.write(Data("otad: storage failed: \(error.explanation)\n".utf8))
+    throw ExitCode(74)
+  }
+
+  private func serve(_ configuration: DaemonConfiguration, logger: Logger) throws {
     let (storage, control) = try DaemonOptions.device(configuration)
+    try (storage.records as? FileRecordStore)?.checkWritable()
     let restarter = Restarter(restart: configuration.boot.restart, backend: control.backend, logger: logger)
     var running: SlotID?
     if configuration.boot.stage == .daemon {

@@ -273,6 +273,51 @@ import Testing
     #expect(script.engine.coverage.isEmpty, "a failed write is not counted as stored")
   }
 
+  /// A chunk that arrived but could not be written (a full disk) is the device's fault, not the
+  /// link's: the window holding it fails with "storage error", at once and not after the grace.
+  @Test mutating func aFailedWriteFailsItsWindowWithStorageErrorNotMissingData() {
+    var script = prepared()
+    _ = script.take()
+    stream(&script, 0..<256)
+    script.send(window(0, 256))
+    #expect(script.take() == [Response(.window, .success, .offset(256))])
+    // The WINDOW overtook its chunks and waits; then one of them cannot be written.
+    script.send(window(256, 256))
+    stream(&script, 256..<320)
+    script.failNext = { if case .write(_, 320, _) = $0 { true } else { false } }
+    stream(&script, 320..<512)
+    #expect(script.take() == [Response(.window, .storageError, .offset(256))])
+    #expect(script.engine.failedWrite == nil, "answered once")
+    // The same failure before the WINDOW arrives is reported when it does.
+    script.failNext = { if case .write(_, 256, _) = $0 { true } else { false } }
+    stream(&script, 256..<512)
+    script.send(window(256, 256))
+    #expect(script.take() == [Response(.window, .storageError, .offset(256))])
+    // Nothing is lost for good: the resend commits.
+    stream(&script, 256..<512)
+    script.send(window(256, 256))
+    #expect(script.take() == [Response(.window, .success, .offset(512))])
+  }
+
+  /// A failed write past the waiting window does not fail that window: it commits, and the next
+  /// one, which holds the failure, answers "storage error".
+  @Test mutating func aFailedWriteBlamesOnlyTheWindowHoldingIt() {
+    var script = ReceiverScript(windowCapacity: 512)
+    script.send(.prepare(size: UInt32(Self.image.count), crc32: Self.crc, version: Self.version))
+    _ = script.take()
+    stream(&script, 0..<256)
+    script.failNext = { if case .write(_, 256, _) = $0 { true } else { false } }
+    stream(&script, 256..<512)
+    script.send(window(0, 256))
+    script.send(window(256, 256))
+    #expect(
+      script.take() == [
+        Response(.window, .success, .offset(256)), Response(.window, .storageError, .offset(256)),
+      ])
+    script.advance(.seconds(1))
+    #expect(script.take().isEmpty, "no missing-data answer follows")
+  }
+
   @Test mutating func prepareStorageFailureLeavesTheDeviceIdle() {
     var script = ReceiverScript()
     script.failNext = { if case .prepare = $0 { true } else { false } }

@@ -10,21 +10,25 @@ final class Daemon {
 
   var socket: String { folder.appendingPathComponent("device.sock").path }
   var slotA: URL { folder.appendingPathComponent("slot-a.img") }
-  var slotB: URL { folder.appendingPathComponent("slot-b.img") }
+  let slotB: URL
+  let stateDirectory: URL
 
   var baseArguments: [String] {
     [
       "--slot-a", slotA.path, "--slot-b", slotB.path, "--capacity", capacity, "--state-dir",
-      folder.appendingPathComponent("state").path, "--socket", socket,
+      stateDirectory.path, "--socket", socket,
     ]
   }
 
-  /// Slot A starts out holding `firmware`, as a device's running image would.
-  init(capacity: String = "2MiB", firmware: [UInt8]) throws {
+  /// Slot A starts out holding `firmware`, as a device's running image would (nil: no slot A file).
+  /// Slot B and the state directory may live elsewhere (a small file system).
+  init(capacity: String = "2MiB", firmware: [UInt8]?, slotB: URL? = nil, stateDirectory: URL? = nil) throws {
     folder = FileManager.default.temporaryDirectory.appendingPathComponent("otad-test-\(UUID().uuidString)")
     try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-    try Data(firmware).write(to: folder.appendingPathComponent("slot-a.img"))
+    if let firmware { try Data(firmware).write(to: folder.appendingPathComponent("slot-a.img")) }
     self.capacity = capacity
+    self.slotB = slotB ?? folder.appendingPathComponent("slot-b.img")
+    self.stateDirectory = stateDirectory ?? folder.appendingPathComponent("state")
     logFile = folder.appendingPathComponent("otad.log")
   }
 
@@ -36,11 +40,20 @@ final class Daemon {
     try? FileManager.default.removeItem(at: folder)
   }
 
-  /// Starts otad and waits until its socket is there.
-  func start(extra: [String] = []) throws {
+  /// Starts otad and waits until its socket is there. `fileSizeLimit` (in /bin/sh's `ulimit -f`
+  /// blocks) runs it under RLIMIT_FSIZE with SIGXFSZ ignored: writes past the limit fail with EFBIG.
+  func start(extra: [String] = [], fileSizeLimit: Int? = nil) throws {
     let process = Process()
-    process.executableURL = Binaries.url("otad")
-    process.arguments = ["run"] + baseArguments + ["--log-level", "debug"] + extra
+    let arguments = ["run"] + baseArguments + ["--log-level", "debug"] + extra
+    if let fileSizeLimit {
+      process.executableURL = URL(fileURLWithPath: "/bin/sh")
+      process.arguments =
+        ["-c", "trap '' XFSZ; ulimit -f \(fileSizeLimit); exec \"$0\" \"$@\"", Binaries.url("otad").path]
+        + arguments
+    } else {
+      process.executableURL = Binaries.url("otad")
+      process.arguments = arguments
+    }
     if !FileManager.default.fileExists(atPath: logFile.path) {
       FileManager.default.createFile(atPath: logFile.path, contents: nil)
     }
