@@ -68,7 +68,7 @@ struct PushCommand: ParsableCommand {
   func validate() throws {
     try OptionChecks.seconds(timeout, "--timeout", maximum: 3600)
     try OptionChecks.seconds(trialTimeout, "--trial-timeout", maximum: 7 * 24 * 3600)
-    try OptionChecks.count(maxReconnects, "--max-reconnects", 1...1000)
+    try OptionChecks.count(maxReconnects, "--max-reconnects", 0...1000)
     if let announceCRC, UInt32(announceCRC, radix: 16) == nil {
       throw ValidationError("--announce-crc \(announceCRC): give 8 hex digits")
     }

@@ -199,14 +199,14 @@ struct DaemonOptions: ParsableArguments {
   }
 
   /// The slot holding the confirmed firmware, as the boot state says without changing anything; on
-  /// a device without one, the slot the bootloader started, else A.
+  /// a device without one, the bootloader's primary slot, or the one it started, else A.
   private static func confirmedSlot(_ configuration: DaemonConfiguration, stateExists: Bool) -> SlotID {
     guard stateExists, let state = configuration.stateDirectory,
       let records = try? FileRecordStore(directory: state)
     else { return .a }
     if let boot = try? BootStateStore(records: records).peek().state { return boot.confirmed }
-    let booted = try? configuration.makeBootControl(records: records).backend.bootedSlot()
-    return booted ?? .a
+    let pointer = try? configuration.makeBootBackend().pointer()
+    return pointer?.primary ?? pointer?.booted ?? .a
   }
 
   /// The device's storage as configured: file or block-device slots and a record directory.
