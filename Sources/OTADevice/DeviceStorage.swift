@@ -12,14 +12,26 @@ public struct DeviceStorage: Sendable {
     self.records = records
   }
 
+  /// A record as loaded: its value, or why there is none.
+  enum Loaded<T> {
+    case missing
+    /// It failed its checks (`why`) and was moved aside to `NAME.damaged`.
+    case movedAside(why: String)
+    case present(T)
+
+    var value: T? { if case .present(let value) = self { value } else { nil } }
+  }
+
   /// Loads a record, moving a damaged one aside rather than trusting it.
-  func loadRecord<T>(_ name: String, decode: ([UInt8]) throws(WireError) -> T) throws(StorageError) -> T? {
-    guard let bytes = try records.load(name) else { return nil }
+  func loadRecord<T>(_ name: String, decode: ([UInt8]) throws(WireError) -> T) throws(StorageError) -> Loaded<
+    T
+  > {
+    guard let bytes = try records.load(name) else { return .missing }
     do {
-      return try decode(bytes)
+      return .present(try decode(bytes))
     } catch {
       try records.moveAside(name)
-      return nil
+      return .movedAside(why: error.reason)
     }
   }
 }

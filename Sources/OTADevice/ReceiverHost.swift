@@ -25,6 +25,8 @@ public struct ReceiverHost: Sendable {
   public let pairingRequired: Bool
   /// Why the last image check refused the image, for the log.
   public private(set) var lastImageRejection: String?
+  /// What the start found wrong and put right (a damaged record moved aside), for the log.
+  public private(set) var startNotices: [String] = []
   /// Storage failures since the last `takeStorageFailures()`, for the log: the wire only says 0x0B.
   public private(set) var storageFailures: [StorageError] = []
   private var writer: (slot: SlotID, writer: any SlotWriter)?
@@ -48,9 +50,15 @@ public struct ReceiverHost: Sendable {
       runningSlot = try Self.storageErrors { () throws(BootError) in try control.runningSlot(boot) }
     }
     self.running = runningSlot
-    let journal = try storage.loadRecord(TransferJournal.recordName) { bytes throws(WireError) in
+    let loaded = try storage.loadRecord(TransferJournal.recordName) { bytes throws(WireError) in
       try TransferJournal(bytes: bytes)
     }
+    if case .movedAside(let why) = loaded {
+      startNotices.append(
+        "the transfer journal failed its checks (\(why)); moved aside to \(TransferJournal.recordName).damaged: "
+          + "a transfer under way starts again from PREPARE")
+    }
+    let journal = loaded.value
     let capacity = try storage.slots.reader(runningSlot.other).capacity
     let configuration = ReceiverConfiguration(
       slotCapacity: capacity, windowCapacity: windowCapacity, windowGrace: windowGrace)

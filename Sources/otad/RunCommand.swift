@@ -68,6 +68,7 @@ struct RunCommand: ParsableCommand {
       windowGrace: configuration.windowGrace,
       imageCheck: .standard(try DaemonOptions.imagePolicy(configuration)),
       pairingRequired: configuration.requirePairing)
+    for notice in host.startNotices { logger.error("\(notice)") }
     let info = host.info()
     logger.notice(
       "running slot \(info.runningSlot), version \(info.runningVersion)\(host.runningOnTrial ? " (on trial)" : "")",

@@ -254,6 +254,8 @@ import Testing
       try bench.restart()
       #expect(bench.host.engine.phase == .idle)
       #expect(try bench.fixture.medium.load(TransferJournal.recordName) == nil)
+      #expect(try bench.fixture.medium.load(TransferJournal.recordName + ".damaged") == garbage)
+      #expect(bench.host.startNotices.count == 1 && bench.host.startNotices[0].contains("moved aside"))
     }
     #expect(bench.losses(since: before).isEmpty)
   }
