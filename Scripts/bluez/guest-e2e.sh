@@ -155,9 +155,13 @@ for _ in $(seq 300); do (("$(registered)" > before)) && break; sleep 0.05; done
 (("$(registered)" > before)) || fail "otad did not advertise with --require-pairing"
 "$bin/otactl" info --device "$address" --adapter "$central" --json | tee "$results/info-pairing.json"
 grep -q '"pairingRequired" *: *true' "$results/info-pairing.json" || fail "Info does not say pairing is required"
+# The first read of a fresh connection already gives the chunk size for its MTU (not the ATT minimum's 16).
+grep -qE '"maxChunkPayload" *: *[1-9][0-9]{2,}' "$results/info-pairing.json" \
+  || fail "Info's first read on a fresh connection gives a chunk size for the minimum MTU"
 prepares="$(grep -c "PREPARE" "$results/otad.log" || true)"
 unpaired=0
-timeout 120 "$bin/otactl" push "$root/Images/firmware-v3.bin" --device "$address" --adapter "$central" --json \
+# --force: the device already runs 3.0.0 confirmed, and otactl would otherwise send nothing.
+timeout 120 "$bin/otactl" push "$root/Images/firmware-v3.bin" --force --device "$address" --adapter "$central" --json \
   >"$results/push-unpaired.jsonl" 2>"$results/push-unpaired.err" || unpaired=$?
 tail -n 1 "$results/push-unpaired.jsonl"; tail -n 3 "$results/push-unpaired.err"
 ((unpaired != 0)) || fail "an unpaired central could push"

@@ -140,6 +140,12 @@ public struct BootStateRecovery: Equatable, Sendable {
     case .unreadable(let why):
       findings.append("slot \(kept) is kept though it cannot be read (\(why)): check the storage")
     }
+    if case .contradicted(let previous, _) = evidence.record, previous.confirmed == kept,
+      previous[kept].status == .good, image.report.map({ $0.version == previous[kept].version }) ?? true
+    {
+      // The old copy confirmed this very slot: what it recorded (a raw image's version) still holds.
+      slot = previous[kept]
+    }
     var slots = [BootState.Slot.empty, BootState.Slot.empty]
     slots[Int(kept.rawValue)] = slot
     var previousFloor: UInt32 = 0
@@ -188,12 +194,13 @@ public struct BootStateRecovery: Equatable, Sendable {
     return (.a, .noEvidence, false)
   }
 
-  /// Why a decodable state cannot be what the device last wrote, or nil: the bootloader points at
-  /// a slot the state calls empty. (The state is always saved before the pointer moves, and a slot
-  /// is emptied only once the pointer has left it; a stale copy shows exactly this.)
+  /// Why a decodable state cannot be what the device last wrote, or nil: the bootloader's primary
+  /// slot, or the slot it started, is one the state calls empty. (The state is always saved before
+  /// the pointer moves, and a slot is emptied only when it is neither confirmed nor running; a stale
+  /// copy shows exactly this.) An armed trial's slot is not asked: PREPARE may drop a trial that
+  /// never began before the bootloader hears of it, and writing over it loses nothing good.
   public static func contradiction(_ state: BootState, _ pointer: BootPointer) -> String? {
-    for (role, slot) in [("primary", pointer.primary), ("trial", pointer.trial), ("started", pointer.booted)]
-    {
+    for (role, slot) in [("primary", pointer.primary), ("started", pointer.booted)] {
       if let slot, state[slot].status == .empty {
         return "the bootloader's \(role) slot is \(slot), which the boot state calls empty"
       }

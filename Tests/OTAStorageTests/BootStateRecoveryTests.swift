@@ -99,11 +99,27 @@ import Testing
     #expect(recovery.kept == .b && recovery.state.securityFloor == 9 && recovery.state.outcome == old.outcome)
   }
 
+  @Test func aContradictedStateThatConfirmedTheKeptSlotKeepsItsRecordOfIt() {
+    // B confirmed (a raw 2.0.0), A emptied; the copy says so, but the bootloader started A.
+    var old = BootState.factory(version: Self.v1)
+    old.activate(.b, version: Self.v2, size: 4096, crc32: 7, attempts: 1, permanent: true)
+    old.invalidate(.a)
+    let why = BootStateRecovery.contradiction(old, BootPointer(primary: .b, booted: .a))
+    #expect(why == "the bootloader's started slot is A, which the boot state calls empty")
+    let recovery = BootStateRecovery.recover(
+      Self.evidence(
+        .contradicted(old, why: why ?? ""), pointer: BootPointer(primary: .b, booted: .a), b: .unverifiable))
+    #expect(recovery.kept == .b && recovery.state[.b] == old[.b], "the raw image's recorded version is kept")
+  }
+
   @Test func aStateThatAgreesWithItsBootloaderIsNotContradicted() {
     var state = BootState.factory(version: Self.v1)
     state.activate(.b, version: Self.v2, size: 10, crc32: 1, attempts: 2, permanent: false)
     #expect(BootStateRecovery.contradiction(state, BootPointer(primary: .a, trial: .b)) == nil)
     #expect(BootStateRecovery.contradiction(state, .unknown) == nil)
+    // PREPARE dropped a trial that never began; the bootloader still arms it until the next apply.
+    state.invalidate(.b)
+    #expect(BootStateRecovery.contradiction(state, BootPointer(primary: .a, trial: .b)) == nil)
   }
 
   @Test func aProvisionalStateIsNeverWrittenToDisk() throws {
