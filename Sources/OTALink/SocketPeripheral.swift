@@ -68,18 +68,28 @@ public final class SocketPeripheral: PeripheralLink {
     pendingEvents.removeAll()
     let accepted = readable.contains(listener.descriptor) ? try accept(now: now) : false
     guard let connection else { return events }
-    if !connection.handshaken, now >= connection.helloDeadline {
-      drop("sent no hello within \(limits.helloTimeout)", &events)
-      return events
-    }
     // A new connection's hello may be there already.
-    guard accepted || readable.contains(connection.descriptor) else { return events }
+    if accepted || readable.contains(connection.descriptor) {
+      receive(on: connection, value: value, &events)
+    }
+    // Read first: a hello that waited while the loop was busy still counts.
+    if self.connection === connection, !connection.handshaken, now >= connection.helloDeadline {
+      drop("sent no hello within \(limits.helloTimeout)", &events)
+    }
+    return events
+  }
+
+  /// Writes what waits for the central, reads what it sent and handles each whole frame; drops it
+  /// when it closed or broke a rule.
+  private func receive(
+    on connection: SocketPeer, value: (Characteristic) -> [UInt8], _ events: inout [PeripheralEvent]
+  ) {
     do throws(LinkError) {
       try connection.flush()
-      guard let bytes = try connection.socket.readAvailable() else { return events }
+      guard let bytes = try connection.socket.readAvailable() else { return }
       if bytes.isEmpty {
         drop(nil, &events)
-        return events
+        return
       }
       connection.decoder.append(bytes)
       while let frame = try connection.decoder.next() {
@@ -89,7 +99,6 @@ public final class SocketPeripheral: PeripheralLink {
     } catch {
       drop("\(error)", &events)
     }
-    return events
   }
 
   /// Takes the waiting connections: the first when none is served, the others told "busy". True

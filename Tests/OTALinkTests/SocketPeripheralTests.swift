@@ -74,6 +74,17 @@ import Testing
     #expect(try turn(peripheral, now: .seconds(60)).isEmpty, "a central that said hello may stay")
   }
 
+  /// The deadline is judged after reading: a hello that arrived in time but waited while the loop
+  /// was busy elsewhere (a long VALIDATE) still counts.
+  @Test func aHelloThatWaitedWhileTheLoopWasBusyStillCounts() throws {
+    let peripheral = try makePeripheral(.init(helloTimeout: .seconds(3)))
+    let central = try UnixSocket.connect(to: peripheral.path)
+    #expect(try turn(peripheral, now: .zero).isEmpty)
+    try central.send(.hello(mtu: 100))
+    #expect(try turn(peripheral, now: .seconds(10)) == [.connected(mtu: 100)])
+    #expect(try frames(on: central) == [.welcome(mtu: 100)])
+  }
+
   @Test func aCentralThatNeverReadsIsDroppedOnceItsAnswersFillTheQueue() throws {
     let peripheral = try makePeripheral(.init(outgoingBytes: 4096))
     let flooder = try UnixSocket.connect(to: peripheral.path)
