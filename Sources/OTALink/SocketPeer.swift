@@ -1,6 +1,6 @@
 /// One central on the simulated link, as the device sees it: its non-blocking socket, the bytes it
-/// sent that are not a whole frame yet, the answers waiting for it to read, and when it must have
-/// said hello.
+/// sent that are not a whole frame yet, the answers waiting for it to read, when it must have
+/// said hello and when it was last heard.
 final class SocketPeer {
   let socket: UnixSocket
   /// Who it is (pid and uid), for logs.
@@ -9,6 +9,10 @@ final class SocketPeer {
   let helloDeadline: Duration
   var decoder = FrameDecoder()
   var handshaken = false
+  /// When it last sent bytes, or when the loop first turned after the device answered it.
+  var lastActive: Duration
+  /// The device notified it since the loop's last turn.
+  var answered = false
   var mtu = 23
   private var outgoing: OutgoingQueue
 
@@ -16,6 +20,7 @@ final class SocketPeer {
     self.socket = socket
     name = socket.peer
     helloDeadline = now + limits.helloTimeout
+    lastActive = now
     outgoing = OutgoingQueue(limit: limits.outgoingBytes)
   }
 

@@ -6,20 +6,27 @@
 /// time as ATT would. Writes longer than MTU − 3 are refused (write requests with an ATT error,
 /// write commands dropped); the device's own `--link` may lower the MTU and force a disconnect.
 ///
-/// No client can hold or stall it: a connection that sends no hello within `Limits.helloTimeout`
-/// is closed, and every write is non-blocking, so answers a central does not read wait in a queue
+/// No client can hold or stall it: a connection that sends no hello within `Limits.helloTimeout`,
+/// or nothing for `Limits.idleTimeout` after it, is closed, and every write is non-blocking, so answers a central does not read wait in a queue
 /// of at most `Limits.outgoingBytes`, past which that central is dropped.
 public final class SocketPeripheral: PeripheralLink {
   /// What one client may cost the device before it is dropped.
   public struct Limits: Sendable, Equatable {
     /// How long a new connection may stay silent before its hello.
     public var helloTimeout: Duration
+    /// How long a central may send nothing after its hello, counted from what it last sent or
+    /// the device last answered (a central waiting on a long VALIDATE is not silent).
+    public var idleTimeout: Duration
     /// How many bytes of answers may wait for a central that does not read them (beyond what its
     /// socket buffers).
     public var outgoingBytes: Int
 
-    public init(helloTimeout: Duration = .seconds(3), outgoingBytes: Int = 64 * 1024) {
+    public init(
+      helloTimeout: Duration = .seconds(3), idleTimeout: Duration = .seconds(30),
+      outgoingBytes: Int = 64 * 1024
+    ) {
       self.helloTimeout = helloTimeout
+      self.idleTimeout = idleTimeout
       self.outgoingBytes = outgoingBytes
     }
   }
@@ -56,8 +63,8 @@ public final class SocketPeripheral: PeripheralLink {
   }
   public var nextDeadline: Duration? {
     if !pendingEvents.isEmpty { return .zero }
-    guard let connection, !connection.handshaken else { return nil }
-    return connection.helloDeadline
+    guard let connection else { return nil }
+    return connection.handshaken ? connection.lastActive + limits.idleTimeout : connection.helloDeadline
   }
 
   public func service(readable: Set<Int32>, now: Duration, value: (Characteristic) -> [UInt8])
@@ -68,13 +75,21 @@ public final class SocketPeripheral: PeripheralLink {
     pendingEvents.removeAll()
     let accepted = readable.contains(listener.descriptor) ? try accept(now: now) : false
     guard let connection else { return events }
+    // The device answered since the last turn: the central's silence counts from now.
+    if connection.answered {
+      connection.answered = false
+      connection.lastActive = now
+    }
     // A new connection's hello may be there already.
     if accepted || readable.contains(connection.descriptor) {
-      receive(on: connection, value: value, &events)
+      receive(on: connection, now: now, value: value, &events)
     }
-    // Read first: a hello that waited while the loop was busy still counts.
-    if self.connection === connection, !connection.handshaken, now >= connection.helloDeadline {
+    // Read first: a hello (or a request) that waited while the loop was busy still counts.
+    guard self.connection === connection else { return events }
+    if !connection.handshaken, now >= connection.helloDeadline {
       drop("sent no hello within \(limits.helloTimeout)", &events)
+    } else if connection.handshaken, now >= connection.lastActive + limits.idleTimeout {
+      drop("sent nothing for \(limits.idleTimeout)", &events)
     }
     return events
   }
@@ -82,7 +97,8 @@ public final class SocketPeripheral: PeripheralLink {
   /// Writes what waits for the central, reads what it sent and handles each whole frame; drops it
   /// when it closed or broke a rule.
   private func receive(
-    on connection: SocketPeer, value: (Characteristic) -> [UInt8], _ events: inout [PeripheralEvent]
+    on connection: SocketPeer, now: Duration, value: (Characteristic) -> [UInt8],
+    _ events: inout [PeripheralEvent]
   ) {
     do throws(LinkError) {
       try connection.flush()
@@ -91,6 +107,7 @@ public final class SocketPeripheral: PeripheralLink {
         drop(nil, &events)
         return
       }
+      connection.lastActive = now
       connection.decoder.append(bytes)
       while let frame = try connection.decoder.next() {
         try handle(frame, on: connection, value: value, &events)
@@ -191,6 +208,7 @@ public final class SocketPeripheral: PeripheralLink {
     guard let connection, connection.handshaken else { return }
     do throws(LinkError) {
       try connection.send(.notification(handle: Characteristic.controlPoint.rawValue, value: bytes))
+      connection.answered = true
     } catch {
       drop("\(error)", &pendingEvents)
     }

@@ -71,7 +71,7 @@ import Testing
     try central.send(.hello(mtu: 247))
     #expect(try turn(peripheral, now: .seconds(4)) == [.connected(mtu: 247)])
     #expect(try frames(on: central) == [.welcome(mtu: 247)])
-    #expect(try turn(peripheral, now: .seconds(60)).isEmpty, "a central that said hello may stay")
+    #expect(try turn(peripheral, now: .seconds(30)).isEmpty, "a central that said hello has no hello deadline")
   }
 
   /// The deadline is judged after reading: a hello that arrived in time but waited while the loop
@@ -83,6 +83,41 @@ import Testing
     try central.send(.hello(mtu: 100))
     #expect(try turn(peripheral, now: .seconds(10)) == [.connected(mtu: 100)])
     #expect(try frames(on: central) == [.welcome(mtu: 100)])
+  }
+
+  /// Saying hello and then nothing holds the device as surely as saying nothing: after
+  /// `idleTimeout` of silence the central is dropped; each frame it sends restarts the count.
+  @Test func aCentralSilentAfterItsHelloIsDroppedAfterTheIdleTimeout() throws {
+    let peripheral = try makePeripheral(.init(idleTimeout: .seconds(30)))
+    let central = try UnixSocket.connect(to: peripheral.path)
+    try central.send(.hello(mtu: 247))
+    #expect(try turn(peripheral, now: .zero) == [.connected(mtu: 247)])
+    #expect(peripheral.nextDeadline == .seconds(30))
+    try central.send(.readRequest(handle: Characteristic.info.rawValue, offset: 0))
+    #expect(try turn(peripheral, now: .seconds(29)).isEmpty)
+    #expect(peripheral.nextDeadline == .seconds(59), "the read restarted the count")
+    #expect(try turn(peripheral, now: .seconds(58)).isEmpty)
+    let events = try turn(peripheral, now: .seconds(59))
+    #expect(events.count == 2 && events.last == .disconnected, "\(events)")
+    guard case .droppedPeer(let why) = events.first else {
+      Issue.record("expected a dropped peer, got \(events)")
+      return
+    }
+    #expect(why.contains("sent nothing for 30"), "\(why)")
+  }
+
+  /// A central waiting for the device (a VALIDATE that takes long: the loop answers late) is not
+  /// silent: its count starts at the loop's first turn after the answer.
+  @Test func aCentralWaitingOnTheDeviceIsNotCountedSilent() throws {
+    let peripheral = try makePeripheral(.init(idleTimeout: .seconds(30)))
+    let central = try UnixSocket.connect(to: peripheral.path)
+    try central.send(.hello(mtu: 247))
+    #expect(try turn(peripheral, now: .zero) == [.connected(mtu: 247)])
+    peripheral.notify([0x60, 0x04, 0x00])
+    #expect(try turn(peripheral, now: .seconds(100)).isEmpty, "answered just now")
+    #expect(try turn(peripheral, now: .seconds(129)).isEmpty)
+    #expect(try turn(peripheral, now: .seconds(130)).last == .disconnected)
+    _ = central
   }
 
   @Test func aCentralThatNeverReadsIsDroppedOnceItsAnswersFillTheQueue() throws {
