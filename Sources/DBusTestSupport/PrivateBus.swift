@@ -40,6 +40,12 @@ public final class PrivateBus {
 
   deinit { stop() }
 
+  /// SIGSTOP: the bus stops reading (and answering) until `resume()`.
+  public func pause() { kill(process.processIdentifier, SIGSTOP) }
+
+  /// SIGCONT after `pause()`.
+  public func resume() { kill(process.processIdentifier, SIGCONT) }
+
   /// SIGKILL: the daemon may inherit a signal mask in which SIGTERM is blocked.
   public func stop() {
     guard process.isRunning else { return }

@@ -166,12 +166,20 @@ public final class BlueZPeripheral: PeripheralLink {
     }
   }
 
-  /// Reads every packet waiting on the AcquireWrite socket: one packet per ATT write.
+  /// The most data packets read in one turn of the loop: a central writing without pause cannot
+  /// keep the loop from its other descriptors (the socket stays readable for the next turn).
+  static let packetsPerTurn = 64
+  /// The most bytes queued for the bus before notifications are dropped instead of queued (a bus
+  /// that stopped reading would otherwise grow the queue without end).
+  static let outgoingLimit = 1 << 20
+
+  /// Reads the packets waiting on the AcquireWrite socket (one per ATT write), up to
+  /// `packetsPerTurn`.
   private func readData(_ socket: Int32) {
     var buffer = [UInt8](repeating: 0, count: 1024)
     var packets = 0
     defer { if packets > 0 { logger.trace("data packets read", metadata: ["count": "\(packets)"]) } }
-    while true {
+    while packets < Self.packetsPerTurn {
       let count = buffer.withUnsafeMutableBytes {
         recv(socket, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT))
       }
@@ -191,6 +199,11 @@ public final class BlueZPeripheral: PeripheralLink {
 
   public func notify(_ bytes: [UInt8]) {
     guard inbox.notifying else { return }
+    guard connection.outgoingBytes < Self.outgoingLimit else {
+      logger.warning(
+        "notification dropped: the system bus is not reading (\(connection.outgoingBytes) bytes wait)")
+      return
+    }
     do {
       try connection.setProperty(
         "Value", interface: BlueZ.gattCharacteristic, path: application.controlPoint, to: .bytes(bytes))
@@ -204,20 +217,36 @@ public final class BlueZPeripheral: PeripheralLink {
     guard let device = inbox.device else { return }
     _ = try? connection.startCall(
       destination: BlueZ.service, path: device, interface: BlueZ.device, method: "Disconnect")
-    connection.flush()
+    connection.flush(within: .milliseconds(500))
     inbox.forgetCentral()
   }
 
-  /// Unregisters the advertisement and the application (on a clean stop).
-  public func unregister() {
+  /// Unregisters the advertisement and the application (on a clean stop), waiting at most
+  /// `timeout` for bluetoothd's answers: a stop must not hang on a bluetoothd that does not answer
+  /// (it drops both anyway when otad's bus connection closes).
+  public func unregister(within timeout: Duration = .milliseconds(500)) {
     let adapter = BlueZ.adapterPath(options.adapter)
-    _ = try? connection.call(
-      destination: BlueZ.service, path: adapter, interface: BlueZ.advertisingManager,
-      method: "UnregisterAdvertisement", arguments: [.objectPath(application.advertisement)],
-      timeout: .seconds(2))
-    _ = try? connection.call(
-      destination: BlueZ.service, path: adapter, interface: BlueZ.gattManager,
-      method: "UnregisterApplication",
-      arguments: [.objectPath(options.root)], timeout: .seconds(2))
+    var waiting = Set<DBusSerial>()
+    let calls: [(interface: String, method: String, object: DBusObjectPath)] = [
+      (BlueZ.advertisingManager, "UnregisterAdvertisement", application.advertisement),
+      (BlueZ.gattManager, "UnregisterApplication", options.root),
+    ]
+    for call in calls {
+      if let serial = try? connection.startCall(
+        destination: BlueZ.service, path: adapter, interface: call.interface, method: call.method,
+        arguments: [.objectPath(call.object)], timeout: timeout)
+      {
+        waiting.insert(serial)
+      }
+    }
+    let clock = ContinuousClock()
+    let deadline = clock.now + timeout
+    while !waiting.isEmpty, clock.now < deadline, connection.isConnected {
+      let left = deadline - clock.now
+      _ = try? Poller.wait(for: [connection.descriptor], timeout: min(left, connection.pollTimeout ?? left))
+      for event in connection.process() {
+        if case .reply(let serial, _) = event { waiting.remove(serial) }
+      }
+    }
   }
 }

@@ -167,6 +167,23 @@ public final class DBusConnection {
     dbus_connection_flush(pointer)
   }
 
+  /// Writes what is queued, waiting at most `timeout` (a bus that stops reading cannot hold the
+  /// caller); true when all of it went out. What arrives meanwhile waits for `process()`.
+  @discardableResult
+  public func flush(within timeout: Duration) -> Bool {
+    guard !closed else { return true }
+    let deadline = clock.now + timeout
+    while dbus_connection_has_messages_to_send(pointer) != 0 {
+      let left = deadline - clock.now
+      guard left > .zero, dbus_connection_get_is_connected(pointer) != 0 else { return false }
+      _ = dbus_connection_read_write(pointer, max(1, Self.milliseconds(left)))
+    }
+    return true
+  }
+
+  /// The bytes queued for the bus and not written yet.
+  public var outgoingBytes: Int { closed ? 0 : Int(dbus_connection_get_outgoing_size(pointer)) }
+
   // MARK: Names and matches
 
   /// Asks the bus for a well-known name ("org.blueota.Device").

@@ -56,7 +56,8 @@ public final class DeviceService {
       let descriptors =
         link.descriptors + (stopSignals.map { [$0.descriptor] } ?? [])
         + (healthCheck.map { [$0.descriptor] } ?? [])
-      let readable = try Poller.wait(for: descriptors, timeout: deadline.map { max(.zero, $0 - now) })
+      let readable = try Poller.wait(
+        for: descriptors, writable: link.writeDescriptors, timeout: deadline.map { max(.zero, $0 - now) })
       if let stopSignals, readable.contains(stopSignals.descriptor) {
         let signal = stopSignals.take()
         if signal == StopSignals.reload {
@@ -184,6 +185,9 @@ public final class DeviceService {
       return restart
     case .dataWrite(let bytes):
       return try apply(try host.handle(.data(bytes, now: now)))
+    case .droppedPeer(let why):
+      logger.warning("dropped a client: \(why)")
+      return false
     }
   }
 

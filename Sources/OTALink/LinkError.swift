@@ -10,6 +10,8 @@ public enum LinkError: Error, Equatable, Sendable, CustomStringConvertible {
   case protocolViolation(String)
   /// The connection is gone.
   case disconnected
+  /// The peer stopped reading: this many bytes of answers wait for it, the most allowed.
+  case peerNotReading(waiting: Int)
 
   public var description: String {
     switch self {
@@ -18,6 +20,7 @@ public enum LinkError: Error, Equatable, Sendable, CustomStringConvertible {
     case .deviceBusy: "the device is busy with another central"
     case .protocolViolation(let what): "link protocol violation: \(what)"
     case .disconnected: "disconnected"
+    case .peerNotReading(let waiting): "it stopped reading: \(waiting) bytes of answers wait for it"
     }
   }
 }

@@ -10,6 +10,10 @@ public enum PeripheralEvent: Equatable, Sendable {
   case controlWrite([UInt8])
   /// A write to the data characteristic.
   case dataWrite([UInt8])
+  /// The link dropped a peer that broke its rules (no hello in time, not reading its answers,
+  /// bytes that are not frames): who it was and why, for the log. A `.disconnected` follows if it
+  /// had connected.
+  case droppedPeer(String)
 }
 
 /// A characteristic's value for a read by a central whose ATT MTU is `mtu`. Info's max chunk payload
@@ -18,15 +22,23 @@ public enum PeripheralEvent: Equatable, Sendable {
 public typealias CharacteristicValue = (_ characteristic: Characteristic, _ mtu: Int) -> [UInt8]
 
 public protocol PeripheralLink: AnyObject {
+  /// What to poll for reading.
   var descriptors: [Int32] { get }
+  /// What to poll for writing too: sockets with answers waiting for a slow reader.
+  var writeDescriptors: [Int32] { get }
   var nextDeadline: Duration? { get }
-  /// Handles what is readable; `value` gives a characteristic's current value for reads.
+  /// Handles what is readable (or writable); `value` gives a characteristic's current value for
+  /// reads, at the reading central's MTU.
   func service(readable: Set<Int32>, now: Duration, value: CharacteristicValue) throws(LinkError)
     -> [PeripheralEvent]
   /// Sends a control-point notification; dropped when no central is connected.
   func notify(_ bytes: [UInt8])
   /// Drops the current central, if any.
   func disconnect()
+}
+
+extension PeripheralLink {
+  public var writeDescriptors: [Int32] { [] }
 }
 
 /// What the central side hears from its link.

@@ -20,7 +20,8 @@ public final class UnixSocket {
     _ = Glibc.close(descriptor)
   }
 
-  /// Listens at `path`, replacing a stale socket file left by an earlier run.
+  /// Listens at `path`, replacing a stale socket file left by an earlier run. The listener does not
+  /// block: take connections with `acceptWaiting()`.
   public static func listen(at path: String) throws(LinkError) -> UnixSocket {
     let socket = try make()
     unlink(path)
@@ -32,6 +33,7 @@ public final class UnixSocket {
     }
     guard bound == 0 else { throw .system(operation: "bind \(path)", errno: errno) }
     guard Glibc.listen(socket.descriptor, 4) == 0 else { throw .system(operation: "listen", errno: errno) }
+    try socket.makeNonBlocking()
     return socket
   }
 
@@ -52,11 +54,78 @@ public final class UnixSocket {
     return socket
   }
 
-  public func accept() throws(LinkError) -> UnixSocket {
-    let client = Glibc.accept(descriptor, nil, nil)
-    guard client >= 0 else { throw .system(operation: "accept", errno: errno) }
-    _ = fcntl(client, F_SETFD, FD_CLOEXEC)
-    return UnixSocket(descriptor: client)
+  /// Accepts a waiting connection on a non-blocking listener, as a non-blocking socket; nil when
+  /// none waits any more (the client left between the poll and the accept).
+  public func acceptWaiting() throws(LinkError) -> UnixSocket? {
+    while true {
+      let client = Glibc.accept(descriptor, nil, nil)
+      if client >= 0 {
+        let socket = UnixSocket(descriptor: client)
+        _ = fcntl(client, F_SETFD, FD_CLOEXEC)
+        try socket.makeNonBlocking()
+        return socket
+      }
+      switch errno {
+      case EINTR: continue
+      case EAGAIN, EWOULDBLOCK, ECONNABORTED: return nil
+      default: throw .system(operation: "accept", errno: errno)
+      }
+    }
+  }
+
+  /// From now on reads and writes return at once instead of waiting.
+  public func makeNonBlocking() throws(LinkError) {
+    let flags = fcntl(descriptor, F_GETFL)
+    guard flags >= 0, fcntl(descriptor, F_SETFL, flags | O_NONBLOCK) == 0 else {
+      throw .system(operation: "fcntl O_NONBLOCK", errno: errno)
+    }
+  }
+
+  /// Who is on the other end (pid and uid, from SO_PEERCRED), for logs.
+  public var peer: String {
+    // struct ucred (Glibc leaves it out without _GNU_SOURCE): pid, uid, gid.
+    var credentials: (pid: Int32, uid: UInt32, gid: UInt32) = (0, 0, 0)
+    var length = socklen_t(MemoryLayout.size(ofValue: credentials))
+    guard getsockopt(descriptor, SOL_SOCKET, SO_PEERCRED, &credentials, &length) == 0 else {
+      return "fd \(descriptor)"
+    }
+    return "pid \(credentials.pid), uid \(credentials.uid)"
+  }
+
+  /// Reads what is there on a non-blocking socket: nil when nothing waits, empty when the peer closed.
+  public func readAvailable(maximum: Int = 65536) throws(LinkError) -> [UInt8]? {
+    var buffer = [UInt8](repeating: 0, count: maximum)
+    while true {
+      let count = buffer.withUnsafeMutableBytes { Glibc.read(descriptor, $0.baseAddress, maximum) }
+      if count >= 0 {
+        buffer.removeLast(maximum - count)
+        return buffer
+      }
+      switch errno {
+      case EINTR: continue
+      case EAGAIN, EWOULDBLOCK: return nil
+      case ECONNRESET: return []
+      default: throw .system(operation: "read", errno: errno)
+      }
+    }
+  }
+
+  /// Writes what the socket takes now, without waiting: the number of bytes taken (0 when its
+  /// buffer is full).
+  public func writeAvailable(_ bytes: ArraySlice<UInt8>) throws(LinkError) -> Int {
+    guard !bytes.isEmpty else { return 0 }
+    while true {
+      let count = bytes.withUnsafeBytes {
+        Glibc.send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL))
+      }
+      if count >= 0 { return count }
+      switch errno {
+      case EINTR: continue
+      case EAGAIN, EWOULDBLOCK: return 0
+      case EPIPE, ECONNRESET: throw .disconnected
+      default: throw .system(operation: "send", errno: errno)
+      }
+    }
   }
 
   /// Reads what is there (the caller polled for it); an empty result means the peer closed.
@@ -117,11 +186,21 @@ public final class UnixSocket {
   }
 }
 
-/// Waits for descriptors to become readable, or for a deadline.
+/// Waits for descriptors to become readable (or writable), or for a deadline.
 public enum Poller {
-  /// The subset of `descriptors` that is readable (or closed), after at most `timeout`.
-  public static func wait(for descriptors: [Int32], timeout: Duration?) throws(LinkError) -> Set<Int32> {
+  /// The subset of `descriptors` that is readable (or closed), or of `writable` that can take more
+  /// bytes, after at most `timeout`.
+  public static func wait(for descriptors: [Int32], writable: [Int32] = [], timeout: Duration?)
+    throws(LinkError) -> Set<Int32>
+  {
     var fds = descriptors.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
+    for descriptor in writable {
+      if let index = fds.firstIndex(where: { $0.fd == descriptor }) {
+        fds[index].events |= Int16(POLLOUT)
+      } else {
+        fds.append(pollfd(fd: descriptor, events: Int16(POLLOUT), revents: 0))
+      }
+    }
     let milliseconds: Int32
     if let timeout {
       let total = timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000

@@ -192,4 +192,41 @@ import Testing
     try pump { !self.events.isEmpty }
     #expect(events == [.disconnected])
   }
+  /// A central writing data without pause: each turn of the loop takes at most
+  /// `packetsPerTurn`, so the loop gets back to its other descriptors; nothing is lost.
+  @Test func aFloodOfDataPacketsIsReadInTurnsAndNoneIsLost() throws {
+    let reply = try call(
+      app.data, BlueZ.gattCharacteristic, "AcquireWrite",
+      [.vardict(["device": .objectPath(Self.device), "mtu": .uint16(517)])])
+    let socket = try #require(reply.first?.fileDescriptor)
+    events.removeAll()
+    var sent = 0
+    while sent < 10_000 {
+      let packet: [UInt8] = [UInt8(truncatingIfNeeded: sent), 0, 0, 0, 1]
+      let count = packet.withUnsafeBytes {
+        send(socket.rawValue, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT))
+      }
+      guard count > 0 else { break }
+      sent += 1
+    }
+    try #require(sent > BlueZPeripheral.packetsPerTurn, "the socket holds more than one turn's packets")
+    let readable = try Poller.wait(for: peripheral.descriptors, timeout: .seconds(1))
+    let first = try peripheral.service(readable: readable, now: .zero) { _, _ in [] }
+    #expect(first.count == BlueZPeripheral.packetsPerTurn)
+    events = first
+    try pump { self.events.count >= sent }
+    #expect(events.count == sent)
+    #expect(
+      events.enumerated().allSatisfy {
+        $0.element == .dataWrite([UInt8(truncatingIfNeeded: $0.offset), 0, 0, 0, 1])
+      })
+  }
+
+  /// A stop must not hang on a bluetoothd that does not answer: unregistering waits half a second
+  /// at most (this fake bluetoothd does not even read its messages now).
+  @Test func unregisteringDoesNotWaitLongForABluetoothdThatDoesNotAnswer() {
+    let took = clock.measure { peripheral.unregister() }
+    #expect(took < .seconds(1), "took \(took)")
+    #expect(took >= .milliseconds(400), "it waited for the answers that did not come")
+  }
 }

@@ -192,4 +192,27 @@ import Testing
     try connection.export(object)
     #expect(connection.exportedPaths == ["/a"])
   }
+  /// A bus that stops reading cannot hold the loop: `flush(within:)` gives up at its deadline with
+  /// the bytes still queued, and they go out once the bus reads again.
+  @Test func flushingToABusThatStoppedReadingGivesUpAtItsDeadline() throws {
+    let connection = try DBusConnection(address: bus.address)
+    let clock = ContinuousClock()
+    bus.pause()
+    defer { bus.resume() }
+    let payload = DBusValue.bytes(Array(repeating: 0xA5, count: 1 << 20))
+    for _ in 0..<8 {
+      try connection.emit(
+        signal: "Big", interface: "org.blueota.Test", path: "/org/blueota", arguments: [payload])
+    }
+    #expect(connection.outgoingBytes > 4 << 20, "more than any socket buffer holds waits")
+    let started = clock.now
+    let flushed = connection.flush(within: .milliseconds(300))
+    let took = clock.now - started
+    #expect(!flushed)
+    #expect(took >= .milliseconds(300) && took < .seconds(2), "took \(took)")
+    #expect(connection.outgoingBytes > 0)
+    bus.resume()
+    #expect(connection.flush(within: .seconds(20)), "the bus reads again: everything goes out")
+    #expect(connection.outgoingBytes == 0)
+  }
 }
