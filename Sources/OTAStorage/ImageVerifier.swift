@@ -116,18 +116,27 @@ public enum ImageVerifier {
     case invalid(ImageProblem)
   }
 
+  /// The MCUboot header at the start of `bytes`; nil when they lack its magic (a raw image).
+  static func decodeHeader(_ bytes: [UInt8]) -> Result<MCUbootHeader, ImageProblem>? {
+    guard MCUbootHeader.looksLikeMCUboot(bytes) else { return nil }
+    do {
+      var reader = ByteReader(bytes)
+      return .success(try MCUbootHeader(from: &reader))
+    } catch {
+      return .failure(.malformed(error.reason))
+    }
+  }
+
   /// Reads the header (and for MCUboot the TLV areas, at the offset the header gives) and decodes
   /// them. Only storage failures throw; bad bytes become `.invalid`.
   static func inspect(reader: any SlotReader, size: UInt64) throws(StorageError) -> Inspection {
     let headerBytes = try reader.read(
       at: 0, count: Int(min(size, UInt64(MCUbootHeader.byteCount))))
-    guard MCUbootHeader.looksLikeMCUboot(headerBytes) else { return .raw }
     let header: MCUbootHeader
-    do {
-      var headerReader = ByteReader(headerBytes)
-      header = try MCUbootHeader(from: &headerReader)
-    } catch {
-      return .invalid(.malformed(error.reason))
+    switch decodeHeader(headerBytes) {
+    case nil: return .raw
+    case .failure(let problem)?: return .invalid(problem)
+    case .success(let decoded)?: header = decoded
     }
     guard header.flags.isDisjoint(with: [.encryptedAES128, .encryptedAES256]) else {
       return .invalid(

@@ -34,13 +34,11 @@ extension ImageVerifier {
     let capacity = reader.capacity
     guard capacity >= UInt64(MCUbootHeader.byteCount) else { return .unverifiable }
     let headerBytes = try reader.read(at: 0, count: MCUbootHeader.byteCount)
-    guard MCUbootHeader.looksLikeMCUboot(headerBytes) else { return .unverifiable }
     let header: MCUbootHeader
-    do {
-      var byteReader = ByteReader(headerBytes)
-      header = try MCUbootHeader(from: &byteReader)
-    } catch {
-      return .invalid(.malformed(error.reason))
+    switch decodeHeader(headerBytes) {
+    case nil: return .unverifiable
+    case .failure(let problem)?: return .invalid(problem)
+    case .success(let decoded)?: header = decoded
     }
     guard header.tlvOffset < capacity else {
       return .invalid(

@@ -71,7 +71,8 @@ import Testing
     try central.send(.hello(mtu: 247))
     #expect(try turn(peripheral, now: .seconds(4)) == [.connected(mtu: 247)])
     #expect(try frames(on: central) == [.welcome(mtu: 247)])
-    #expect(try turn(peripheral, now: .seconds(30)).isEmpty, "a central that said hello has no hello deadline")
+    #expect(
+      try turn(peripheral, now: .seconds(30)).isEmpty, "a central that said hello has no hello deadline")
   }
 
   /// The deadline is judged after reading: a hello that arrived in time but waited while the loop
