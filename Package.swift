@@ -131,7 +131,8 @@ package.targets.append(contentsOf: [
     name: "OTATrustFuzzing",
     dependencies: ["OTAFuzzing", "OTATrust", "OTAWire", .product(name: "Crypto", package: "swift-crypto")]),
   .testTarget(
-    name: "OTAFuzzingTests", dependencies: ["OTAFuzzing", "OTATrustFuzzing", "OTAEngine", "OTAWire", "OTALink"],
+    name: "OTAFuzzingTests",
+    dependencies: ["OTAFuzzing", "OTATrustFuzzing", "OTAEngine", "OTAWire", "OTALink"],
     exclude: ["Seeds", "Regressions"]),
 ])
 
@@ -142,7 +143,8 @@ if Context.environment["BLUEOTA_FUZZ"] == "1" {
   package.targets.append(
     contentsOf: fuzzTargets.map { name in
       .executableTarget(
-        name: "fuzz-\(name)", dependencies: name == "trust" ? ["OTAFuzzing", "OTATrustFuzzing"] : ["OTAFuzzing"],
+        name: "fuzz-\(name)",
+        dependencies: name == "trust" ? ["OTAFuzzing", "OTATrustFuzzing"] : ["OTAFuzzing"],
         path: "Sources/FuzzTargets/\(name)", swiftSettings: [.unsafeFlags(["-parse-as-library"])])
     })
   package.products.append(

@@ -3,6 +3,7 @@
 # builds, runs every Swift test, the Raspberry Pi install script staged into a temporary root, then
 # a short run of each fuzz target (Scripts/fuzz.sh), then the real-stack test (bluetoothd in a VM
 # with two virtual controllers, Scripts/test-bluez.sh; it installs qemu and fetches Debian's kernel itself).
+# The lint (`swift format lint --strict`, the project's .swift-format) runs first and fails the run.
 # Non-interactive; CI runs exactly this (.ci/run).
 #
 #   Scripts/test.sh                      # everything
@@ -12,6 +13,13 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 source Scripts/setup.sh
 # The real imgtool, for the interop tests (Tests/OTATrustTests): a venv in .build-imgtool.
 blueota_install_imgtool
+
+echo "== lint (swift format with .swift-format; Tests/.swift-format allows force unwraps in tests)"
+lint_status=0
+swift format lint --strict --recursive Sources Tests Package.swift || lint_status=$?
+if ((lint_status != 0)); then
+  echo "lint: FAIL: run 'swift format --in-place --recursive Sources Tests Package.swift' and fix what it cannot"
+fi
 
 echo "== build ($(swift --version 2>/dev/null | head -n 1))"
 swift build --build-tests
@@ -25,6 +33,12 @@ swift test --skip-build "$@" 2>&1 | tee "$log" || status=$?
 # The suite is Swift Testing; XCTest's own summary says 0 tests.
 total="$(grep -oE 'Test run with [0-9]+ tests?' "$log" | tail -n 1 | grep -oE '[0-9]+' || echo 0)"
 failed="$(grep -cE '^✘ Test .* failed' "$log" || true)"
+# The lint counts as one test, and a lint failure fails the run.
+total=$((total + 1))
+if ((lint_status != 0)); then
+  failed=$((failed + 1))
+  status=1
+fi
 
 if [[ $# -eq 0 ]]; then
   echo "== Raspberry Pi install kit (staged into a temporary root)"

@@ -162,7 +162,7 @@ enum ChildProcess {
       if polled[2].revents != 0 {
         let sent = input.withUnsafeBytes {
           send(
-            descriptors.inputParent, $0.baseAddress! + written, $0.count - written,
+            descriptors.inputParent, $0.baseAddress.map { $0 + written }, $0.count - written,
             Int32(MSG_NOSIGNAL | MSG_DONTWAIT))
         }
         if sent > 0 { written += sent }

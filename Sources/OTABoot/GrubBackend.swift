@@ -54,6 +54,9 @@ public struct GrubBackend: BootBackend {
       ok[trial.slot] = 1
       order = "\(trial.slot) \(primary)"
     }
-    return [("ORDER", order), ("A_OK", "\(ok[.a]!)"), ("B_OK", "\(ok[.b]!)"), ("A_TRY", "0"), ("B_TRY", "0")]
+    return [
+      ("ORDER", order), ("A_OK", "\(ok[.a, default: 0])"), ("B_OK", "\(ok[.b, default: 0])"), ("A_TRY", "0"),
+      ("B_TRY", "0"),
+    ]
   }
 }

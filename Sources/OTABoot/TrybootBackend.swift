@@ -28,7 +28,10 @@ public struct TrybootBackend: BootBackend {
 
   /// The slot whose partition the firmware booted, and whether this boot was a tryboot.
   public func booted() throws(BootBackendError) -> (slot: SlotID, tryboot: Bool) {
-    let partition = try property("partition", missingIsFine: false)!
+    guard let partition = try property("partition", missingIsFine: false) else {
+      throw BootBackendError(
+        "\(bootloaderNode)/partition: the firmware did not say which partition it booted")
+    }
     let slot = try slot(ofPartition: Int(partition))
     let tryboot = try property("tryboot", missingIsFine: true) ?? 0
     return (slot, tryboot == 1)

@@ -55,7 +55,8 @@ public struct UBootBackend: BootBackend {
       order = "\(trial.slot) \(primary)"
     }
     return [
-      ("BOOT_ORDER", order), ("BOOT_A_LEFT", "\(left[.a]!)"), ("BOOT_B_LEFT", "\(left[.b]!)"),
+      ("BOOT_ORDER", order), ("BOOT_A_LEFT", "\(left[.a, default: 0])"),
+      ("BOOT_B_LEFT", "\(left[.b, default: 0])"),
     ]
   }
 }

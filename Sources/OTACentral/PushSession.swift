@@ -36,7 +36,11 @@ public final class PushSession {
 
   public func run() throws(LinkError) -> SenderOutcome {
     apply(engine.handle(.start(now: elapsed)))
-    while outcome == nil {
+    while true {
+      if let outcome {
+        link.disconnect()
+        return outcome
+      }
       let deadline = [timer, connectAt, link.nextDeadline].compactMap { $0 }.min()
       let readable = try Poller.wait(
         for: link.descriptors, timeout: deadline.map { max(.zero, $0 - elapsed) })
@@ -54,8 +58,6 @@ public final class PushSession {
         apply(engine.handle(.tick(now: now)))
       }
     }
-    link.disconnect()
-    return outcome!
   }
 
   private func handle(_ event: CentralEvent, now: Duration) {

@@ -96,7 +96,9 @@ public struct TrialSupervisor: Equatable, Sendable {
       confirmDeadline = nil
       finished = true
       return [
-        .failBoot(.didNotStart), .restart("nobody confirmed the trial within \(policy.confirmTimeout!)"),
+        .failBoot(.didNotStart),
+        .restart(
+          "nobody confirmed the trial within \(policy.confirmTimeout.map { "\($0)" } ?? "its timeout")"),
       ]
     }
     return []

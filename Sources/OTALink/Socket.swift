@@ -148,7 +148,7 @@ public final class UnixSocket {
     var offset = 0
     while offset < bytes.count {
       let count = bytes.withUnsafeBytes {
-        Glibc.send(descriptor, $0.baseAddress! + offset, bytes.count - offset, Int32(MSG_NOSIGNAL))
+        Glibc.send(descriptor, $0.baseAddress.map { $0 + offset }, bytes.count - offset, Int32(MSG_NOSIGNAL))
       }
       if count > 0 {
         offset += count

@@ -57,7 +57,8 @@ public struct BootDecision: Equatable, Sendable {
       state.rollBackSpentTrial()
       return BootDecision(row: row, state: state, run: state.confirmed, restart: false)
     case .trialExhaustedStillRunning:
-      let running = state.trial!.slot
+      // The row exists only with a trial; the confirmed slot stands in should that ever change.
+      let running = state.trial?.slot ?? state.confirmed
       state.rollBackSpentTrial()
       return BootDecision(row: row, state: state, run: running, restart: true)
     }

@@ -48,7 +48,10 @@ public enum DurableFile {
   /// is not a symbolic link fails with `readlink` and EINVAL.
   public static func symbolicLinkTarget(_ path: String) throws(StorageError) -> String? {
     var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
-    let count = buffer.withUnsafeMutableBufferPointer { Glibc.readlink(path, $0.baseAddress!, $0.count - 1) }
+    let count = buffer.withUnsafeMutableBufferPointer { pointer -> Int in
+      guard let base = pointer.baseAddress else { return -1 }
+      return Glibc.readlink(path, base, pointer.count - 1)
+    }
     if count >= 0 {
       return String(decoding: buffer[..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }

@@ -11,6 +11,9 @@ public struct ImageSigningKey: Sendable {
   }
 
   private let key: Key
+  /// Derived once from the live key, so nothing below has to rebuild it (and cannot fail).
+  public let publicKey: ImagePublicKey
+  private let pkcs8: [UInt8]
 
   public var algorithm: SigningAlgorithm {
     switch key {
@@ -22,15 +25,29 @@ public struct ImageSigningKey: Sendable {
   /// A fresh key from the system's random source.
   public static func generate(_ algorithm: SigningAlgorithm) -> ImageSigningKey {
     switch algorithm {
-    case .ed25519:
-      ImageSigningKey(key: .ed25519(raw: Array(Curve25519.Signing.PrivateKey().rawRepresentation)))
-    case .ecdsaP256: ImageSigningKey(key: .ecdsaP256(raw: Array(P256.Signing.PrivateKey().rawRepresentation)))
+    case .ed25519: ImageSigningKey(ed25519: Curve25519.Signing.PrivateKey())
+    case .ecdsaP256: ImageSigningKey(p256: P256.Signing.PrivateKey())
     }
   }
 
-  private init(key: Key) { self.key = key }
+  private init(ed25519: Curve25519.Signing.PrivateKey) {
+    let raw = Array(ed25519.rawRepresentation)
+    key = .ed25519(raw: raw)
+    publicKey = ImagePublicKey(ed25519: ed25519.publicKey)
+    pkcs8 = DERKeys.ed25519PrivatePrefix + raw
+  }
+
+  private init(p256: P256.Signing.PrivateKey) {
+    key = .ecdsaP256(raw: Array(p256.rawRepresentation))
+    publicKey = ImagePublicKey(p256: p256.publicKey)
+    pkcs8 = Array(p256.derRepresentation)
+  }
 
   public init(pem text: String) throws(KeyError) {
+    self = try Self.read(pem: text)
+  }
+
+  private static func read(pem text: String) throws(KeyError) -> ImageSigningKey {
     let block = try PEMBlock(text: text)
     switch block.label {
     case "PRIVATE KEY":
@@ -38,14 +55,13 @@ public struct ImageSigningKey: Sendable {
       if der.count == DERKeys.ed25519PrivatePrefix.count + 32, der.starts(with: DERKeys.ed25519PrivatePrefix)
       {
         do {
-          key = .ed25519(
-            raw: Array(try Curve25519.Signing.PrivateKey(rawRepresentation: der.suffix(32)).rawRepresentation)
-          )
+          return ImageSigningKey(
+            ed25519: try Curve25519.Signing.PrivateKey(rawRepresentation: der.suffix(32)))
         } catch {
           throw .malformed("the Ed25519 private key is not 32 valid bytes")
         }
       } else if let p256 = try? P256.Signing.PrivateKey(derRepresentation: der) {
-        key = .ecdsaP256(raw: Array(p256.rawRepresentation))
+        return ImageSigningKey(p256: p256)
       } else {
         throw DERKeys.unsupportedKeyError(der, what: "private key")
       }
@@ -53,7 +69,7 @@ public struct ImageSigningKey: Sendable {
       guard let p256 = try? P256.Signing.PrivateKey(derRepresentation: block.der) else {
         throw DERKeys.unsupportedKeyError(block.der, what: "private key")
       }
-      key = .ecdsaP256(raw: Array(p256.rawRepresentation))
+      return ImageSigningKey(p256: p256)
     case "ENCRYPTED PRIVATE KEY":
       throw .unsupported(
         "the private key is password-protected; give an unencrypted PKCS#8 key (imgtool keygen without --password)"
@@ -68,25 +84,7 @@ public struct ImageSigningKey: Sendable {
   }
 
   /// PKCS#8 `PRIVATE KEY` PEM, unencrypted: the format imgtool writes and reads.
-  public var pem: String {
-    switch key {
-    case .ed25519(let raw):
-      return PEMBlock(label: "PRIVATE KEY", der: DERKeys.ed25519PrivatePrefix + raw).text
-    case .ecdsaP256(let raw):
-      // The bytes came from a valid key, so rebuilding it cannot fail.
-      let key = try! P256.Signing.PrivateKey(rawRepresentation: raw)
-      return PEMBlock(label: "PRIVATE KEY", der: Array(key.derRepresentation)).text
-    }
-  }
-
-  public var publicKey: ImagePublicKey {
-    switch key {
-    case .ed25519(let raw):
-      ImagePublicKey(ed25519: try! Curve25519.Signing.PrivateKey(rawRepresentation: raw).publicKey)
-    case .ecdsaP256(let raw):
-      ImagePublicKey(p256: try! P256.Signing.PrivateKey(rawRepresentation: raw).publicKey)
-    }
-  }
+  public var pem: String { PEMBlock(label: "PRIVATE KEY", der: pkcs8).text }
 
   /// The signature TLV's value for an image whose hashed range has `digest`: Ed25519 signs the 32
   /// digest bytes, ECDSA signs with the digest as its message hash (DER-encoded, unpadded).

@@ -88,7 +88,10 @@ struct RunCommand: ParsableCommand {
     if host.running != host.boot.confirmed, host.boot.trial?.slot != host.running {
       logger.warning("the bootloader started slot \(host.running), which the boot state does not confirm")
     }
-    let pidFile = PidFile(directory: configuration.stateDirectory!)
+    guard let stateDirectory = configuration.stateDirectory else {
+      throw ValidationError("a state directory is needed: --state-dir (or [state] directory)")
+    }
+    let pidFile = PidFile(directory: stateDirectory)
     pidFile.write()
     defer { pidFile.remove() }
     let stopSignals = try StopSignals()
@@ -106,11 +109,14 @@ struct RunCommand: ParsableCommand {
         metadata: ["adapter": "\(adapter)", "name": "\(configuration.localName)"])
       link = peripheral
       bluez = peripheral
-    } else {
-      let socket = try SocketPeripheral(path: configuration.socket!, conditions: configuration.link)
-      logger.info(
-        "listening", metadata: ["socket": "\(configuration.socket!)", "link": "\(configuration.link)"])
+    } else if let path = configuration.socket {
+      let socket = try SocketPeripheral(path: path, conditions: configuration.link)
+      logger.info("listening", metadata: ["socket": "\(path)", "link": "\(configuration.link)"])
       link = socket
+    } else {
+      throw ValidationError(
+        "a link is needed: --adapter hci0 for Bluetooth (or [bluez] adapter), or --socket PATH for the simulated link"
+      )
     }
     let environment = HealthEnvironment.make(
       boot: host.boot, slot: host.running,
