@@ -104,6 +104,7 @@ let package = Package(
       ]),
     // Runs the built otad and otactl as separate processes (build them first: Scripts/test.sh does).
     .testTarget(name: "ProcessTests"),
+    .testTarget(name: "OTACentralTests", dependencies: ["OTACentral", "OTAEngine", "OTAWire"]),
     .testTarget(name: "OTAEngineTests", dependencies: ["OTAEngine", "OTAChecksum"]),
     .testTarget(name: "OTABootTests", dependencies: ["OTABoot", "OTAStorage", "OTAWire"]),
     .testTarget(

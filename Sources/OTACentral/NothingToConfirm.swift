@@ -4,9 +4,10 @@ import OTAWire
 /// nothing for it to keep) and says what the device runs instead. Documented in docs/OTACTL.md.
 public struct NothingToConfirm: Equatable, Sendable {
   public let message: String
-  /// 0 when the running version is confirmed and no update was rolled back since; 7 when the last
-  /// update rolled back (the trial one would confirm is gone), as for a push.
-  public let exitCode: Int32
+  /// Success when the running version is confirmed and no update was rolled back since; rolled
+  /// back when the last update rolled back (the trial one would confirm is gone), as for a push.
+  public let exitStatus: ExitStatus
+  public var exitCode: Int32 { exitStatus.rawValue }
 
   /// Nil when something runs on trial: then CONFIRM is what to send.
   public init?(_ info: InfoRecord) {
@@ -17,10 +18,10 @@ public struct NothingToConfirm: Equatable, Sendable {
       message =
         "nothing to confirm: the last update (\(outcome.from) → \(outcome.to)) rolled back (\(outcome.reason)); "
         + "\(running). Nothing was sent; see the device's logs (otad status), fix the image and push it again."
-      exitCode = 7
+      exitStatus = .rolledBack
     } else {
       message = "nothing to confirm: no image runs on trial; \(running). Nothing was sent."
-      exitCode = 0
+      exitStatus = .success
     }
   }
 }

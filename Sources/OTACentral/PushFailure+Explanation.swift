@@ -3,20 +3,22 @@ import OTAWire
 
 /// What `otactl` says when a push fails, and the exit code it uses. Documented in docs/OTACTL.md.
 extension PushFailure {
-  public var exitCode: Int32 {
+  public var exitStatus: ExitStatus {
     switch self {
-    case .validationFailed(.signatureInvalid), .refused(_, .signatureInvalid): 11
-    case .validationFailed(.downgradeRefused), .refused(_, .downgradeRefused): 12
-    case .windowRetriesExhausted(_, .storageError, _), .refused(_, .storageError): 13
-    case .unreachable: 3
-    case .tooLarge: 4
-    case .windowRetriesExhausted: 5
-    case .validationFailed: 6
-    case .rolledBack, .wrongVersionAfterRestart, .notConfirmed: 7
-    case .timedOut: 8
-    case .refused, .protocolError: 9
+    case .validationFailed(.signatureInvalid), .refused(_, .signatureInvalid): .signatureInvalid
+    case .validationFailed(.downgradeRefused), .refused(_, .downgradeRefused): .downgradeRefused
+    case .windowRetriesExhausted(_, .storageError, _), .refused(_, .storageError): .storageFailed
+    case .unreachable: .unreachable
+    case .tooLarge: .tooLarge
+    case .windowRetriesExhausted: .transferFailed
+    case .validationFailed: .validationFailed
+    case .rolledBack, .wrongVersionAfterRestart, .notConfirmed: .rolledBack
+    case .timedOut: .timedOut
+    case .refused, .protocolError: .refused
     }
   }
+
+  public var exitCode: Int32 { exitStatus.rawValue }
 
   /// What happened, then what to do about it.
   public var explanation: String {

@@ -86,7 +86,7 @@ struct ConfirmCommand: ParsableCommand {
     } else {
       print(nothing.message)
     }
-    if nothing.exitCode != 0 { throw ExitCode(nothing.exitCode) }
+    if nothing.exitStatus != .success { throw ExitCode(nothing.exitStatus) }
   }
 }
 
@@ -106,19 +106,19 @@ private func talk(_ device: DeviceOptions, request: (InfoRecord) -> Request?) th
   case .failure(let failure):
     FileHandle.standardError.write(
       Data("otactl: \(failure). Check that the device runs and --device names it.\n".utf8))
-    throw ExitCode(failure == .timedOut ? 8 : 3)
+    throw ExitCode(failure == .timedOut ? .timedOut : .unreachable)
   }
 }
 
 private func answer(_ response: Response?, device: DeviceOptions) throws {
-  guard let response else { throw ExitCode(9) }
+  guard let response else { throw ExitCode(.refused) }
   let opcode = Opcode(rawValue: response.requestOpcode).map { "\($0)" } ?? "?"
   if device.json {
     printJSON(["request": opcode, "status": "\(response.status)", "ok": response.status == .success])
   } else {
     print("\(opcode): \(response.status)")
   }
-  if response.status != .success { throw ExitCode(9) }
+  if response.status != .success { throw ExitCode(.refused) }
 }
 
 private func describe(_ info: InfoRecord) -> [String: Any] {

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import Logging
 import OTABlueZ
+import OTACentral
 import OTADBus
 import OTALink
 import OTAWire
@@ -36,7 +37,7 @@ struct DeviceOptions: ParsableArguments {
       return try makeLink()
     } catch let failure as LinkFailure {
       FileHandle.standardError.write(Data("otactl: \(failure)\n".utf8))
-      throw ExitCode(3)
+      throw ExitCode(.unreachable)
     }
   }
 

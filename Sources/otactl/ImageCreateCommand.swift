@@ -59,7 +59,7 @@ struct ImageCreateCommand: ParsableCommand {
     do {
       bytes = try ImageFiles.read(payload, what: "payload")
     } catch {
-      throw ImageCommandExit.fail("create", error.message, .badImage)
+      throw ImageCommandExit.fail("create", error.message, .imageUnusable)
     }
     do {
       signingKey = try key.map { path throws(ImageFiles.Failure) in try ImageFiles.signingKey(path) }
@@ -77,7 +77,7 @@ struct ImageCreateCommand: ParsableCommand {
       case .headerSizeTooSmall, .headerSizeTooLarge, .key:
         throw ImageCommandExit.fail("create", "\(error)", .usage)
       default:
-        throw ImageCommandExit.fail("create", "\(error)", .badImage)
+        throw ImageCommandExit.fail("create", "\(error)", .imageUnusable)
       }
     }
     do {

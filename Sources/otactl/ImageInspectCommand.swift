@@ -41,13 +41,13 @@ struct ImageInspectCommand: ParsableCommand {
     do {
       bytes = try ImageFiles.read(image, what: "image")
     } catch {
-      throw ImageCommandExit.fail("inspect", error.message, .badImage)
+      throw ImageCommandExit.fail("inspect", error.message, .imageUnusable)
     }
     let inspection: MCUbootImageInspection
     do {
       inspection = try MCUbootImageInspection(image: bytes, keys: publicKeys)
     } catch {
-      throw ImageCommandExit.fail("inspect", "\(image): \(error)", .badImage)
+      throw ImageCommandExit.fail("inspect", "\(image): \(error)", .imageUnusable)
     }
     if json {
       let encoder = JSONEncoder()
@@ -57,13 +57,13 @@ struct ImageInspectCommand: ParsableCommand {
       print(inspection.text)
     }
     guard case .matches = inspection.hash else {
-      throw ImageCommandExit.fail("inspect", "\(image): hash \(inspection.hashSummary)", .hashMismatch)
+      throw ImageCommandExit.fail("inspect", "\(image): hash \(inspection.hashSummary)", .validationFailed)
     }
     switch inspection.signature {
     case .notRequested, .verified: return
     case .rejected, .skipped:
       throw ImageCommandExit.fail(
-        "inspect", "\(image): signature \(inspection.signatureSummary)", .signatureRejected)
+        "inspect", "\(image): signature \(inspection.signatureSummary)", .signatureInvalid)
     }
   }
 }

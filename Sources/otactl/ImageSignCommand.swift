@@ -34,7 +34,7 @@ struct ImageSignCommand: ParsableCommand {
     do {
       image = try ImageFiles.read(input, what: "image")
     } catch {
-      throw ImageCommandExit.fail("sign", error.message, .badImage)
+      throw ImageCommandExit.fail("sign", error.message, .imageUnusable)
     }
     do {
       signingKey = try ImageFiles.signingKey(key)
@@ -45,7 +45,7 @@ struct ImageSignCommand: ParsableCommand {
     do {
       signed = try MCUbootImageSigner.sign(image, with: signingKey, publicKeyFormat: publicKeyFormat)
     } catch {
-      throw ImageCommandExit.fail("sign", "\(input): \(error)", .badImage)
+      throw ImageCommandExit.fail("sign", "\(input): \(error)", .imageUnusable)
     }
     do {
       try ImageFiles.writeImage(signed, to: output)

@@ -1,4 +1,5 @@
 import ArgumentParser
+import OTACentral
 
 @main
 struct OTACtl: ParsableCommand {
@@ -11,9 +12,7 @@ struct OTACtl: ParsableCommand {
         otactl push firmware.bin --version 1.4.0 --device /tmp/otad.sock --link mtu=185,loss=0.02
         otactl info --device /tmp/otad.sock --json
 
-      Exit codes: 0 success, 3 device not reachable, 4 image too large, 5 transfer failed after
-      retries, 6 validation failed, 7 rolled back or wrong version after the restart, 8 timed out,
-      9 refused by the device or protocol error, 10 image unreadable, 64 bad arguments.
+      Exit codes, the same for every command (docs/OTACTL.md): \(ExitStatus.helpList).
       """,
     subcommands: [
       ScanCommand.self, PushCommand.self, InfoCommand.self, AbortCommand.self, ConfirmCommand.self,

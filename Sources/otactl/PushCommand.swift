@@ -77,12 +77,12 @@ struct PushCommand: ParsableCommand {
   func run() throws {
     guard let data = FileManager.default.contents(atPath: image) else {
       FileHandle.standardError.write(Data("otactl: cannot read the image \(image)\n".utf8))
-      throw ExitCode(10)
+      throw ExitCode(.imageUnusable)
     }
     let bytes = [UInt8](data)
     guard !bytes.isEmpty else {
       FileHandle.standardError.write(Data("otactl: the image \(image) is empty\n".utf8))
-      throw ExitCode(10)
+      throw ExitCode(.imageUnusable)
     }
     let imageVersion = try resolveVersion(bytes)
     let conditions = try device.conditions()
@@ -115,7 +115,7 @@ struct PushCommand: ParsableCommand {
       outcome, elapsed: session.elapsed, size: bytes.count,
       air: device.isSimulated ? AirTime(negotiated) : nil,
       connectToReady: connectToReady, version: imageVersion)
-    if case .failed(let failure, _) = outcome { throw ExitCode(failure.exitCode) }
+    if case .failed(let failure, _) = outcome { throw ExitCode(failure.exitStatus) }
   }
 
   private func resolveVersion(_ bytes: [UInt8]) throws -> Version {

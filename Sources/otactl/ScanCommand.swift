@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import OTABlueZ
+import OTACentral
 import OTADBus
 
 /// `scan`: which devices around offer the OTA service.
@@ -32,7 +33,7 @@ struct ScanCommand: ParsableCommand {
         Data(
           "otactl: scanning on \(adapter) failed: \(error.message). Is bluetoothd running, the adapter on?\n"
             .utf8))
-      throw ExitCode(3)
+      throw ExitCode(.unreachable)
     }
     if json {
       let objects = devices.map { device -> [String: Any] in

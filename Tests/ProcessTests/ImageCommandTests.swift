@@ -93,7 +93,7 @@ import Testing
     #expect(text.output.contains("signature: not checked (no --key given)"))
 
     let wrongKey = try image(["inspect", path("app.img"), "--key", path("other.pub.pem")])
-    #expect(wrongKey.status == 12)
+    #expect(wrongKey.status == 11, "signature invalid, as for a push")
     #expect(
       wrongKey.errors.hasPrefix(
         "otactl image inspect: \(path("app.img")): signature INVALID: signed by a key"))
@@ -106,7 +106,7 @@ import Testing
     let signed = try image(["sign", path("app.img"), path("app-other.img"), "--key", path("other.pem")])
     #expect(signed.status == 0, "\(signed.errors)")
     #expect(try image(["inspect", path("app-other.img"), "--key", path("other.pub.pem")]).status == 0)
-    #expect(try image(["inspect", path("app-other.img"), "--key", path("release.pub.pem")]).status == 12)
+    #expect(try image(["inspect", path("app-other.img"), "--key", path("release.pub.pem")]).status == 11)
     let before = try Data(contentsOf: URL(fileURLWithPath: path("app.img")))
     let after = try Data(contentsOf: URL(fileURLWithPath: path("app-other.img")))
     #expect(
@@ -117,7 +117,7 @@ import Testing
     damaged[0x400 + 100] ^= 0x01
     try Data(damaged).write(to: URL(fileURLWithPath: path("damaged.img")))
     let mismatch = try image(["inspect", path("damaged.img"), "--key", path("release.pub.pem")])
-    #expect(mismatch.status == 11)
+    #expect(mismatch.status == 6, "validation failed, as for a push")
     #expect(mismatch.errors.contains("hash MISMATCH: the SHA256 TLV holds"))
     let refused = try image(["sign", path("damaged.img"), path("resigned.img"), "--key", path("release.pem")])
     #expect(refused.status == 10)
@@ -211,5 +211,27 @@ import Testing
     let data = pipe.fileHandleForReading.readDataToEndOfFile()
     process.waitUntilExit()
     return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+  }
+}
+
+/// `otactl --help` lists every exit code that docs/OTACTL.md's table lists, the same for all commands.
+@Suite struct ExitCodeHelpTests {
+  @Test func helpListsEveryDocumentedExitCode() throws {
+    let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+      .deletingLastPathComponent()
+    let doc = try String(contentsOf: root.appendingPathComponent("docs/OTACTL.md"), encoding: .utf8)
+    let table = doc.components(separatedBy: "## Exit codes").dropFirst().first ?? ""
+    let codes = table.split(separator: "\n").filter { $0.hasPrefix("| ") }.compactMap { row in
+      Int(row.split(separator: "|").first?.trimmingCharacters(in: .whitespaces) ?? "")
+    }
+    #expect(codes.count >= 10)
+    let help = try runTool("otactl", ["--help"]).output.split(whereSeparator: \.isWhitespace)
+      .joined(separator: " ")
+    let listed = help.components(separatedBy: "Exit codes").dropFirst().joined()
+    for code in codes {
+      #expect(
+        listed.contains("\(code) ") && (listed.contains(": \(code) ") || listed.contains("; \(code) ")),
+        "exit code \(code) is not in --help")
+    }
   }
 }

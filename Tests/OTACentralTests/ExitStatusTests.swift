@@ -1,0 +1,40 @@
+import Foundation
+import OTACentral
+import OTAEngine
+import Testing
+
+/// One list of exit codes for every otactl command, documented once: docs/OTACTL.md's table has a
+/// row for each `ExitStatus` and for nothing else (`--help` prints the same list: ProcessTests).
+@Suite struct ExitStatusTests {
+  static func documentedCodes() throws -> [Int32] {
+    let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+      .deletingLastPathComponent()
+    let doc = try String(contentsOf: root.appendingPathComponent("docs/OTACTL.md"), encoding: .utf8)
+    let table = doc.components(separatedBy: "## Exit codes").dropFirst().first ?? ""
+    return table.split(separator: "\n").filter { $0.hasPrefix("| ") }.compactMap { row in
+      Int32(row.split(separator: "|").first?.trimmingCharacters(in: .whitespaces) ?? "")
+    }
+  }
+
+  @Test func theDocsTableHasARowForEachStatusAndNoOther() throws {
+    #expect(try Self.documentedCodes() == ExitStatus.allCases.map(\.rawValue))
+  }
+
+  @Test func everyPushFailureHasItsOwnStatusAndNoneIsSuccessOrUsage() {
+    let failures: [PushFailure] = [
+      .unreachable(attempts: 1, lastReason: "x"), .tooLarge(size: 2, capacity: 1),
+      .windowRetriesExhausted(offset: 0, status: .crcMismatch, attempts: 8),
+      .windowRetriesExhausted(offset: 0, status: .storageError, attempts: 8),
+      .validationFailed(.validationFailed), .validationFailed(.signatureInvalid),
+      .validationFailed(.downgradeRefused), .timedOut(.validating), .refused(.prepare, .invalidState),
+      .protocolError("x"),
+    ]
+    let statuses = failures.map(\.exitStatus)
+    #expect(!statuses.contains(.success) && !statuses.contains(.usage))
+    #expect(
+      statuses == [
+        .unreachable, .tooLarge, .transferFailed, .storageFailed, .validationFailed, .signatureInvalid,
+        .downgradeRefused, .timedOut, .refused, .refused,
+      ])
+  }
+}
