@@ -51,7 +51,7 @@ let package = Package(
     // The BlueZ roles over D-Bus: the device's GATT application and advertisement, the central's client.
     .target(
       name: "OTABlueZ",
-      dependencies: ["OTADBus", "OTALink", "OTAWire", .product(name: "Logging", package: "swift-log")]),
+      dependencies: ["OTADBus", "OTALink", .product(name: "Logging", package: "swift-log")]),
     // Bootloader backends behind one interface: a symlink, Raspberry Pi tryboot, U-Boot, GRUB.
     .target(name: "OTABoot", dependencies: ["OTAStorage", "OTAWire"]),
     // The device side's IO edge: runs the receiver engine against storage.
@@ -92,11 +92,11 @@ let package = Package(
     .testTarget(
       name: "OTATrustTests",
       dependencies: ["OTATrust", "OTAWire", .product(name: "Crypto", package: "swift-crypto")]),
-    .testTarget(name: "OTAChecksumTests", dependencies: ["OTAChecksum", "CDBus"]),
+    .testTarget(name: "OTAChecksumTests", dependencies: ["OTAChecksum"]),
     .testTarget(name: "OTALinkTests", dependencies: ["OTALink", "OTAWire"]),
     // A private dbus-daemon for the D-Bus and BlueZ tests.
     .target(name: "DBusTestSupport", path: "Sources/DBusTestSupport"),
-    .testTarget(name: "OTADBusTests", dependencies: ["OTADBus", "DBusTestSupport"]),
+    .testTarget(name: "OTADBusTests", dependencies: ["OTADBus", "DBusTestSupport", "CDBus"]),
     .testTarget(
       name: "OTABlueZTests",
       dependencies: [
@@ -104,6 +104,8 @@ let package = Package(
       ]),
     // Runs the built otad and otactl as separate processes (build them first: Scripts/test.sh does).
     .testTarget(name: "ProcessTests"),
+    // Reads docs/ARCHITECTURE.md, Package.swift and the import lines; imports no project target.
+    .testTarget(name: "ArchitectureTests"),
     .testTarget(name: "OTACentralTests", dependencies: ["OTACentral", "OTAEngine", "OTAWire"]),
     .testTarget(name: "OTAEngineTests", dependencies: ["OTAEngine", "OTAChecksum"]),
     .testTarget(name: "OTABootTests", dependencies: ["OTABoot", "OTAStorage", "OTAWire"]),

@@ -1,0 +1,89 @@
+import Foundation
+import Testing
+
+/// docs/ARCHITECTURE.md's module graph, held against Package.swift and every import line.
+@Suite struct ArchitectureTests {
+  static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+    .deletingLastPathComponent()
+
+  static func swiftFiles(under folder: String) throws -> [String: [(file: String, text: String)]] {
+    let base = root.appendingPathComponent(folder)
+    var byTarget: [String: [(file: String, text: String)]] = [:]
+    for target in try FileManager.default.contentsOfDirectory(atPath: base.path).sorted() {
+      let directory = base.appendingPathComponent(target)
+      var isDirectory: ObjCBool = false
+      guard FileManager.default.fileExists(atPath: directory.path, isDirectory: &isDirectory),
+        isDirectory.boolValue
+      else { continue }
+      var files: [(file: String, text: String)] = []
+      let walker = FileManager.default.enumerator(atPath: directory.path)
+      while let relative = walker?.nextObject() as? String {
+        guard relative.hasSuffix(".swift") else { continue }
+        let text = try String(contentsOf: directory.appendingPathComponent(relative), encoding: .utf8)
+        files.append(("\(folder)/\(target)/\(relative)", text))
+      }
+      byTarget[target] = files
+    }
+    return byTarget
+  }
+
+  static func text(_ path: String) throws -> String {
+    try String(contentsOf: root.appendingPathComponent(path), encoding: .utf8)
+  }
+
+  @Test func theCodeKeepsToTheModuleGraph() throws {
+    let graph = ModuleGraph(doc: try Self.text("docs/ARCHITECTURE.md"))
+    #expect(graph.allowed.count >= 20, "the doc's table was read")
+    let violations = graph.violations(
+      manifest: try Self.text("Package.swift"), sources: try Self.swiftFiles(under: "Sources"),
+      tests: try Self.swiftFiles(under: "Tests"))
+    #expect(violations.isEmpty, "\(violations.joined(separator: "\n"))")
+  }
+
+  @Test func theManifestIsReadWithItsDependencies() throws {
+    let targets = ModuleGraph.packageTargets(try Self.text("Package.swift"))
+    #expect(targets["OTAEngine"] == ["OTAWire", "OTAChecksum"])
+    #expect(targets["OTATrust"] == ["OTAWire", "Crypto"])
+    #expect(targets["FuzzTargets"] == ["OTAFuzzing", "OTATrustFuzzing"])
+    #expect(targets["ProcessTests"] == [])
+  }
+
+  /// The checker finds what the rules forbid: a Glibc import or call in the wire layer, a target
+  /// missing from the doc, a test importing another target, a dependency the row does not allow.
+  @Test func aBrokenGraphIsReported() {
+    let graph = ModuleGraph(
+      doc: """
+        | target | owns | may import |
+        |---|---|---|
+        | OTAWire | values | — |
+        | OTAEngine | machines | OTAWire |
+        """)
+    let manifest = """
+      .target(name: "OTAWire"),
+      .target(name: "OTAEngine", dependencies: ["OTAWire", "OTAStorage"]),
+      .testTarget(name: "OTAWireTests", dependencies: ["OTAWire"]),
+      """
+    let violations = graph.violations(
+      manifest: manifest,
+      sources: [
+        "OTAWire": [
+          ("Sources/OTAWire/A.swift", "import Glibc\nlet x = 1"),
+          ("Sources/OTAWire/B.swift", "let y = Glibc.errno"),
+        ],
+        "OTAEngine": [("Sources/OTAEngine/C.swift", "import OTAWire\n@testable import OTALink.Thing")],
+        "OTAExtra": [("Sources/OTAExtra/D.swift", "")],
+      ],
+      tests: [
+        "OTAWireTests": [("Tests/OTAWireTests/T.swift", "import Testing\nimport OTAWire\nimport OTAEngine")]
+      ])
+    #expect(
+      violations == [
+        "Package.swift: OTAEngine depends on OTAStorage",
+        "Sources/OTAEngine/C.swift imports OTALink",
+        "Sources/OTAExtra has no row in docs/ARCHITECTURE.md",
+        "Sources/OTAWire/A.swift imports Glibc",
+        "Sources/OTAWire/B.swift calls Glibc",
+        "Tests/OTAWireTests/T.swift imports OTAEngine",
+      ])
+  }
+}
