@@ -46,33 +46,16 @@ swift_build=(swift build --scratch-path "$scratch" -c release --sanitize fuzzer 
 export BLUEOTA_FUZZ=1
 if ((build)); then
   started=$SECONDS
-  build_target() {
-    "${swift_build[@]}" --product "fuzz-$1" 2>&1 | grep -vE "^warning: 'main': Source files for target|Cannot export local symbol" || true
-  }
-  instrumented() {
-    local binary
-    binary="$("${swift_build[@]}" --show-bin-path)/fuzz-$1"
-    [[ -x "$binary" ]] && readelf -S "$binary" | grep -q __sancov_pcs
-  }
   for target in "${targets[@]}"; do
     echo "== fuzz: building fuzz-$target"
-    build_target "$target"
-  done
-  # A binary linked from objects built without the fuzzer flags (a `--target` build, or, seen here,
-  # an incremental build in this scratch path) carries no coverage: build it again, then, if that
-  # is not enough, everything from a clean scratch path, once.
-  for target in "${targets[@]}"; do
-    instrumented "$target" && continue
-    echo "== fuzz: fuzz-$target has no coverage instrumentation; building it again"
-    build_target "$target"
-    instrumented "$target" && continue
-    echo "== fuzz: still none; rebuilding every target in a clean $scratch"
-    rm -rf "$scratch"
-    for again in "${targets[@]}"; do build_target "$again"; done
-    break
-  done
-  for target in "${targets[@]}"; do
-    instrumented "$target" || { echo "fuzz.sh: fuzz-$target did not build with coverage instrumentation" >&2; exit 1; }
+    "${swift_build[@]}" --product "fuzz-$target" 2>&1 | grep -vE "^warning: 'main': Source files for target|Cannot export local symbol" || true
+    binary="$("${swift_build[@]}" --show-bin-path)/fuzz-$target"
+    [[ -x "$binary" ]] || { echo "fuzz.sh: build of fuzz-$target failed" >&2; exit 1; }
+    # Objects left by a build without the fuzzer flags (e.g. `--target` builds) carry no coverage.
+    # (Read readelf's whole output: `readelf | grep -q` under pipefail fails whenever grep exits
+    # before readelf has written everything, which made this check fail now and then.)
+    sections="$(readelf -S "$binary")"
+    [[ "$sections" == *__sancov_pcs* ]] || { echo "fuzz.sh: fuzz-$target has no coverage instrumentation; remove $scratch and rebuild" >&2; exit 1; }
   done
   echo "== fuzz: built in $((SECONDS - started)) s"
 fi
