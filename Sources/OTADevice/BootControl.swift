@@ -195,27 +195,15 @@ public struct BootControl: Sendable {
   }
 
   private func bootedSlot() throws(BootError) -> SlotID? {
-    do {
-      return try backend.bootedSlot()
-    } catch {
-      throw .backend(error)
-    }
+    try backendCall { () throws(BootBackendError) in try backend.bootedSlot() }
   }
 
   private func save(_ state: BootState) throws(BootError) {
-    do {
-      try store.save(state)
-    } catch {
-      throw .storage(error)
-    }
+    try storage { () throws(StorageError) in try store.save(state) }
   }
 
   private func apply(_ plan: BootPlan) throws(BootError) {
-    do {
-      try backend.apply(plan)
-    } catch {
-      throw .backend(error)
-    }
+    try backendCall { () throws(BootBackendError) in try backend.apply(plan) }
   }
 
   private func locked<T>(_ body: () throws(BootError) -> T) throws(BootError) -> T {

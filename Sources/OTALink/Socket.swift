@@ -130,17 +130,11 @@ public final class UnixSocket {
 
   /// Reads what is there (the caller polled for it); an empty result means the peer closed.
   public func read(maximum: Int = 65536) throws(LinkError) -> [UInt8] {
-    var buffer = [UInt8](repeating: 0, count: maximum)
-    while true {
-      let count = buffer.withUnsafeMutableBytes { Glibc.read(descriptor, $0.baseAddress, maximum) }
-      if count >= 0 {
-        buffer.removeLast(maximum - count)
-        return buffer
-      }
-      if errno == EINTR { continue }
-      if errno == ECONNRESET { return [] }
-      throw .system(operation: "read", errno: errno)
+    // Polled first, a blocking socket has something to read; "nothing waits" is an error here.
+    guard let bytes = try readAvailable(maximum: maximum) else {
+      throw .system(operation: "read", errno: EAGAIN)
     }
+    return bytes
   }
 
   /// Writes every byte, waiting as the socket drains.

@@ -96,7 +96,8 @@ public enum ImageVerdict: Sendable, Equatable {
   case invalid(ImageProblem)
 }
 
-private func hex32(_ value: UInt32) -> String {
+/// `0x` and eight hex digits.
+func hex32(_ value: UInt32) -> String {
   let text = String(value, radix: 16)
   return "0x" + String(repeating: "0", count: 8 - text.count) + text
 }

@@ -29,12 +29,23 @@ public enum ImageVerifier {
     reader: any SlotReader, size: UInt64, expectedCRC: UInt32, preparedVersion: Version,
     policy: ImagePolicy = .integrityOnly, installed: InstalledImage = .none, chunkSize: Int = 1 << 20
   ) throws(StorageError) -> ImageVerdict {
+    try verify(
+      reader: reader, size: size, expectedCRC: Optional(expectedCRC), preparedVersion: preparedVersion,
+      policy: policy, installed: installed, chunkSize: chunkSize)
+  }
+
+  /// As above; with no `expectedCRC` (an image judged by itself, `survey`) the CRC32 is only
+  /// computed, in the same single pass.
+  static func verify(
+    reader: any SlotReader, size: UInt64, expectedCRC: UInt32?, preparedVersion: Version,
+    policy: ImagePolicy, installed: InstalledImage, chunkSize: Int = 1 << 20
+  ) throws(StorageError) -> ImageVerdict {
     guard size > 0 else { return .invalid(.malformed("the image is empty (0 bytes)")) }
     let inspection = try inspect(reader: reader, size: size)
     let stream = try StreamedDigests.compute(
       reader: reader, size: size, chunkSize: max(1, chunkSize), inspection: inspection)
 
-    guard stream.crc32 == expectedCRC else {
+    if let expectedCRC, stream.crc32 != expectedCRC {
       return .invalid(.crcMismatch(expected: expectedCRC, actual: stream.crc32))
     }
     let layout: MCUbootImageLayout
@@ -127,6 +138,22 @@ public enum ImageVerifier {
     }
   }
 
+  /// Reads and decodes the TLV areas that `header` places, from the bytes before `end` (the
+  /// image's received size, or the slot's capacity when the image's own length is sought).
+  static func readLayout(reader: any SlotReader, header: MCUbootHeader, end: UInt64) throws(StorageError)
+    -> (layout: Result<MCUbootImageLayout, ImageProblem>, tlvBytes: [UInt8])
+  {
+    // Both areas together are at most `maximumTLVAreasLength` bytes: a longer tail cannot be
+    // TLVs, and the caller's length check reports it without reading it.
+    let tlvCount = min(end - header.tlvOffset, UInt64(MCUbootImageLayout.maximumTLVAreasLength))
+    let tlvBytes = try reader.read(at: header.tlvOffset, count: Int(tlvCount))
+    do {
+      return (.success(try MCUbootImageLayout(header: header, tlvAreas: tlvBytes)), tlvBytes)
+    } catch {
+      return (.failure(.malformed(error.reason)), tlvBytes)
+    }
+  }
+
   /// Reads the header (and for MCUboot the TLV areas, at the offset the header gives) and decodes
   /// them. Only storage failures throw; bad bytes become `.invalid`.
   static func inspect(reader: any SlotReader, size: UInt64) throws(StorageError) -> Inspection {
@@ -150,15 +177,11 @@ public enum ImageVerifier {
           "the image is \(size) bytes but its header puts the TLV areas at offset \(header.tlvOffset) "
             + "(hdr_size \(header.headerSize) + img_size \(header.imageSize))"))
     }
-    // Both areas together are at most `maximumTLVAreasLength` bytes: a longer tail cannot be
-    // TLVs, and the length check below reports it without reading it.
-    let tlvCount = min(size - header.tlvOffset, UInt64(MCUbootImageLayout.maximumTLVAreasLength))
-    let tlvBytes = try reader.read(at: header.tlvOffset, count: Int(tlvCount))
+    let (decoded, tlvBytes) = try readLayout(reader: reader, header: header, end: size)
     let layout: MCUbootImageLayout
-    do {
-      layout = try MCUbootImageLayout(header: header, tlvAreas: tlvBytes)
-    } catch {
-      return .invalid(.malformed(error.reason))
+    switch decoded {
+    case .success(let value): layout = value
+    case .failure(let problem): return .invalid(problem)
     }
     guard layout.totalLength == size else {
       return .invalid(.sizeMismatch(described: layout.totalLength, received: size))

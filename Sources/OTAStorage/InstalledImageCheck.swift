@@ -22,35 +22,42 @@ public enum InstalledImageCheck: Equatable, Sendable, CustomStringConvertible {
     }
   }
 
-  /// Checks `slot` against what `state` recorded for it and what its image says of itself.
+  /// Checks `slot` against what `state` recorded for it and what its image says of itself, in one
+  /// pass over the image.
   public static func check(
     _ slot: SlotID, recorded: BootState.Slot, reader: any SlotReader, policy: ImagePolicy
   ) throws(StorageError) -> InstalledImageCheck {
-    var checks: [String] = []
-    if recorded.size > 0 {
-      if let problem = try ImageVerifier.checkRecorded(
-        reader: reader, size: recorded.size, crc32: recorded.crc32)
-      {
-        return .rotten("slot \(slot) no longer holds the image installed there: \(problem)")
-      }
-      checks.append("length and CRC32 as installed")
-    }
+    let changed = "slot \(slot) no longer holds the image installed there"
     switch try ImageVerifier.survey(reader: reader, policy: policy) {
     case .verified(let report):
-      if recorded.size > 0, report.size != UInt64(recorded.size) {
-        return .rotten(
-          "slot \(slot)'s MCUboot header describes \(report.size) bytes, \(recorded.size) were installed")
+      guard recorded.size > 0 else {
+        return .intact(policy.requiresSignature ? "SHA-256 and signature" : "SHA-256")
       }
-      checks.append(policy.requiresSignature ? "SHA-256 and signature" : "SHA-256")
+      guard report.size == UInt64(recorded.size), report.crc32 == recorded.crc32 else {
+        return .rotten(
+          "\(changed): \(report.size) bytes with CRC32 \(hex32(report.crc32)), installed \(recorded.size) with "
+            + hex32(recorded.crc32))
+      }
+      return .intact(
+        "length and CRC32 as installed, " + (policy.requiresSignature ? "SHA-256 and signature" : "SHA-256"))
     case .invalid(let problem):
       return .rotten("slot \(slot)'s image fails its check: \(problem)")
     case .unreadable(let why):
       return .rotten("slot \(slot) cannot be read: \(why)")
     case .unverifiable:
-      if checks.isEmpty {
+      guard recorded.size > 0 else {
         return .unchecked("slot \(slot) holds no MCUboot header and no length or CRC32 was recorded for it")
       }
+      guard UInt64(recorded.size) <= reader.capacity else {
+        return .rotten("\(changed): \(recorded.size) bytes were installed in a slot of \(reader.capacity)")
+      }
+      // A raw image: its bytes against the length and CRC32 recorded at install, nothing else.
+      switch try ImageVerifier.verify(
+        reader: reader, size: UInt64(recorded.size), expectedCRC: recorded.crc32, preparedVersion: .zero)
+      {
+      case .valid: return .intact("length and CRC32 as installed")
+      case .invalid(let problem): return .rotten("\(changed): \(problem)")
+      }
     }
-    return .intact(checks.joined(separator: ", "))
   }
 }

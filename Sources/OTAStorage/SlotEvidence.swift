@@ -1,4 +1,3 @@
-import OTAChecksum
 import OTAWire
 
 /// What a slot holds, judged from its own bytes with no record to go by: an MCUboot image carries its
@@ -44,18 +43,14 @@ extension ImageVerifier {
       return .invalid(
         .malformed("the header puts the TLV areas at \(header.tlvOffset), past the slot's \(capacity) bytes"))
     }
-    let tlvCount = min(capacity - header.tlvOffset, UInt64(MCUbootImageLayout.maximumTLVAreasLength))
-    let tlvBytes = try reader.read(at: header.tlvOffset, count: Int(tlvCount))
-    let layout: MCUbootImageLayout
-    do {
-      layout = try MCUbootImageLayout(header: header, tlvAreas: tlvBytes)
-    } catch {
-      return .invalid(.malformed(error.reason))
+    let size: UInt64
+    switch try readLayout(reader: reader, header: header, end: capacity).layout {
+    case .success(let layout): size = layout.totalLength
+    case .failure(let problem): return .invalid(problem)
     }
-    let size = layout.totalLength
-    let crc = try crc32(reader: reader, size: size)
+    // One pass: the CRC32 is computed, not compared; the hash and signature are checked.
     switch try verify(
-      reader: reader, size: size, expectedCRC: crc, preparedVersion: header.version,
+      reader: reader, size: size, expectedCRC: nil, preparedVersion: header.version,
       policy: ImagePolicy(trustedKeys: policy.trustedKeys, allowDowngrade: true), installed: .none)
     {
     case .valid(let report): return .verified(report)
@@ -75,30 +70,5 @@ extension ImageVerifier {
     } catch {
       return .unreadable("\(error)")
     }
-  }
-
-  /// Checks a slot against a length and CRC32 recorded when its image was installed: nil when they
-  /// match, else why not.
-  public static func checkRecorded(reader: any SlotReader, size: UInt32, crc32 expected: UInt32)
-    throws(StorageError) -> ImageProblem?
-  {
-    guard size > 0 else { return nil }
-    guard UInt64(size) <= reader.capacity else {
-      return .sizeMismatch(described: UInt64(size), received: reader.capacity)
-    }
-    let actual = try crc32(reader: reader, size: UInt64(size))
-    return actual == expected ? nil : .crcMismatch(expected: expected, actual: actual)
-  }
-
-  static func crc32(reader: any SlotReader, size: UInt64) throws(StorageError) -> UInt32 {
-    var crc = CRC32()
-    var offset: UInt64 = 0
-    while offset < size {
-      let count = Int(min(1 << 20, size - offset))
-      let chunk = try reader.read(at: offset, count: count)
-      crc.update(chunk)
-      offset += UInt64(count)
-    }
-    return crc.value
   }
 }

@@ -20,7 +20,7 @@ struct BootCommand: ParsableCommand {
     DaemonOptions.bootstrapLogging(configuration)
     let logger = Logger(label: "otad-boot")
     let control = try DaemonOptions.device(configuration).control
-    let decision = try BootStageReport.run(control, logger: logger)
+    let decision = try BootStageReport.run(control, logger: logger).decision
     print("slot \(decision.run): \(decision.row.rawValue)")
     if decision.restart {
       try Restarter(restart: configuration.boot.restart, backend: control.backend, logger: logger)

@@ -5,7 +5,14 @@ import OTAWire
 
 /// Runs the boot stage and says what it decided, in the log.
 enum BootStageReport {
-  static func run(_ control: BootControl, logger: Logger) throws -> BootDecision {
+  /// The decision, and the check of the image that runs (for the health check, so that the image
+  /// is read once per start).
+  struct Outcome {
+    var decision: BootDecision
+    var image: InstalledImageCheck?
+  }
+
+  static func run(_ control: BootControl, logger: Logger) throws -> Outcome {
     let decision: BootDecision
     do {
       decision = try control.runBootStage()
@@ -34,14 +41,16 @@ enum BootStageReport {
         """)
     }
     if decision.restart { logger.notice("boot stage: restarting into \(state.plan)") }
-    reportImage(decision.run, state, control, logger: logger)
-    return decision
+    return Outcome(decision: decision, image: reportImage(decision.run, state, control, logger: logger))
   }
 
   /// The running image checked against what was installed: rot is logged as an error.
-  static func reportImage(_ slot: SlotID, _ state: BootState, _ control: BootControl, logger: Logger) {
+  static func reportImage(_ slot: SlotID, _ state: BootState, _ control: BootControl, logger: Logger)
+    -> InstalledImageCheck?
+  {
     do {
-      switch try control.checkInstalledImage(slot, in: state) {
+      let check = try control.checkInstalledImage(slot, in: state)
+      switch check {
       case .rotten(let why)?:
         logger.error(
           "image check: \(why). Reinstall firmware \(state[slot].version) (push it again) before trusting this device"
@@ -50,8 +59,10 @@ enum BootStageReport {
       case .intact(let how)?: logger.info("image check: slot \(slot) intact (\(how))")
       case nil: break
       }
+      return check
     } catch {
       logger.error("image check: slot \(slot) could not be read: \(error)")
+      return .rotten("slot \(slot) cannot be read: \(error)")
     }
   }
 

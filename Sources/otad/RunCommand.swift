@@ -58,10 +58,12 @@ struct RunCommand: ParsableCommand {
     try (storage.records as? FileRecordStore)?.checkWritable()
     let restarter = Restarter(restart: configuration.boot.restart, backend: control.backend, logger: logger)
     var running: SlotID?
+    var runningImage: InstalledImageCheck?
     if configuration.boot.stage == .daemon {
-      let decision = try BootStageReport.run(control, logger: logger)
-      if decision.restart { try restarter.restart(into: decision.state.plan) }
-      running = decision.run
+      let stage = try BootStageReport.run(control, logger: logger)
+      if stage.decision.restart { try restarter.restart(into: stage.decision.state.plan) }
+      running = stage.decision.run
+      runningImage = stage.image
     }
     var host = try ReceiverHost(
       storage: storage, control: control, running: running, windowCapacity: configuration.windowCapacity,
@@ -122,7 +124,9 @@ struct RunCommand: ParsableCommand {
       boot: host.boot, slot: host.running,
       slotPath: (host.running == .a ? configuration.slotA : configuration.slotB) ?? "",
       reader: try? storage.slots.reader(host.running),
-      imageCheck: try? control.checkInstalledImage(host.running, in: host.boot))
+      // Only a trial runs the health check; the boot stage has checked the image already, if it ran.
+      imageCheck: host.runningOnTrial
+        ? runningImage ?? (try? control.checkInstalledImage(host.running, in: host.boot)) : nil)
     let service = DeviceService(
       host: host, link: link, logger: logger, trial: configuration.boot.trial, healthEnvironment: environment)
     let stop = try service.run(stopSignals: stopSignals)
