@@ -32,6 +32,8 @@ let package = Package(
     // The one system layer: file descriptors, errno, durable writes, poll, signals, spawn, sockets,
     // every call behind one seam that tests can trace or fail. The only target that reaches the OS.
     .target(name: "OTASystem", dependencies: ["CLinux"]),
+    // For tests: a SystemCallObserver that records the calls and fails or shortens chosen ones.
+    .target(name: "OTASystemTesting", dependencies: ["OTASystem"]),
 
     // CRC32 through zlib: the checksum of windows, images and on-disk records.
     .target(name: "OTAChecksum", dependencies: ["CZlib"]),
@@ -96,7 +98,7 @@ let package = Package(
       name: "ota-bench", dependencies: ["OTASimulation", "OTADevice", "OTAStorage", "OTALink"]),
 
     .testTarget(name: "OTAWireTests", dependencies: ["OTAWire"]),
-    .testTarget(name: "OTASystemTests", dependencies: ["OTASystem", "OTAStorage"]),
+    .testTarget(name: "OTASystemTests", dependencies: ["OTASystem", "OTASystemTesting", "OTAStorage"]),
     .testTarget(
       name: "OTATrustTests",
       dependencies: ["OTATrust", "OTAWire", .product(name: "Crypto", package: "swift-crypto")]),

@@ -12,6 +12,7 @@ public enum DurableWrite {
     let file = try FileDescriptor.open(temporary, [.writeOnly, .create, .truncate], mode: mode)
     do throws(SystemError) {
       let written = try file.write(bytes, at: 0)
+      // A regular file's pwrite stores nothing only when the file system is out of room.
       if written < bytes.count { throw SystemError(operation: "pwrite", path: temporary, errno: .noSpace) }
       try file.sync()
     } catch {

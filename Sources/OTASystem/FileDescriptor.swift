@@ -65,7 +65,9 @@ public final class FileDescriptor: Sendable, CustomStringConvertible {
 
   deinit {
     if !closed.load(ordering: .relaxed) {
-      _ = SystemCalls.check(.close, retryingInterrupts: false) { Glibc.close(rawValue) }
+      _ = SystemCalls.check(.close, path: path, descriptor: rawValue, retryingInterrupts: false) {
+        Glibc.close(rawValue)
+      }
     }
   }
 

@@ -1,4 +1,5 @@
 import OTASystem
+import OTASystemTesting
 import Testing
 
 @Suite("Durable write: the exact calls")

@@ -1,5 +1,6 @@
 import OTAStorage
 import OTASystem
+import OTASystemTesting
 import Testing
 
 @Suite("Storage through the seam: traced commits, injected failures")

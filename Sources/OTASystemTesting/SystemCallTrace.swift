@@ -1,3 +1,4 @@
+import OTASystem
 import Synchronization
 
 /// A `SystemCallObserver` for tests: records every call with its result, and fails or shortens the
