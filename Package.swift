@@ -29,6 +29,12 @@ let package = Package(
     .systemLibrary(
       name: "CDBus", pkgConfig: "dbus-1", providers: [.apt(["libdbus-1-dev"])]),
 
+    // The one system layer: file descriptors, errno, durable writes, poll, signals, spawn, sockets,
+    // every call behind one seam that tests can trace or fail. The only target that reaches the OS.
+    .target(name: "OTASystem", dependencies: ["CLinux"]),
+    // For tests: a SystemCallObserver that records the calls and fails or shortens chosen ones.
+    .target(name: "OTASystemTesting", dependencies: ["OTASystem"]),
+
     // CRC32 through zlib: the checksum of windows, images and on-disk records.
     .target(name: "OTAChecksum", dependencies: ["CZlib"]),
     // Byte formats: protocol messages, versions, Info, MCUboot header and TLVs. No IO.
@@ -42,46 +48,49 @@ let package = Package(
     .target(
       name: "OTAStorage",
       dependencies: [
-        "OTAWire", "OTAChecksum", "OTATrust", .product(name: "Crypto", package: "swift-crypto"),
+        "OTAWire", "OTAChecksum", "OTATrust", "OTASystem", .product(name: "Crypto", package: "swift-crypto"),
       ]),
     // The link seam and the simulated link over a Unix socket: frames, air-time pacing, polling.
-    .target(name: "OTALink", dependencies: ["OTAWire", "CLinux"]),
+    .target(name: "OTALink", dependencies: ["OTAWire", "OTASystem"]),
     // A small libdbus-1 wrapper: typed values, calls, signals, object export, Unix-fd passing.
-    .target(name: "OTADBus", dependencies: ["CDBus"]),
+    .target(name: "OTADBus", dependencies: ["CDBus", "OTASystem"]),
     // The BlueZ roles over D-Bus: the device's GATT application and advertisement, the central's client.
     .target(
       name: "OTABlueZ",
-      dependencies: ["OTADBus", "OTALink", .product(name: "Logging", package: "swift-log")]),
+      dependencies: ["OTADBus", "OTALink", "OTASystem", .product(name: "Logging", package: "swift-log")]),
     // Bootloader backends behind one interface: a symlink, Raspberry Pi tryboot, U-Boot, GRUB.
-    .target(name: "OTABoot", dependencies: ["OTAStorage", "OTAWire"]),
+    .target(name: "OTABoot", dependencies: ["OTAStorage", "OTAWire", "OTASystem"]),
     // The device side's IO edge: runs the receiver engine against storage.
     .target(
       name: "OTADevice",
       dependencies: [
-        "OTAEngine", "OTAStorage", "OTABoot", "OTALink", "CLinux",
+        "OTAEngine", "OTAStorage", "OTABoot", "OTALink", "OTASystem",
         .product(name: "Logging", package: "swift-log"),
         .product(name: "TOMLKit", package: "TOMLKit"),
       ]),
     // The central side's IO edge: runs the sender engine over a link.
     .target(
       name: "OTACentral",
-      dependencies: ["OTAEngine", "OTALink", "OTAWire", .product(name: "Logging", package: "swift-log")]),
+      dependencies: [
+        "OTAEngine", "OTALink", "OTAWire", "OTASystem", .product(name: "Logging", package: "swift-log"),
+      ]),
 
     // The engines over an in-memory link in virtual time: for tests, benchmarks and the demo.
     .target(
-      name: "OTASimulation", dependencies: ["OTADevice", "OTABoot", "OTAEngine", "OTAStorage", "OTALink"]),
+      name: "OTASimulation",
+      dependencies: ["OTADevice", "OTABoot", "OTAEngine", "OTAStorage", "OTALink", "OTASystem"]),
 
     .executableTarget(
       name: "otad",
       dependencies: [
-        "OTADevice", "OTALink", "OTAStorage", "OTAWire", "OTABlueZ", "OTADBus",
+        "OTADevice", "OTALink", "OTAStorage", "OTASystem", "OTAWire", "OTABlueZ", "OTADBus",
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
         .product(name: "Logging", package: "swift-log"),
       ]),
     .executableTarget(
       name: "otactl",
       dependencies: [
-        "OTACentral", "OTAEngine", "OTALink", "OTAWire", "OTABlueZ", "OTADBus", "OTATrust",
+        "OTACentral", "OTAEngine", "OTALink", "OTASystem", "OTAWire", "OTABlueZ", "OTADBus", "OTATrust",
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
         .product(name: "Logging", package: "swift-log"),
       ]),
@@ -89,18 +98,20 @@ let package = Package(
       name: "ota-bench", dependencies: ["OTASimulation", "OTADevice", "OTAStorage", "OTALink"]),
 
     .testTarget(name: "OTAWireTests", dependencies: ["OTAWire"]),
+    .testTarget(name: "OTASystemTests", dependencies: ["OTASystem", "OTASystemTesting", "OTAStorage"]),
     .testTarget(
       name: "OTATrustTests",
       dependencies: ["OTATrust", "OTAWire", .product(name: "Crypto", package: "swift-crypto")]),
     .testTarget(name: "OTAChecksumTests", dependencies: ["OTAChecksum"]),
-    .testTarget(name: "OTALinkTests", dependencies: ["OTALink", "OTAWire"]),
+    .testTarget(name: "OTALinkTests", dependencies: ["OTALink", "OTAWire", "OTASystem"]),
     // A private dbus-daemon for the D-Bus and BlueZ tests.
     .target(name: "DBusTestSupport", path: "Sources/DBusTestSupport"),
-    .testTarget(name: "OTADBusTests", dependencies: ["OTADBus", "DBusTestSupport", "CDBus"]),
+    .testTarget(name: "OTADBusTests", dependencies: ["OTADBus", "DBusTestSupport", "CDBus", "OTASystem"]),
     .testTarget(
       name: "OTABlueZTests",
       dependencies: [
-        "OTABlueZ", "OTADBus", "OTALink", "DBusTestSupport", .product(name: "Logging", package: "swift-log"),
+        "OTABlueZ", "OTADBus", "OTALink", "OTASystem", "DBusTestSupport",
+        .product(name: "Logging", package: "swift-log"),
       ]),
     // Runs the built otad and otactl as separate processes (build them first: Scripts/test.sh does).
     .testTarget(name: "ProcessTests"),
@@ -112,7 +123,8 @@ let package = Package(
     .testTarget(
       name: "OTAStorageTests",
       dependencies: [
-        "OTAStorage", "OTAWire", "OTAChecksum", "OTATrust", .product(name: "Crypto", package: "swift-crypto"),
+        "OTAStorage", "OTAWire", "OTAChecksum", "OTATrust", "OTASystem",
+        .product(name: "Crypto", package: "swift-crypto"),
       ]),
     .testTarget(
       name: "OTADeviceTests",

@@ -1,10 +1,7 @@
 import Logging
 import OTADBus
 import OTALink
-
-#if canImport(Glibc)
-  import Glibc
-#endif
+import OTASystem
 
 /// The central role on BlueZ: finds the device (discovery filtered by the OTA service UUID),
 /// connects, waits for its services, then streams chunks through AcquireWrite, writes commands with
@@ -32,7 +29,7 @@ public final class BlueZCentral: CentralLink {
   private var pending: [DBusSerial: String] = [:]
   private var device: DBusObjectPath?
   private var characteristics: [String: DBusObjectPath] = [:]
-  private var dataSocket: Int32?
+  private var dataSocket: FileDescriptor?
   private var mtu = 23
   private var dataQueue: [[UInt8]] = []
   private var controlQueue: [[UInt8]] = []
@@ -221,13 +218,13 @@ public final class BlueZCentral: CentralLink {
         fail("AcquireWrite gave no socket")
         return
       }
-      _ = fcntl(owned, F_SETFL, fcntl(owned, F_GETFL) | O_NONBLOCK)
+      try? owned.makeNonBlocking()
       dataSocket = owned
       self.mtu = Int(mtu)
       logger.debug("data socket acquired", metadata: ["mtu": "\(mtu)"])
       // BlueZ 5.66's server side acquires its own socket on the first write command and loses that
       // write: prime it with one byte, which the device drops as a malformed chunk and counts.
-      _ = [UInt8(0)].withUnsafeBytes { send(owned, $0.baseAddress, 1, Int32(MSG_NOSIGNAL)) }
+      _ = [UInt8(0)].withUnsafeBytes { try? owned.send($0) }
       stage = .ready
       readyAt = lastNow
       connectDeadline = nil
@@ -335,10 +332,13 @@ public final class BlueZCentral: CentralLink {
   private func flushData() {
     guard let socket = dataSocket else { return }
     while let packet = dataQueue.first {
-      let written = packet.withUnsafeBytes { send(socket, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
-      if written == packet.count {
+      // nil: the socket is full (EAGAIN, ENOBUFS); a failure: it closed.
+      let written = packet.withUnsafeBytes { bytes in
+        Result { () throws(SystemError) in try socket.send(bytes) }
+      }
+      if case .success(packet.count) = written {
         dataQueue.removeFirst()
-      } else if written < 0, errno == EAGAIN || errno == EINTR || errno == ENOBUFS {
+      } else if case .success(nil) = written {
         logger.trace("data socket full", metadata: ["queued": "\(dataQueue.count)"])
         return
       } else {
@@ -426,7 +426,7 @@ public final class BlueZCentral: CentralLink {
   }
 
   private func reset() {
-    if let dataSocket { close(dataSocket) }
+    try? dataSocket?.close()
     dataSocket = nil
     stage = .idle
     dataQueue.removeAll()

@@ -1,10 +1,7 @@
 import Logging
 import OTADBus
 import OTALink
-
-#if canImport(Glibc)
-  import Glibc
-#endif
+import OTASystem
 
 /// The device role on BlueZ: registers the GATT application and the advertisement with bluetoothd
 /// over D-Bus, and turns what centrals do into `PeripheralEvent`s. Registers again when bluetoothd
@@ -79,7 +76,7 @@ public final class BlueZPeripheral: PeripheralLink {
     pending[advertisement] = "RegisterAdvertisement"
   }
 
-  public var descriptors: [Int32] { [connection.descriptor] + (inbox.dataSocket.map { [$0] } ?? []) }
+  public var descriptors: [Int32] { [connection.descriptor] + (inbox.dataSocket.map { [$0.rawValue] } ?? []) }
 
   public var nextDeadline: Duration? {
     [connection.pollTimeout.map { lastNow + $0 }, retryRegistrationAt].compactMap { $0 }.min()
@@ -96,7 +93,7 @@ public final class BlueZPeripheral: PeripheralLink {
       return connection.process()
     }
     for event in dbusEvents { try handle(event) }
-    if let socket = inbox.dataSocket, readable.contains(socket) { readData(socket) }
+    if let socket = inbox.dataSocket, readable.contains(socket.rawValue) { readData(socket) }
     if let retry = retryRegistrationAt, now >= retry {
       retryRegistrationAt = nil
       do {
@@ -175,23 +172,28 @@ public final class BlueZPeripheral: PeripheralLink {
 
   /// Reads the packets waiting on the AcquireWrite socket (one per ATT write), up to
   /// `packetsPerTurn`.
-  private func readData(_ socket: Int32) {
+  private func readData(_ socket: FileDescriptor) {
     var buffer = [UInt8](repeating: 0, count: 1024)
     var packets = 0
     defer { if packets > 0 { logger.trace("data packets read", metadata: ["count": "\(packets)"]) } }
     while packets < Self.packetsPerTurn {
-      let count = buffer.withUnsafeMutableBytes {
-        recv(socket, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT))
+      let received = buffer.withUnsafeMutableBytes { bytes in
+        Result { () throws(SystemError) in try socket.receive(into: bytes, waiting: false) }
       }
-      if count > 0 {
+      switch received {
+      case .success(nil):
+        return
+      case .success(let count?) where count > 0:
         packets += 1
         inbox.events.append(.dataWrite(Array(buffer[0..<count])))
-      } else if count == 0 || (errno != EAGAIN && errno != EINTR) {
+      case .success:
         // bluetoothd closed its end: the central went away or the link is being renegotiated.
-        logger.debug("the data socket closed", metadata: ["errno": "\(count == 0 ? 0 : errno)"])
+        logger.debug("the data socket closed")
         inbox.closeDataSocket()
         return
-      } else if errno == EAGAIN {
+      case .failure(let error):
+        logger.debug("the data socket closed", metadata: ["error": "\(error)"])
+        inbox.closeDataSocket()
         return
       }
     }

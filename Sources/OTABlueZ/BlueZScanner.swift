@@ -1,5 +1,6 @@
 import OTADBus
 import OTALink
+import OTASystem
 
 /// A device seen advertising the OTA service.
 public struct ScannedDevice: Equatable, Sendable {

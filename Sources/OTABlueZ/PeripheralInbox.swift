@@ -1,9 +1,6 @@
 import OTADBus
 import OTALink
-
-#if canImport(Glibc)
-  import Glibc
-#endif
+import OTASystem
 
 /// What the GATT handlers saw, kept for `BlueZPeripheral.service` to hand on. Owned by the loop's
 /// thread: handlers run inside `DBusConnection.process()`, on that thread.
@@ -16,7 +13,7 @@ final class PeripheralInbox {
   var device: DBusObjectPath?
   var mtu: Int?
   /// Our end of the socket pair handed to BlueZ by AcquireWrite: every data write arrives here.
-  var dataSocket: Int32?
+  var dataSocket: FileDescriptor?
   /// Gives a characteristic's value for reads; set only while the loop processes D-Bus traffic.
   var valueProvider: CharacteristicValue?
   /// Told when BlueZ acquires the data socket (for logs).
@@ -49,14 +46,16 @@ final class PeripheralInbox {
   func acquireWrite(_ options: [String: DBusValue]) throws(DBusError) -> [DBusValue] {
     noteOptions(options)
     closeDataSocket()
-    var pair: [Int32] = [0, 0]
-    let kind = Int32(SOCK_SEQPACKET.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue)
-    guard socketpair(AF_UNIX, kind, 0, &pair) == 0 else {
-      throw .named("org.bluez.Error.Failed", message: "socketpair: \(String(cString: strerror(errno)))")
+    let ours: FileDescriptor
+    let theirs: FileDescriptor
+    do {
+      (ours, theirs) = try FileDescriptor.unixSocketPair(.sequencedPacket, nonBlocking: true)
+    } catch {
+      throw .named("org.bluez.Error.Failed", message: "socketpair: \(error.errno)")
     }
-    dataSocket = pair[0]
+    dataSocket = ours
     onAcquireWrite?(mtu ?? 23)
-    return [.unixFD(DBusFileDescriptor(taking: pair[1])), .uint16(UInt16(clamping: mtu ?? 23))]
+    return [.unixFD(DBusFileDescriptor(theirs)), .uint16(UInt16(clamping: mtu ?? 23))]
   }
 
   /// A read at the offset BlueZ asks for (long reads come as several calls). The value is the one
@@ -81,7 +80,7 @@ final class PeripheralInbox {
   }
 
   func closeDataSocket() {
-    if let dataSocket { close(dataSocket) }
+    try? dataSocket?.close()
     dataSocket = nil
   }
 }

@@ -1,8 +1,8 @@
 // OTABoot's files: reading a small file whole, replacing one atomically, and swapping a symbolic
 // link, through OTAStorage's `DurableFile` (the same code the record store uses). Failures come back
 // as `BootBackendError`s naming the call, the path and the reason.
-import Glibc
 import OTAStorage
+import OTASystem
 
 enum BootFileSystem {
   /// The whole file, or nil when there is no such file (`/proc/cmdline`, device-tree properties,
@@ -21,7 +21,7 @@ enum BootFileSystem {
   static func symbolicLinkTarget(_ path: String) throws(BootBackendError) -> String? {
     do {
       return try DurableFile.symbolicLinkTarget(path)
-    } catch .system("readlink", _, EINVAL) {
+    } catch .system("readlink", _, .invalidArgument) {
       throw BootBackendError("\(path) exists and is not a symbolic link; move it aside")
     } catch {
       throw backendError(error)
@@ -46,7 +46,7 @@ enum BootFileSystem {
   /// "rename /boot/autoboot.txt.tmp: Permission denied".
   private static func backendError(_ error: StorageError) -> BootBackendError {
     if case .system(let operation, let path, let code) = error {
-      return BootBackendError("\(operation) \(path): \(String(cString: strerror(code)))")
+      return BootBackendError("\(operation) \(path): \(code)")
     }
     return BootBackendError("\(error)")
   }

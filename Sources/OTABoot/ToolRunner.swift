@@ -1,4 +1,4 @@
-import Glibc
+import OTASystem
 
 /// Runs the bootloader's command-line tools (`fw_printenv`, `fw_setenv`, `grub-editenv`), found by name
 /// in a search path given at init, so that tests put a directory of fake tools first instead of
@@ -11,7 +11,7 @@ public struct ToolRunner: Sendable {
 
   /// The process's PATH, or the usual system directories when it has none.
   public static var processSearchPath: String {
-    getenv("PATH").map { String(cString: $0) }
+    ProcessEnvironment.value("PATH")
       ?? "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
   }
 
@@ -25,10 +25,7 @@ public struct ToolRunner: Sendable {
     if tool.contains("/") { return tool }
     for directory in searchPath.split(separator: ":") where !directory.isEmpty {
       let candidate = directory.hasSuffix("/") ? "\(directory)\(tool)" : "\(directory)/\(tool)"
-      var info = stat()
-      if stat(candidate, &info) == 0 && info.st_mode & S_IFMT == S_IFREG && access(candidate, X_OK) == 0 {
-        return candidate
-      }
+      if FileSystem.isExecutableFile(candidate) { return candidate }
     }
     throw BootBackendError("\(tool): not found in \(searchPath)")
   }
@@ -68,13 +65,7 @@ public struct ToolRunner: Sendable {
 
   /// The process's environment with PATH replaced by `searchPath`.
   private func environment() -> [String] {
-    var entries: [String] = []
-    var cursor = environ
-    while let entry = cursor.pointee {
-      let text = String(cString: entry)
-      if !text.hasPrefix("PATH=") { entries.append(text) }
-      cursor += 1
-    }
+    var entries = ProcessEnvironment.entries.filter { !$0.hasPrefix("PATH=") }
     entries.append("PATH=\(searchPath)")
     return entries
   }

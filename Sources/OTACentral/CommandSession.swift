@@ -1,5 +1,6 @@
 import OTAEngine
 import OTALink
+import OTASystem
 import OTAWire
 
 /// One short conversation: connect, read Info, optionally send one control-point request and wait

@@ -1,6 +1,7 @@
 import Logging
 import OTAEngine
 import OTALink
+import OTASystem
 import OTAWire
 
 /// The central's loop: runs the `SenderEngine` over a `CentralLink` in real time until the push
@@ -42,8 +43,12 @@ public final class PushSession {
         return outcome
       }
       let deadline = [timer, connectAt, link.nextDeadline].compactMap { $0 }.min()
-      let readable = try Poller.wait(
-        for: link.descriptors, timeout: deadline.map { max(.zero, $0 - elapsed) })
+      let readable: Set<Int32>
+      do {
+        readable = try Poller.wait(for: link.descriptors, timeout: deadline.map { max(.zero, $0 - elapsed) })
+      } catch {
+        throw LinkError(error)
+      }
       let now = elapsed
       if let at = connectAt, now >= at {
         connectAt = nil

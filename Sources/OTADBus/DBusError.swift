@@ -1,4 +1,5 @@
 import CDBus
+import OTASystem
 
 /// Why a D-Bus operation failed.
 ///
@@ -21,7 +22,7 @@ public enum DBusError: Error, Equatable, Sendable {
   /// A message holds a Unix file descriptor, but the transport cannot pass descriptors.
   case fileDescriptorsUnsupported
   /// A system call failed (duplicating a descriptor).
-  case system(operation: String, errno: Int32)
+  case system(operation: String, errno: Errno)
 
   /// The D-Bus error name: the carried one for `.named`, a standard one for local failures.
   public var name: String {
@@ -44,7 +45,7 @@ public enum DBusError: Error, Equatable, Sendable {
     case .outOfMemory: "out of memory"
     case .disconnected: "not connected"
     case .fileDescriptorsUnsupported: "this connection cannot pass Unix file descriptors"
-    case .system(let operation, let code): "\(operation) failed with errno \(code)"
+    case .system(let operation, let code): "\(operation) failed: \(code) (errno \(code.rawValue))"
     }
   }
 

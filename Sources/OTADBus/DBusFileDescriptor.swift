@@ -1,6 +1,4 @@
-#if canImport(Glibc)
-  import Glibc
-#endif
+import OTASystem
 
 /// A Unix file descriptor carried by a message (D-Bus type 'h'), owned by this object and closed when
 /// the last reference to it goes away. A class, so that a value holding one can be copied freely
@@ -14,21 +12,30 @@
 ///   stays this object's. Wrap one you own with `init(taking:)` (it is closed when the value goes,
 ///   usually right after the reply is sent), or one you keep with `init(duplicating:)`.
 public final class DBusFileDescriptor: Sendable, Equatable, CustomStringConvertible {
+  /// The owned descriptor (OTASystem closes it once, when the last reference goes).
+  public let file: FileDescriptor
   /// The descriptor number, valid while this object lives. Do not close it.
-  public let rawValue: Int32
+  public var rawValue: Int32 { file.rawValue }
+
+  /// Takes ownership of `file`.
+  public init(_ file: FileDescriptor) { self.file = file }
 
   /// Takes ownership of `descriptor`: it is closed when this object goes away.
-  public init(taking descriptor: Int32) { rawValue = descriptor }
+  public convenience init(taking descriptor: Int32) {
+    self.init(FileDescriptor(taking: descriptor, path: "D-Bus descriptor"))
+  }
 
   /// Wraps a close-on-exec duplicate of `descriptor`, which stays the caller's.
   public convenience init(duplicating descriptor: Int32) throws(DBusError) {
-    self.init(taking: try Self.duplicate(descriptor))
+    do {
+      self.init(try FileDescriptor.duplicating(descriptor, path: "D-Bus descriptor"))
+    } catch {
+      throw .system(operation: "duplicating descriptor \(descriptor)", errno: error.errno)
+    }
   }
 
-  deinit { _ = Glibc.close(rawValue) }
-
-  /// A close-on-exec duplicate of the descriptor, owned by the caller (who must close it).
-  public func duplicate() throws(DBusError) -> Int32 { try Self.duplicate(rawValue) }
+  /// A close-on-exec duplicate of the descriptor, owned by the caller.
+  public func duplicate() throws(DBusError) -> FileDescriptor { try Self.duplicate(file) }
 
   public var description: String { "fd \(rawValue)" }
 
@@ -36,15 +43,15 @@ public final class DBusFileDescriptor: Sendable, Equatable, CustomStringConverti
   /// through a message, where the receiver gets a duplicate with another number.
   public static func == (lhs: DBusFileDescriptor, rhs: DBusFileDescriptor) -> Bool {
     if lhs === rhs { return true }
-    var left = stat()
-    var right = stat()
-    guard fstat(lhs.rawValue, &left) == 0, fstat(rhs.rawValue, &right) == 0 else { return false }
-    return left.st_dev == right.st_dev && left.st_ino == right.st_ino
+    guard let left = try? lhs.file.status(), let right = try? rhs.file.status() else { return false }
+    return left.device == right.device && left.inode == right.inode
   }
 
-  private static func duplicate(_ descriptor: Int32) throws(DBusError) -> Int32 {
-    let copy = fcntl(descriptor, F_DUPFD_CLOEXEC, 0)
-    guard copy >= 0 else { throw .system(operation: "duplicating descriptor \(descriptor)", errno: errno) }
-    return copy
+  private static func duplicate(_ file: FileDescriptor) throws(DBusError) -> FileDescriptor {
+    do {
+      return try file.duplicate()
+    } catch {
+      throw .system(operation: "duplicating descriptor \(file.rawValue)", errno: error.errno)
+    }
   }
 }

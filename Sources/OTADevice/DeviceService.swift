@@ -2,6 +2,7 @@ import Logging
 import OTAEngine
 import OTALink
 import OTAStorage
+import OTASystem
 import OTAWire
 
 /// The daemon's loop: waits on the link (and the stop signals), feeds what the central does to the

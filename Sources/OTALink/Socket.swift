@@ -1,112 +1,74 @@
-import CLinux
+import OTASystem
 
-#if canImport(Glibc)
-  import Glibc
-#endif
-
-/// A Unix stream socket: the simulated link's wire. The only file in this target that makes
-/// socket system calls. Closed explicitly (`close()`) or when released.
+/// A Unix stream socket: the simulated link's wire, over OTASystem's owning `FileDescriptor`.
+/// Closed explicitly (`close()`) or when released.
 public final class UnixSocket {
-  public let descriptor: Int32
-  private var closed = false
+  private let file: FileDescriptor
+  public var descriptor: Int32 { file.rawValue }
 
-  init(descriptor: Int32) { self.descriptor = descriptor }
+  init(_ file: FileDescriptor) { self.file = file }
 
-  deinit { close() }
-
-  public func close() {
-    guard !closed else { return }
-    closed = true
-    _ = Glibc.close(descriptor)
-  }
+  public func close() { try? file.close() }
 
   /// Listens at `path`, replacing a stale socket file left by an earlier run. The listener does not
   /// block: take connections with `acceptWaiting()`.
   public static func listen(at path: String) throws(LinkError) -> UnixSocket {
-    let socket = try make()
-    unlink(path)
-    var address = try makeAddress(path)
-    let bound = withUnsafePointer(to: &address) {
-      $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-        bind(socket.descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
-      }
+    try link { () throws(SystemError) in
+      let socket = try FileDescriptor.unixSocket()
+      try? FileSystem.unlinkIfPresent(path)
+      try socket.listen(at: path)
+      try socket.makeNonBlocking()
+      return UnixSocket(socket)
     }
-    guard bound == 0 else { throw .system(operation: "bind \(path)", errno: errno) }
-    guard Glibc.listen(socket.descriptor, 4) == 0 else { throw .system(operation: "listen", errno: errno) }
-    try socket.makeNonBlocking()
-    return socket
   }
 
   /// Connects to the device listening at `path`.
   public static func connect(to path: String) throws(LinkError) -> UnixSocket {
-    let socket = try make()
-    var address = try makeAddress(path)
-    let connected = withUnsafePointer(to: &address) {
-      $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-        Glibc.connect(socket.descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
-      }
+    let socket = try link { () throws(SystemError) in try FileDescriptor.unixSocket() }
+    do {
+      try socket.connect(to: path)
+    } catch  where error.errno == .noSuchFile || error.errno == .connectionRefused {
+      throw .noDevice(path: path)
+    } catch {
+      throw LinkError(error)
     }
-    guard connected == 0 else {
-      let code = errno
-      if code == ENOENT || code == ECONNREFUSED { throw .noDevice(path: path) }
-      throw .system(operation: "connect \(path)", errno: code)
-    }
-    return socket
+    return UnixSocket(socket)
   }
 
   /// Accepts a waiting connection on a non-blocking listener, as a non-blocking socket; nil when
   /// none waits any more (the client left between the poll and the accept).
   public func acceptWaiting() throws(LinkError) -> UnixSocket? {
-    while true {
-      let client = Glibc.accept(descriptor, nil, nil)
-      if client >= 0 {
-        let socket = UnixSocket(descriptor: client)
-        _ = fcntl(client, F_SETFD, FD_CLOEXEC)
-        try socket.makeNonBlocking()
-        return socket
-      }
-      switch errno {
-      case EINTR: continue
-      case EAGAIN, EWOULDBLOCK, ECONNABORTED: return nil
-      default: throw .system(operation: "accept", errno: errno)
-      }
+    try Self.link { () throws(SystemError) in
+      guard let client = try file.acceptWaiting() else { return nil }
+      try client.makeNonBlocking()
+      return UnixSocket(client)
     }
   }
 
   /// From now on reads and writes return at once instead of waiting.
   public func makeNonBlocking() throws(LinkError) {
-    let flags = fcntl(descriptor, F_GETFL)
-    guard flags >= 0, fcntl(descriptor, F_SETFL, flags | O_NONBLOCK) == 0 else {
-      throw .system(operation: "fcntl O_NONBLOCK", errno: errno)
-    }
+    try Self.link { () throws(SystemError) in try file.makeNonBlocking() }
   }
 
   /// Who is on the other end (pid and uid, from SO_PEERCRED), for logs.
   public var peer: String {
-    // struct ucred (Glibc leaves it out without _GNU_SOURCE): pid, uid, gid.
-    var credentials: (pid: Int32, uid: UInt32, gid: UInt32) = (0, 0, 0)
-    var length = socklen_t(MemoryLayout.size(ofValue: credentials))
-    guard getsockopt(descriptor, SOL_SOCKET, SO_PEERCRED, &credentials, &length) == 0 else {
-      return "fd \(descriptor)"
-    }
-    return "pid \(credentials.pid), uid \(credentials.uid)"
+    guard let credentials = file.peerCredentials else { return "fd \(descriptor)" }
+    return "pid \(credentials.processID), uid \(credentials.userID)"
   }
 
   /// Reads what is there on a non-blocking socket: nil when nothing waits, empty when the peer closed.
   public func readAvailable(maximum: Int = 65536) throws(LinkError) -> [UInt8]? {
     var buffer = [UInt8](repeating: 0, count: maximum)
-    while true {
-      let count = buffer.withUnsafeMutableBytes { Glibc.read(descriptor, $0.baseAddress, maximum) }
-      if count >= 0 {
-        buffer.removeLast(maximum - count)
-        return buffer
-      }
-      switch errno {
-      case EINTR: continue
-      case EAGAIN, EWOULDBLOCK: return nil
-      case ECONNRESET: return []
-      default: throw .system(operation: "read", errno: errno)
-      }
+    let result = buffer.withUnsafeMutableBytes { raw in
+      Result { () throws(SystemError) in try file.readSome(into: raw) }
+    }
+    switch result {
+    case .success(nil): return nil
+    case .success(let count?):
+      buffer.removeLast(maximum - count)
+      return buffer
+    case .failure(let error) where error.errno == .connectionReset: return []
+    case .failure(let error): throw LinkError(error)
     }
   }
 
@@ -114,17 +76,14 @@ public final class UnixSocket {
   /// buffer is full).
   public func writeAvailable(_ bytes: ArraySlice<UInt8>) throws(LinkError) -> Int {
     guard !bytes.isEmpty else { return 0 }
-    while true {
-      let count = bytes.withUnsafeBytes {
-        Glibc.send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL))
-      }
-      if count >= 0 { return count }
-      switch errno {
-      case EINTR: continue
-      case EAGAIN, EWOULDBLOCK: return 0
-      case EPIPE, ECONNRESET: throw .disconnected
-      default: throw .system(operation: "send", errno: errno)
-      }
+    let result = bytes.withUnsafeBytes { raw in
+      Result { () throws(SystemError) in try file.send(raw, waiting: false) }
+    }
+    switch result {
+    case .success(let count): return count ?? 0
+    case .failure(let error) where error.errno == .brokenPipe || error.errno == .connectionReset:
+      throw .disconnected
+    case .failure(let error): throw LinkError(error)
     }
   }
 
@@ -132,7 +91,7 @@ public final class UnixSocket {
   public func read(maximum: Int = 65536) throws(LinkError) -> [UInt8] {
     // Polled first, a blocking socket has something to read; "nothing waits" is an error here.
     guard let bytes = try readAvailable(maximum: maximum) else {
-      throw .system(operation: "read", errno: EAGAIN)
+      throw .system(operation: "read", errno: .wouldBlock)
     }
     return bytes
   }
@@ -141,101 +100,26 @@ public final class UnixSocket {
   public func write(_ bytes: [UInt8]) throws(LinkError) {
     var offset = 0
     while offset < bytes.count {
-      let count = bytes.withUnsafeBytes {
-        Glibc.send(descriptor, $0.baseAddress.map { $0 + offset }, bytes.count - offset, Int32(MSG_NOSIGNAL))
+      let result = bytes[offset...].withUnsafeBytes { raw in
+        Result { () throws(SystemError) in try file.send(raw) }
       }
-      if count > 0 {
-        offset += count
-      } else if count < 0, errno == EINTR {
-        continue
-      } else if count < 0, errno == EPIPE || errno == ECONNRESET {
+      switch result {
+      case .success(let count?) where count > 0: offset += count
+      case .success: throw .system(operation: "send", errno: .wouldBlock)
+      case .failure(let error) where error.errno == .brokenPipe || error.errno == .connectionReset:
         throw .disconnected
-      } else {
-        throw .system(operation: "send", errno: errno)
+      case .failure(let error): throw LinkError(error)
       }
     }
   }
 
   public func send(_ frame: LinkFrame) throws(LinkError) { try write(frame.encoded) }
 
-  private static func make() throws(LinkError) -> UnixSocket {
-    let descriptor = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-    guard descriptor >= 0 else { throw .system(operation: "socket", errno: errno) }
-    return UnixSocket(descriptor: descriptor)
-  }
-
-  private static func makeAddress(_ path: String) throws(LinkError) -> sockaddr_un {
-    var address = sockaddr_un()
-    address.sun_family = sa_family_t(AF_UNIX)
-    let bytes = Array(path.utf8)
-    let capacity = MemoryLayout.size(ofValue: address.sun_path)
-    guard bytes.count < capacity else {
-      throw .system(operation: "socket path longer than \(capacity - 1) bytes: \(path)", errno: ENAMETOOLONG)
+  private static func link<T>(_ body: () throws(SystemError) -> T) throws(LinkError) -> T {
+    do {
+      return try body()
+    } catch {
+      throw LinkError(error)
     }
-    withUnsafeMutableBytes(of: &address.sun_path) { raw in
-      raw.copyBytes(from: bytes)
-      raw[bytes.count] = 0
-    }
-    return address
-  }
-}
-
-/// Waits for descriptors to become readable (or writable), or for a deadline.
-public enum Poller {
-  /// The subset of `descriptors` that is readable (or closed), or of `writable` that can take more
-  /// bytes, after at most `timeout`.
-  public static func wait(for descriptors: [Int32], writable: [Int32] = [], timeout: Duration?)
-    throws(LinkError) -> Set<Int32>
-  {
-    var fds = descriptors.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
-    for descriptor in writable {
-      if let index = fds.firstIndex(where: { $0.fd == descriptor }) {
-        fds[index].events |= Int16(POLLOUT)
-      } else {
-        fds.append(pollfd(fd: descriptor, events: Int16(POLLOUT), revents: 0))
-      }
-    }
-    let milliseconds: Int32
-    if let timeout {
-      let total = timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000
-      milliseconds = Int32(clamping: max(0, total + (timeout > .zero ? 1 : 0)))
-    } else {
-      milliseconds = -1
-    }
-    let ready = fds.withUnsafeMutableBufferPointer { poll($0.baseAddress, nfds_t($0.count), milliseconds) }
-    if ready < 0 {
-      if errno == EINTR { return [] }
-      throw .system(operation: "poll", errno: errno)
-    }
-    return Set(fds.filter { $0.revents != 0 }.map(\.fd))
-  }
-}
-
-/// SIGTERM and SIGINT (stop) and SIGHUP (reload) as a readable descriptor (signalfd), so a poll loop
-/// can stop cleanly.
-public final class StopSignals {
-  public let descriptor: Int32
-  public static let reload = SIGHUP
-
-  public init() throws(LinkError) {
-    var set = sigset_t()
-    sigemptyset(&set)
-    sigaddset(&set, SIGTERM)
-    sigaddset(&set, SIGINT)
-    sigaddset(&set, SIGHUP)
-    guard pthread_sigmask(SIG_BLOCK, &set, nil) == 0 else {
-      throw .system(operation: "sigmask", errno: errno)
-    }
-    descriptor = signalfd(-1, &set, Int32(SFD_CLOEXEC))
-    guard descriptor >= 0 else { throw .system(operation: "signalfd", errno: errno) }
-  }
-
-  deinit { _ = Glibc.close(descriptor) }
-
-  /// The signal that arrived (after the descriptor polled readable).
-  public func take() -> Int32 {
-    var info = signalfd_siginfo()
-    let count = Glibc.read(descriptor, &info, MemoryLayout<signalfd_siginfo>.size)
-    return count == MemoryLayout<signalfd_siginfo>.size ? Int32(info.ssi_signo) : 0
   }
 }

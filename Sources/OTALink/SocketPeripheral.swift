@@ -1,6 +1,4 @@
-#if canImport(Glibc)
-  import Glibc
-#endif
+import OTASystem
 
 /// The device's end of the simulated link: listens on a Unix socket and serves one central at a
 /// time as ATT would. Writes longer than MTU − 3 are refused (write requests with an ATT error,
@@ -53,7 +51,7 @@ public final class SocketPeripheral: PeripheralLink {
   /// Removes the socket file (the daemon is going away).
   public func unlinkSocket() {
     listener.close()
-    _ = path.withCString { unlink($0) }
+    try? FileSystem.unlinkIfPresent(path)
   }
 
   public var descriptors: [Int32] { [listener.descriptor] + (connection.map { [$0.descriptor] } ?? []) }

@@ -2,11 +2,8 @@ import OTADevice
 import OTAEngine
 import OTALink
 import OTAStorage
+import OTASystem
 import OTAWire
-
-#if canImport(Glibc)
-  import Glibc
-#endif
 
 /// Runs a real `SenderEngine` against a real `ReceiverHost` over an in-memory link, in virtual time.
 /// Deterministic for a given seed. The device's storage belongs to the caller: `makeHost` builds a host
@@ -294,7 +291,5 @@ public struct Simulation {
 
 /// CPU time used by the calling thread so far.
 func threadCPUTime() -> Duration {
-  var spec = timespec()
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &spec)
-  return .seconds(spec.tv_sec) + .nanoseconds(spec.tv_nsec)
+  ProcessEnvironment.threadCPUTime()
 }

@@ -1,3 +1,5 @@
+import OTASystem
+
 /// Small records in one directory, each replaced atomically: after a power cut a record is wholly the
 /// old version or wholly the new one, never a mixture and never empty.
 ///
@@ -72,7 +74,7 @@ enum RecordName {
       }
     }
     guard allowed, !name.isEmpty, name.utf8.count <= maximumLength, name != ".", name != ".." else {
-      throw .system(operation: "name", path: name, errno: SystemErrno.invalid)
+      throw .system(operation: "name", path: name, errno: Errno.invalidArgument)
     }
   }
 }

@@ -1,3 +1,4 @@
+import OTASystem
 import OTAWire
 
 /// Slots backed by the file system: a block device (a real partition, whose size is its capacity) or
@@ -35,7 +36,7 @@ public final class FileSlotMedium: SlotMedium {
     FileSlotWriter(try open(slot, flags: POSIXFile.readWriteCreate))
   }
 
-  private func open(_ slot: SlotID, flags: Int32) throws(StorageError) -> OpenSlotFile {
+  private func open(_ slot: SlotID, flags: OpenOptions) throws(StorageError) -> OpenSlotFile {
     let path = path(of: slot)
     // Refuse the wrong kinds before opening: opening a FIFO would block, a directory would half work.
     if let status = try POSIX.status(ofPath: path), let reason = Self.unusableReason(status.kind) {
@@ -45,7 +46,7 @@ public final class FileSlotMedium: SlotMedium {
     do throws(StorageError) {
       file = try POSIXFile.open(path, flags: flags)
     } catch {
-      if case .system(_, _, let code) = error, code == SystemErrno.notFound {
+      if case .system(_, _, let code) = error, code == Errno.noSuchFile {
         throw .unusableSlot(path: path, reason: "does not exist and its directory does not exist either")
       }
       throw error

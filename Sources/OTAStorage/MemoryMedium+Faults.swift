@@ -1,3 +1,5 @@
+import OTASystem
+
 extension MemoryMedium {
   /// A failure to inject into one operation.
   public enum Fault: Sendable, Equatable, CaseIterable {
@@ -121,9 +123,9 @@ extension MemoryState {
   {
     switch fault {
     case .ioError, .shortWrite:
-      throw .system(operation: operation, path: path, errno: SystemErrno.io)
+      throw .system(operation: operation, path: path, errno: Errno.io)
     case .noSpace:
-      throw .system(operation: operation, path: path, errno: SystemErrno.noSpace)
+      throw .system(operation: operation, path: path, errno: Errno.noSpace)
     case .powerCut:
       isPoweredOff = true
       throw .powerCut

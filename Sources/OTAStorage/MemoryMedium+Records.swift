@@ -1,5 +1,6 @@
 // The record directory of `MemoryMedium`: files (inodes) and directory entries, each with a volatile
 // and a durable version, changed by the same steps as `FileRecordStore` performs.
+import OTASystem
 
 extension MemoryMedium {
   public func load(_ name: String) throws(StorageError) -> [UInt8]? {
@@ -75,7 +76,7 @@ extension MemoryMedium {
       }
       guard state.directory.current[from] != nil else {
         if missingIsFine { return }
-        throw .system(operation: "rename", path: Self.recordPath(from), errno: SystemErrno.notFound)
+        throw .system(operation: "rename", path: Self.recordPath(from), errno: Errno.noSuchFile)
       }
       state.directory.apply(.rename(from: from, to: to))
     }

@@ -1,6 +1,4 @@
-#if canImport(Glibc)
-  import Glibc
-#endif
+import OTASystem
 
 /// An exclusive advisory lock (flock) on a file in the state directory, held for one read-modify-write
 /// of the boot state, so that `otad mark-good` run beside the daemon cannot lose either's change.
@@ -13,10 +11,7 @@ public struct StateLock: Sendable {
   public func withLock<T, E: Error>(_ body: () throws(E) -> T) throws(StorageError) -> Result<T, E> {
     let file = try POSIXFile.open(path, flags: POSIXFile.readWriteCreate, mode: 0o600)
     defer { try? file.close() }
-    while flock(file.fileDescriptor, LOCK_EX) != 0 {
-      let code = errno
-      guard code == EINTR else { throw .system(operation: "flock", path: path, errno: code) }
-    }
+    try storage { () throws(SystemError) in try file.descriptor.lockExclusively() }
     return Result { () throws(E) in try body() }
   }
 }

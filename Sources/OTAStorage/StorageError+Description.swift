@@ -1,13 +1,13 @@
 // What a storage failure says to a person: the operation, the path and the system's own words for
 // errno (strerror), then what to do about it. otad logs this; the central only sees 0x0B.
-import Glibc
+import OTASystem
 
 extension StorageError: CustomStringConvertible {
   /// `pwrite /var/lib/otad/b.img: File too large (errno 27)`: what failed, where, and why.
   public var description: String {
     switch self {
     case .system(let operation, let path, let code):
-      "\(operation) \(path): \(Self.text(of: code)) (errno \(code))"
+      "\(operation) \(path): \(code) (errno \(code.rawValue))"
     case .shortWrite(let expected, let written):
       "a write stored \(written) of \(expected) bytes and then nothing more"
     case .outOfBounds(let offset, let count, let capacity):
@@ -30,19 +30,19 @@ extension StorageError: CustomStringConvertible {
     switch self {
     case .system(_, let path, let code):
       switch code {
-      case ENOSPC, EDQUOT:
+      case .noSpace, .quotaExceeded:
         "the file system holding \(path) is full: free space there (or give otad another path)"
-      case EFBIG:
+      case .fileTooLarge:
         "the file is at a size limit (the file system's, or otad's RLIMIT_FSIZE): raise it or use another path"
-      case EROFS:
+      case .readOnlyFileSystem:
         "\(path) is on a read-only file system: mount it read-write, or configure a writable path"
-      case EACCES, EPERM:
+      case .permissionDenied, .notPermitted:
         "otad may not change \(path): fix its owner and mode, or run otad as a user who may"
-      case ENOTDIR:
+      case .notDirectory:
         "a part of \(path) is a file, not a directory: remove it or configure another path"
-      case EISDIR:
+      case .isDirectory:
         "\(path) is a directory: configure a file there instead"
-      case EIO:
+      case .io:
         "the medium reports an I/O error: check the kernel log (dmesg); the storage may be failing"
       default:
         nil
@@ -57,10 +57,5 @@ extension StorageError: CustomStringConvertible {
   /// The description, then the remedy when there is one: a whole line for a log or a terminal.
   public var explanation: String {
     remedy.map { "\(description): \($0)" } ?? description
-  }
-
-  static func text(of code: Int32) -> String {
-    guard let text = strerror(code) else { return "unknown error" }
-    return String(cString: text)
   }
 }

@@ -1,8 +1,10 @@
+import OTASystem
+
 /// Why a storage operation failed. Every case reaches the central as status 0x0B (storage error),
 /// except `tooLarge`, which is 0x05.
 public enum StorageError: Error, Equatable, Sendable {
-  /// A system call failed; `errno` as the kernel returned it (EIO = 5, ENOSPC = 28, ...).
-  case system(operation: String, path: String, errno: Int32)
+  /// A system call failed with `errno` (`.io`, `.noSpace`, ...).
+  case system(operation: String, path: String, errno: Errno)
   /// A write stored fewer bytes than asked (and retrying made no progress).
   case shortWrite(expected: Int, written: Int)
   /// A read or write outside the slot.

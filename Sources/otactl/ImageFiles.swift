@@ -1,4 +1,5 @@
 import Foundation
+import OTASystem
 import OTATrust
 
 /// Reading inputs and writing outputs for `otactl image`: every failure is one readable line.
@@ -39,42 +40,32 @@ enum ImageFiles {
     }
   }
 
-  /// Writes the whole file or nothing (a temporary file renamed over `path`), like imgtool
-  /// replacing an existing output.
+  /// Writes the whole file or nothing, durably (OTASystem's durable write: a temporary file,
+  /// fsynced, renamed over `path`, the directory fsynced), like imgtool replacing an existing output.
   static func writeImage(_ bytes: [UInt8], to path: String) throws(Failure) {
     do {
-      try Data(bytes).write(to: URL(fileURLWithPath: path), options: .atomic)
+      try DurableWrite.replace(path, with: bytes)
     } catch {
-      throw Failure(message: "cannot write \(path): \(error.localizedDescription)")
+      throw Failure(message: "cannot write \(path): \(error.operation) \(error.path): \(error.errno)")
     }
   }
 
-  /// Creates `path` with `mode` from the start (a private key is never readable by others, not even
-  /// for a moment). Refuses an existing file unless `replace`; a replaced file is removed first so
-  /// the new one gets `mode`, whatever the old one had.
-  static func writeNew(_ text: String, to path: String, mode: mode_t, replace: Bool) throws(Failure) {
-    if replace, unlink(path) != 0, errno != ENOENT {
-      throw Failure(message: "cannot replace \(path): \(String(cString: strerror(errno)))")
-    }
-    let descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode)
-    guard descriptor >= 0 else {
-      let reason = errno
-      if reason == EEXIST { throw Failure(message: "\(path) exists; give --force to replace it") }
-      throw Failure(message: "cannot create \(path): \(String(cString: strerror(reason)))")
-    }
-    defer { close(descriptor) }
-    let bytes = Array(text.utf8)
-    var written = 0
-    while written < bytes.count {
-      let result = bytes[written...].withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
-      if result < 0, errno == EINTR { continue }
-      guard result > 0 else {
-        throw Failure(message: "cannot write \(path): \(String(cString: strerror(errno)))")
+  /// Writes `text` to `path` durably with `mode` from the start (a private key is never readable by
+  /// others, not even for a moment: the temporary file is created afresh with `mode`). Refuses an
+  /// existing file unless `replace`.
+  static func writeNew(_ text: String, to path: String, mode: UInt32, replace: Bool) throws(Failure) {
+    do {
+      if !replace, try FileSystem.status(ofPath: path) != nil {
+        throw Failure(message: "\(path) exists; give --force to replace it")
       }
-      written += result
-    }
-    guard fsync(descriptor) == 0 else {
-      throw Failure(message: "cannot write \(path): \(String(cString: strerror(errno)))")
+      try FileSystem.unlinkIfPresent(path + DurableWrite.temporarySuffix)
+      try DurableWrite.replace(path, with: Array(text.utf8), mode: mode)
+    } catch let error as Failure {
+      throw error
+    } catch let error as SystemError {
+      throw Failure(message: "cannot write \(path): \(error.operation) \(error.path): \(error.errno)")
+    } catch {
+      throw Failure(message: "cannot write \(path): \(error)")
     }
   }
 }

@@ -3,6 +3,7 @@ import Logging
 import OTABoot
 import OTADevice
 import OTAStorage
+import OTASystem
 
 /// Carries out the configured restart once the boot state says what the next boot runs.
 struct Restarter {
@@ -33,16 +34,14 @@ struct Restarter {
 
   /// Restarts this process in place: the same program and arguments, a fresh start.
   private func reexecute() -> Never {
-    var pointers = CommandLine.arguments.map { strdup($0) }
-    pointers.append(nil)
     // The program's own path, not /proc/self/exe: the process keeps its name (comm is "otad"), which
     // is how `otad mark-good` and pgrep find it.
     var program =
       (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? "/proc/self/exe"
     // A binary replaced while running (reinstalled) shows as "PATH (deleted)": run the new one.
     if program.hasSuffix(" (deleted)") { program = String(program.dropLast(" (deleted)".count)) }
-    execv(program, &pointers)
-    logger.critical("could not restart: \(String(cString: strerror(errno)))")
+    let failure = Spawn.replaceCurrentProcess(with: program, arguments: CommandLine.arguments)
+    logger.critical("could not restart: \(failure)")
     exit(70)
   }
 

@@ -6,6 +6,7 @@ import OTADBus
 import OTADevice
 import OTALink
 import OTAStorage
+import OTASystem
 import OTAWire
 
 struct RunCommand: ParsableCommand {

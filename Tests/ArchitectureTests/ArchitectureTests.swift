@@ -40,6 +40,14 @@ import Testing
     #expect(violations.isEmpty, "\(violations.joined(separator: "\n"))")
   }
 
+  /// Issue 11's rule: the system layer is the only source target that may reach Glibc or CLinux.
+  @Test func onlyTheSystemLayerReachesTheOS() throws {
+    let graph = ModuleGraph(doc: try Self.text("docs/ARCHITECTURE.md"))
+    let reaching = graph.allowed.filter { !$0.value.isDisjoint(with: ["Glibc", "CLinux"]) }.keys.sorted()
+    // CLinux is the C module itself: it wraps Glibc's headers.
+    #expect(reaching == ["CLinux", "OTASystem"])
+  }
+
   @Test func theManifestIsReadWithItsDependencies() throws {
     let targets = ModuleGraph.packageTargets(try Self.text("Package.swift"))
     #expect(targets["OTAEngine"] == ["OTAWire", "OTAChecksum"])

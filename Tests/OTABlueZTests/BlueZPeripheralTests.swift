@@ -2,6 +2,7 @@ import DBusTestSupport
 import Logging
 import OTADBus
 import OTALink
+import OTASystem
 import Testing
 
 @testable import OTABlueZ

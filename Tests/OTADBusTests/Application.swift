@@ -1,4 +1,5 @@
 import OTADBus
+import OTASystem
 
 #if canImport(Glibc)
   import Glibc
@@ -66,7 +67,7 @@ final class Application {
               guard
                 socketpair(AF_UNIX, Int32(SOCK_SEQPACKET.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &ends)
                   == 0
-              else { throw .system(operation: "socketpair", errno: errno) }
+              else { throw .system(operation: "socketpair", errno: Errno(rawValue: errno)) }
               keptEnds.append(DBusFileDescriptor(taking: ends[0]))
               // The caller's end is closed here once the reply has been sent: libdbus sent a duplicate.
               return [.unixFD(DBusFileDescriptor(taking: ends[1])), .uint16(185)]

@@ -1,4 +1,5 @@
 import Foundation
+import OTASystem
 import Testing
 
 @testable import OTALink

@@ -1,4 +1,5 @@
 import Foundation
+import OTASystem
 import Testing
 
 @testable import OTAStorage
@@ -26,7 +27,7 @@ struct FileRecordStoreTests {
     try withTemporaryDirectory { root in
       let path = root + "/file"
       #expect(FileManager.default.createFile(atPath: path, contents: Data([1])))
-      #expect(throws: StorageError.system(operation: "mkdir", path: path, errno: ENOTDIR)) {
+      #expect(throws: StorageError.system(operation: "mkdir", path: path, errno: .notDirectory)) {
         try FileRecordStore(directory: path)
       }
     }
@@ -89,7 +90,7 @@ struct FileRecordStoreTests {
   func refusesNamesThatCouldLeaveTheDirectory(name: String) throws {
     try withTemporaryDirectory { directory in
       let store = try FileRecordStore(directory: directory)
-      let invalid = StorageError.system(operation: "name", path: name, errno: EINVAL)
+      let invalid = StorageError.system(operation: "name", path: name, errno: .invalidArgument)
       #expect(throws: invalid) { try store.replace(name, with: [1]) }
       #expect(throws: invalid) { try store.load(name) }
       #expect(throws: invalid) { try store.remove(name) }

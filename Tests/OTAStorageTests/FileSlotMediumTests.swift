@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import OTASystem
 import OTAWire
 import Testing
 
@@ -93,13 +94,13 @@ struct FileSlotMediumTests {
       let writer = try medium.openForWriting(.a)
       let huge = UInt64(Int64.max) + 1
       let path = directory + "/a.img"
-      #expect(throws: StorageError.system(operation: "pread", path: path, errno: EINVAL)) {
+      #expect(throws: StorageError.system(operation: "pread", path: path, errno: .invalidArgument)) {
         try writer.read(at: huge, count: 1)
       }
-      #expect(throws: StorageError.system(operation: "pwrite", path: path, errno: EINVAL)) {
+      #expect(throws: StorageError.system(operation: "pwrite", path: path, errno: .invalidArgument)) {
         try write([1], at: UInt64(Int64.max), to: writer)
       }
-      #expect(throws: StorageError.system(operation: "ftruncate", path: path, errno: EINVAL)) {
+      #expect(throws: StorageError.system(operation: "ftruncate", path: path, errno: .invalidArgument)) {
         try writer.prepare(forImageOf: 1)
       }
     }

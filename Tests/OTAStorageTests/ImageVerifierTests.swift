@@ -2,6 +2,7 @@ import Crypto
 import Foundation
 import OTAChecksum
 import OTAStorage
+import OTASystem
 import OTATrust
 import OTAWire
 import Testing
@@ -501,7 +502,9 @@ private struct SliceSlotReader: SlotReader {
       throw .outOfBounds(offset: offset, count: count, capacity: capacity)
     }
     guard count <= largestRead else {
-      throw .system(operation: "read of \(count) bytes, more than \(largestRead)", path: "test", errno: 0)
+      throw .system(
+        operation: "read of \(count) bytes, more than \(largestRead)", path: "test", errno: Errno(rawValue: 0)
+      )
     }
     return Array(bytes[Int(offset)..<Int(offset) + count])
   }

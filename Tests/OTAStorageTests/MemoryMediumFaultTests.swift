@@ -1,4 +1,5 @@
 import Glibc
+import OTASystem
 import OTAWire
 import Testing
 
@@ -7,7 +8,7 @@ import Testing
 @Suite("MemoryMedium faults")
 struct MemoryMediumFaultTests {
   @Test func ioErrorAndNoSpaceFailTheOperationAndChangeNothing() throws {
-    for (fault, code) in [(MemoryMedium.Fault.ioError, EIO), (.noSpace, ENOSPC)] {
+    for (fault, code) in [(MemoryMedium.Fault.ioError, Errno.io), (.noSpace, .noSpace)] {
       let medium = MemoryMedium(slotCapacity: 16)
       let writer = try medium.openForWriting(.a)
       medium.inject(fault, atOperation: 0)
@@ -52,7 +53,7 @@ struct MemoryMediumFaultTests {
     try writer.sync()
     try write([2], at: 1, to: writer)
     _ = try writer.read(at: 0, count: 2)
-    #expect(throws: StorageError.system(operation: "fdatasync", path: "memory:slot-A", errno: EIO)) {
+    #expect(throws: StorageError.system(operation: "fdatasync", path: "memory:slot-A", errno: .io)) {
       try writer.sync()
     }
     #expect(medium.durableSlotBytes(.a).prefix(2) == [1, 0])
@@ -67,7 +68,7 @@ struct MemoryMediumFaultTests {
     medium.inject(.ioError, atOperation: 2)
     _ = try writer.read(at: 0, count: 1)
     _ = try writer.read(at: 0, count: 1)
-    #expect(throws: StorageError.system(operation: "pread", path: "memory:slot-A", errno: EIO)) {
+    #expect(throws: StorageError.system(operation: "pread", path: "memory:slot-A", errno: .io)) {
       try writer.read(at: 0, count: 1)
     }
     #expect(medium.operationCount == 8)
@@ -78,10 +79,10 @@ struct MemoryMediumFaultTests {
     let writer = try medium.openForWriting(.a)
     medium.inject(.noSpace, atOperation: 0)
     medium.inject(.ioError, atOperation: 0)
-    #expect(throws: StorageError.system(operation: "fdatasync", path: "memory:slot-A", errno: ENOSPC)) {
+    #expect(throws: StorageError.system(operation: "fdatasync", path: "memory:slot-A", errno: .noSpace)) {
       try writer.sync()
     }
-    #expect(throws: StorageError.system(operation: "fdatasync", path: "memory:slot-A", errno: EIO)) {
+    #expect(throws: StorageError.system(operation: "fdatasync", path: "memory:slot-A", errno: .io)) {
       try writer.sync()
     }
     try writer.sync()
@@ -99,7 +100,7 @@ struct MemoryMediumFaultTests {
     let medium = MemoryMedium(slotCapacity: 0)
     try medium.replace("journal", with: [1])
     medium.inject(.ioError, atOperation: 0, of: [step])
-    #expect(throws: StorageError.system(operation: call, path: path, errno: EIO)) {
+    #expect(throws: StorageError.system(operation: call, path: path, errno: .io)) {
       try medium.replace("journal", with: [2])
     }
     // Only a failed directory sync comes after the rename, so only then is the new content visible.
@@ -112,15 +113,16 @@ struct MemoryMediumFaultTests {
     let medium = MemoryMedium(slotCapacity: 0)
     try medium.replace("journal", with: [1])
     medium.inject(.ioError, atOperation: 0, of: [.recordLoad])
-    #expect(throws: StorageError.system(operation: "read", path: "memory:records/journal", errno: EIO)) {
+    #expect(throws: StorageError.system(operation: "read", path: "memory:records/journal", errno: .io)) {
       try medium.load("journal")
     }
     medium.inject(.noSpace, atOperation: 0, of: [.recordUnlink])
-    #expect(throws: StorageError.system(operation: "unlink", path: "memory:records/journal", errno: ENOSPC)) {
+    #expect(throws: StorageError.system(operation: "unlink", path: "memory:records/journal", errno: .noSpace))
+    {
       try medium.remove("journal")
     }
     medium.inject(.ioError, atOperation: 0, of: [.recordRename])
-    #expect(throws: StorageError.system(operation: "rename", path: "memory:records/journal", errno: EIO)) {
+    #expect(throws: StorageError.system(operation: "rename", path: "memory:records/journal", errno: .io)) {
       try medium.moveAside("journal")
     }
     #expect(try medium.load("journal") == [1])

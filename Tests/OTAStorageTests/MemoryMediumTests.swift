@@ -1,4 +1,5 @@
 import Glibc
+import OTASystem
 import OTAWire
 import Testing
 
@@ -62,7 +63,7 @@ struct MemoryMediumTests {
     #expect(medium.operationCount == 11)
     try medium.remove("journal.damaged")  // Unlink, sync directory.
     #expect(medium.operationCount == 13)
-    #expect(throws: StorageError.system(operation: "name", path: "a/b", errno: EINVAL)) {
+    #expect(throws: StorageError.system(operation: "name", path: "a/b", errno: .invalidArgument)) {
       try medium.replace("a/b", with: [1])
     }
     #expect(medium.operationCount == 13)
