@@ -81,7 +81,7 @@ public final class BlueZCentral: CentralLink {
         run(.busLost)
       }
     }
-    for (timer, due) in timers.sorted(by: { $0.value < $1.value }) where due <= now && timers[timer] != nil {
+    for (timer, due) in timers.sorted(by: { $0.value < $1.value }) where due <= now && timers[timer] == due {
       timers[timer] = nil
       run(.timerFired(timer))
     }

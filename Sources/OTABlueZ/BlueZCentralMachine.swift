@@ -172,7 +172,11 @@ public struct BlueZCentralMachine: Sendable {
       fired(timer)
     case .dataSocketAdopted: dataSocketAdopted()
     case .dataSent(let count): dataSent(count)
-    case .dataSocketFailed(let reason): lose(reason)
+    case .dataSocketFailed(let reason):
+      switch phase {
+      case .ready, .preparing: lose(reason)
+      default: break
+      }
     }
     return out
   }
