@@ -56,11 +56,7 @@ import Testing
 
   @Test func aKnownDeviceIsConnectedToDirectly() throws {
     var script = Script()
-    script.feed(.connect)
-    script.reply(.setDiscoveryFilter)
-    script.reply(.startDiscovery)
-    script.reply(
-      .listDevices, [Script.managedObjects([Script.device: [BlueZ.device: Script.deviceProperties()]])])
+    script.connectToKnownDevice()
     #expect(script.outstandingCalls == [.connect(Script.device)])
     #expect(script.machine.devices[Script.device]?["Address"] == .string("11:22:33:44:55:66"))
   }
@@ -85,11 +81,7 @@ import Testing
 
   @Test func connectInProgressIsCalledAgainShortly() {
     var script = Script()
-    script.feed(.connect)
-    script.reply(.setDiscoveryFilter)
-    script.reply(.startDiscovery)
-    script.reply(
-      .listDevices, [Script.managedObjects([Script.device: [BlueZ.device: Script.deviceProperties()]])])
+    script.connectToKnownDevice()
     let answer = script.fail(.connect(Script.device), "org.bluez.Error.InProgress", "In Progress")
     #expect(answer.contains(.startTimer(.connectAgain, after: .milliseconds(500))))
     #expect(script.takeEmitted().isEmpty && script.outstanding.isEmpty)
@@ -123,11 +115,7 @@ import Testing
 
   @Test func noReplyToConnectFailsTheConnect() {
     var script = Script()
-    script.feed(.connect)
-    script.reply(.setDiscoveryFilter)
-    script.reply(.startDiscovery)
-    script.reply(
-      .listDevices, [Script.managedObjects([Script.device: [BlueZ.device: Script.deviceProperties()]])])
+    script.connectToKnownDevice()
     script.fail(.connect(Script.device), DBusError.Name.noReply, "Did not receive a reply")
     #expect(script.takeEmitted() == [.connectFailed("connecting failed: Did not receive a reply")])
   }
@@ -135,9 +123,7 @@ import Testing
   @Test func aLinkGoingDownDuringSetUpStartsOverUntilTheDeadline() throws {
     var script = Script()
     script.connectToDevice()
-    script.reply(
-      .checkServicesResolved(Script.device), [.vardict(Script.deviceProperties(servicesResolved: true))])
-    script.reply(.listCharacteristics, [Script.managedObjects(Script.otaCharacteristics())])
+    script.listCharacteristics()
     // bluetoothd's GATT client says "Not connected" under the generic Failed name.
     let answer = script.fail(.startNotify, "org.bluez.Error.Failed", "Not connected")
     #expect(answer.contains(.startTimer(.retryConnect, after: .milliseconds(500))))
@@ -156,11 +142,7 @@ import Testing
 
   @Test func servicesResolvedBeforeConnectedAndBeforeConnectsAnswer() {
     var script = Script()
-    script.feed(.connect)
-    script.reply(.setDiscoveryFilter)
-    script.reply(.startDiscovery)
-    script.reply(
-      .listDevices, [Script.managedObjects([Script.device: [BlueZ.device: Script.deviceProperties()]])])
+    script.connectToKnownDevice()
     script.feed(
       .signal(Script.propertiesChanged(Script.device, BlueZ.device, ["ServicesResolved": .boolean(true)])))
     script.feed(.signal(Script.propertiesChanged(Script.device, BlueZ.device, ["Connected": .boolean(true)])))
@@ -174,10 +156,7 @@ import Testing
   @Test func aCharacteristicAddedAfterServicesResolvedStillCounts() {
     var script = Script()
     script.connectToDevice()
-    script.reply(
-      .checkServicesResolved(Script.device), [.vardict(Script.deviceProperties(servicesResolved: true))])
-    let listed = script.reply(
-      .listCharacteristics, [Script.managedObjects(Script.otaCharacteristics(leaving: OTAUUID.info))])
+    let listed = script.listCharacteristics(Script.otaCharacteristics(leaving: OTAUUID.info))
     #expect(listed.contains(.startTimer(.characteristicsLate, after: .seconds(1))))
     #expect(script.outstanding.isEmpty)
     let added = script.feed(
@@ -190,10 +169,7 @@ import Testing
   @Test func characteristicsThatNeverComeFailTheConnect() {
     var script = Script()
     script.connectToDevice()
-    script.reply(
-      .checkServicesResolved(Script.device), [.vardict(Script.deviceProperties(servicesResolved: true))])
-    script.reply(
-      .listCharacteristics, [Script.managedObjects(Script.otaCharacteristics(leaving: OTAUUID.data))])
+    script.listCharacteristics(Script.otaCharacteristics(leaving: OTAUUID.data))
     // A characteristic of another device does not help.
     script.feed(
       .signal(
@@ -208,9 +184,7 @@ import Testing
   @Test func aDisconnectWhileACallIsPendingCancelsItAndStartsOver() throws {
     var script = Script()
     script.connectToDevice()
-    script.reply(
-      .checkServicesResolved(Script.device), [.vardict(Script.deviceProperties(servicesResolved: true))])
-    script.reply(.listCharacteristics, [Script.managedObjects(Script.otaCharacteristics())])
+    script.listCharacteristics()
     script.reply(.startNotify)
     let acquire = try #require(script.pending(.acquireWrite))
     let dropped = script.feed(
@@ -313,9 +287,7 @@ import Testing
   @Test func acquireWriteRefusedFallsBackToWriteCommands() throws {
     var script = Script(queueDepth: 8)
     script.connectToDevice()
-    script.reply(
-      .checkServicesResolved(Script.device), [.vardict(Script.deviceProperties(servicesResolved: true))])
-    script.reply(.listCharacteristics, [Script.managedObjects(Script.otaCharacteristics(dataMTU: 247))])
+    script.listCharacteristics(Script.otaCharacteristics(dataMTU: 247))
     script.reply(.startNotify)
     let refused = script.fail(.acquireWrite, "org.bluez.Error.NotPermitted", "Write acquired")
     #expect(!refused.contains { if case .adoptDataSocket = $0 { true } else { false } })

@@ -95,6 +95,24 @@ struct BlueZScript {
     reply(.connect(Self.device))
   }
 
+  /// From `connect` to Connect called on a device BlueZ already knows (GetManagedObjects lists it).
+  mutating func connectToKnownDevice() {
+    feed(.connect)
+    reply(.setDiscoveryFilter)
+    reply(.startDiscovery)
+    reply(.listDevices, [Self.managedObjects([Self.device: [BlueZ.device: Self.deviceProperties()]])])
+  }
+
+  /// After Connect: the services are resolved already, and GetManagedObjects lists `objects`.
+  mutating func listCharacteristics(
+    _ objects: [DBusObjectPath: [String: [String: DBusValue]]] = otaCharacteristics()
+  )
+    -> [Action]
+  {
+    reply(.checkServicesResolved(Self.device), [.vardict(Self.deviceProperties(servicesResolved: true))])
+    return reply(.listCharacteristics, [Self.managedObjects(objects)])
+  }
+
   /// All the way to `.connected`: the services resolve, the characteristics are listed,
   /// notifications started and the data socket acquired (MTU `mtu`) and adopted.
   mutating func connectToReady(mtu: UInt16 = 517) throws {
