@@ -1,0 +1,213 @@
+import Logging
+import OTADBus
+import OTALink
+
+/// What bluetoothd says: the answers to calls, its signals; and the timers running out.
+extension BlueZCentralMachine {
+  // MARK: Answers
+
+  mutating func succeeded(_ call: BlueZCall, _ values: [DBusValue]) {
+    switch call {
+    case .setDiscoveryFilter:
+      guard phase == .discovering else { return }
+      start(
+        .startDiscovery,
+        BlueZRequest(
+          path: adapterPath, interface: BlueZ.adapter, method: "StartDiscovery", timeout: .seconds(5)))
+    case .startDiscovery:
+      guard phase == .discovering else { return }
+      start(
+        .listDevices,
+        BlueZRequest(
+          path: .root, interface: DBusStandardInterface.objectManager, method: "GetManagedObjects",
+          timeout: .seconds(5)))
+    case .listDevices:
+      guard phase == .discovering else { return }
+      listedDevices(values)
+    case .deviceProperties(let path):
+      guard let properties = try? values.first?.vardict() else { return }
+      devices[path] = properties
+      consider(path, properties)
+    case .connect:
+      guard phase == .connecting, let device else { return }
+      phase = .resolving
+      start(
+        .checkServicesResolved(device),
+        BlueZRequest(
+          path: device, interface: DBusStandardInterface.properties, method: "GetAll",
+          arguments: [.string(BlueZ.device)], timeout: .seconds(5)))
+    case .checkServicesResolved(let path):
+      guard let properties = try? values.first?.vardict() else { return }
+      devices[path] = properties
+      if phase == .resolving, properties["ServicesResolved"]?.boolValue == true { listCharacteristics() }
+    case .listCharacteristics:
+      guard case .listing = phase else { return }
+      found(characteristics: Self.objects(in: values, interface: BlueZ.gattCharacteristic))
+      // Not all there yet: they may still come as InterfacesAdded, for a moment.
+      if case .listing = phase { startTimer(.characteristicsLate, after: .seconds(1)) }
+    case .startNotify:
+      guard case .preparing(let characteristics, _) = phase else { return }
+      start(
+        .acquireWrite,
+        BlueZRequest(
+          path: characteristics.data, interface: BlueZ.gattCharacteristic, method: "AcquireWrite",
+          arguments: [.vardict([:])]))
+    case .acquireWrite:
+      guard case .preparing(let characteristics, _) = phase else { return }
+      guard values.count == 2, let descriptor = values[0].fileDescriptor, let mtu = values[1].uint16Value
+      else {
+        fail("AcquireWrite gave no socket")
+        return
+      }
+      phase = .preparing(characteristics, acquiredMTU: Int(mtu))
+      out.append(.adoptDataSocket(descriptor))
+    case .writeControl:
+      controlWritten()
+    case .writeData:
+      dataCommandWritten()
+    case .readInfo(let offset):
+      infoRead(offset: offset, values.first?.byteArray ?? [])
+    }
+  }
+
+  mutating func failed(_ call: BlueZCall, _ error: BlueZError, _ raw: DBusError) {
+    let detail = "\(raw.name): \(raw.message)"
+    switch (call, error) {
+    case (.setDiscoveryFilter, .inProgress), (.startDiscovery, .inProgress):
+      // Already discovering: fine.
+      succeeded(call, [])
+    case (.setDiscoveryFilter, _), (.startDiscovery, _):
+      guard phase == .discovering else { return }
+      fail("could not start discovery on \(configuration.adapter): \(raw.message)")
+    case (.listDevices, _), (.deviceProperties, _), (.checkServicesResolved, _):
+      // Discovery goes on through signals; ServicesResolved may still come as a signal.
+      out.append(.log(.debug, "\(call.method) failed: \(detail)"))
+    case (.connect, .inProgress):
+      guard phase == .connecting else { return }
+      out.append(.log(.debug, "a Connect is already under way: calling again shortly"))
+      startTimer(.connectAgain, after: Self.retryDelay)
+    case (.connect, .alreadyConnected):
+      succeeded(call, [])
+    case (.connect(let path), _):
+      guard phase == .connecting else { return }
+      staleDevices.insert(path)
+      fail("connecting failed: \(raw.message)")
+    case (.acquireWrite, .notPermitted), (.acquireWrite, .notSupported), (.acquireWrite, .failed):
+      guard case .preparing(let characteristics, _) = phase else { return }
+      out.append(.log(.info, "AcquireWrite refused (\(detail)): data goes as WriteValue commands"))
+      becomeReady(characteristics, mtu: characteristics.mtu ?? 23, transport: .writeCommands(inFlight: 0))
+    case (.writeControl, _):
+      out.append(.log(.warning, "control-point write failed: \(detail)"))
+      out.append(.emit(.controlWriteFailed(0xFF)))
+      controlWritten()
+    case (.writeData, _):
+      out.append(.log(.warning, "data write failed: \(detail)"))
+      dataCommandWritten()
+    case (.readInfo(let offset), .invalidOffset) where offset > 0:
+      // Past the end: what was read is the whole value.
+      infoRead(offset: offset, [])
+    case (.readInfo, _):
+      lose("reading Info failed: \(raw.message)")
+    case (_, .notConnected) where !isReady:
+      // The link was still going down (a previous central's Disconnect): start over shortly, until
+      // the connect deadline.
+      out.append(.log(.debug, "\(call.method) met a link going down: connecting again shortly"))
+      startOverSoon()
+    case (_, _):
+      if isReady {
+        out.append(.log(.warning, "\(call.method) failed: \(detail)"))
+      } else {
+        fail("\(call.method) failed: \(raw.message)")
+      }
+    }
+  }
+
+  // MARK: Signals
+
+  mutating func handle(_ signal: DBusSignal) {
+    if signal.member == "InterfacesAdded", signal.arguments.count == 2,
+      let path = signal.arguments[0].objectPathValue,
+      let interfaces = signal.arguments[1].dictionaryEntries
+    {
+      for entry in interfaces {
+        guard let properties = try? entry.value.vardict() else { continue }
+        switch entry.key.stringValue {
+        case BlueZ.device:
+          devices[path] = properties
+          consider(path, properties)
+        case BlueZ.gattCharacteristic:
+          found(characteristics: [path: properties])
+        default: break
+        }
+      }
+      return
+    }
+    guard signal.member == "PropertiesChanged", signal.arguments.count >= 2,
+      let interface = signal.arguments[0].stringValue, let changed = try? signal.arguments[1].vardict()
+    else { return }
+    if interface == BlueZ.device {
+      deviceChanged(
+        signal.path, changed,
+        invalidated: signal.arguments.count > 2 ? signal.arguments[2].stringArray ?? [] : [])
+    } else if interface == BlueZ.gattCharacteristic, case .ready(let ready) = phase,
+      signal.path == ready.characteristics.control, let value = changed["Value"]?.byteArray
+    {
+      out.append(.emit(.notification(value)))
+    }
+  }
+
+  mutating func deviceChanged(
+    _ path: DBusObjectPath, _ changed: [String: DBusValue], invalidated: [String]
+  ) {
+    if var known = devices[path] {
+      known.merge(changed) { _, new in new }
+      for name in invalidated { known[name] = nil }
+      devices[path] = known
+    }
+    if phase == .discovering, changed["RSSI"] != nil {
+      if let known = devices[path] {
+        consider(path, known)
+      } else if !pending.values.contains(.deviceProperties(path)) {
+        start(
+          .deviceProperties(path),
+          BlueZRequest(
+            path: path, interface: DBusStandardInterface.properties, method: "GetAll",
+            arguments: [.string(BlueZ.device)], timeout: .seconds(5)))
+      }
+    }
+    guard path == device, phase != .idle else { return }
+    if changed["Connected"]?.boolValue == false {
+      if isReady {
+        lose("the device disconnected")
+      } else if phase != .discovering {
+        // A link going down while we set up (a previous central's Disconnect): start over shortly.
+        startOverSoon()
+      }
+    } else if changed["ServicesResolved"]?.boolValue == true, phase == .resolving {
+      listCharacteristics()
+    }
+  }
+
+  // MARK: Timers
+
+  mutating func fired(_ timer: BlueZTimer) {
+    switch timer {
+    case .connectDeadline:
+      guard !isReady else { return }
+      let discovering = phase == .discovering
+      if discovering { stopDiscovery() }
+      fail(discovering ? "no device matching \(configuration.selector) was found" : "connecting timed out")
+    case .retryConnect:
+      guard phase == .idle else { return }
+      startDiscovery()
+    case .connectAgain:
+      guard phase == .connecting, let device else { return }
+      start(.connect(device), BlueZRequest(path: device, interface: BlueZ.device, method: "Connect"))
+    case .characteristicsLate:
+      guard case .listing = phase else { return }
+      fail("the device does not offer the OTA characteristics")
+    case .socketRoom:
+      flushData()
+    }
+  }
+}

@@ -1,0 +1,121 @@
+import Logging
+import OTADBus
+import OTALink
+
+/// Once ready: control-point writes one at a time, data chunks, the long read of Info.
+extension BlueZCentralMachine {
+  // MARK: Writing and reading
+
+  mutating func writeControl(_ bytes: [UInt8]) {
+    guard case .ready(var ready) = phase else { return }
+    ready.controlQueue.append(bytes)
+    phase = .ready(ready)
+    sendNextControl()
+  }
+
+  mutating func controlWritten() {
+    guard case .ready(var ready) = phase else { return }
+    ready.controlInFlight = false
+    phase = .ready(ready)
+    sendNextControl()
+  }
+
+  mutating func sendNextControl() {
+    guard case .ready(var ready) = phase, !ready.controlInFlight, !ready.controlQueue.isEmpty else { return }
+    let bytes = ready.controlQueue.removeFirst()
+    ready.controlInFlight = true
+    phase = .ready(ready)
+    start(
+      .writeControl,
+      BlueZRequest(
+        path: ready.characteristics.control, interface: BlueZ.gattCharacteristic, method: "WriteValue",
+        arguments: [.bytes(bytes), .vardict(["type": .string("request")])]))
+  }
+
+  mutating func writeData(_ bytes: [UInt8]) {
+    guard case .ready(var ready) = phase else { return }
+    ready.dataQueue.append(bytes)
+    phase = .ready(ready)
+    flushData()
+  }
+
+  /// Moves queued chunks towards the device: into the socket (the shell writes until it is full),
+  /// or as WriteValue commands up to the limit in flight.
+  mutating func flushData() {
+    guard case .ready(var ready) = phase, !ready.dataQueue.isEmpty else { return }
+    switch ready.transport {
+    case .socket:
+      out.append(.sendData(ready.dataQueue))
+    case .writeCommands(var inFlight):
+      while inFlight < configuration.commandsInFlight, !ready.dataQueue.isEmpty {
+        let bytes = ready.dataQueue.removeFirst()
+        inFlight += 1
+        start(
+          .writeData,
+          BlueZRequest(
+            path: ready.characteristics.data, interface: BlueZ.gattCharacteristic, method: "WriteValue",
+            arguments: [.bytes(bytes), .vardict(["type": .string("command")])]))
+      }
+      ready.transport = .writeCommands(inFlight: inFlight)
+      phase = .ready(ready)
+    }
+  }
+
+  mutating func dataSent(_ count: Int) {
+    guard case .ready(var ready) = phase, ready.transport == .socket else { return }
+    ready.dataQueue.removeFirst(min(count, ready.dataQueue.count))
+    phase = .ready(ready)
+    if !ready.dataQueue.isEmpty {
+      out.append(.log(.trace, "data socket full (\(ready.dataQueue.count) queued)"))
+      startTimer(.socketRoom, after: .milliseconds(2))
+    }
+  }
+
+  mutating func dataCommandWritten() {
+    guard case .ready(var ready) = phase, case .writeCommands(let inFlight) = ready.transport else { return }
+    ready.transport = .writeCommands(inFlight: max(0, inFlight - 1))
+    phase = .ready(ready)
+    flushData()
+  }
+
+  mutating func loopTurn() {
+    flushData()
+    guard case .ready(let ready) = phase else { return }
+    var waiting = ready.dataQueue.count
+    if case .writeCommands(let inFlight) = ready.transport { waiting += inFlight }
+    out.append(.emit(.writable(configuration.queueDepth - waiting)))
+  }
+
+  mutating func readInfo() {
+    guard case .ready(var ready) = phase, ready.infoRead == nil else { return }
+    ready.infoRead = []
+    phase = .ready(ready)
+    readInfo(at: 0, ready)
+  }
+
+  mutating func readInfo(at offset: Int, _ ready: Ready) {
+    let options: [String: DBusValue] = offset == 0 ? [:] : ["offset": .uint16(UInt16(offset))]
+    start(
+      .readInfo(offset: offset),
+      BlueZRequest(
+        path: ready.characteristics.info, interface: BlueZ.gattCharacteristic, method: "ReadValue",
+        arguments: [.vardict(options)]))
+  }
+
+  /// One step of the long read: BlueZ reads the whole value itself, but an answer that fills a read
+  /// response exactly (MTU − 1 bytes) may have more behind it, so the read goes on from there until
+  /// an answer is short, empty, or past the end.
+  mutating func infoRead(offset: Int, _ bytes: [UInt8]) {
+    guard case .ready(var ready) = phase, var read = ready.infoRead, offset == read.count else { return }
+    read += bytes
+    if !bytes.isEmpty, bytes.count == ready.mtu - 1, read.count < Self.infoLimit {
+      ready.infoRead = read
+      phase = .ready(ready)
+      readInfo(at: read.count, ready)
+    } else {
+      ready.infoRead = nil
+      phase = .ready(ready)
+      out.append(.emit(.info(read)))
+    }
+  }
+}

@@ -1,0 +1,107 @@
+import Logging
+import OTADBus
+import OTALink
+
+/// The machine's configuration, events, actions and phases.
+extension BlueZCentralMachine {
+  public struct Configuration: Sendable {
+    public var adapter: String
+    public var selector: DeviceSelector
+    /// How many data writes may wait in the machine (the credit given to the sender).
+    public var queueDepth: Int
+    /// How many WriteValue data commands may be outstanding when AcquireWrite was refused.
+    public var commandsInFlight: Int
+
+    public init(
+      adapter: String = "hci0", selector: DeviceSelector, queueDepth: Int = 16, commandsInFlight: Int = 4
+    ) {
+      self.adapter = adapter
+      self.selector = selector
+      self.queueDepth = queueDepth
+      self.commandsInFlight = commandsInFlight
+    }
+  }
+
+  public enum Event: Equatable, Sendable {
+    // The CentralLink API.
+    case connect
+    case disconnect
+    case writeControl([UInt8])
+    case writeData([UInt8])
+    case readInfo
+    /// The loop came around (`service`): flush data, report credit.
+    case loopTurn
+    // The bus.
+    case replied(BlueZCallID, Result<[DBusValue], DBusError>)
+    /// A call could not even be sent.
+    case callNotSent(BlueZCallID, DBusError)
+    case signal(DBusSignal)
+    case busLost
+    case timerFired(BlueZTimer)
+    // The data socket, after `.adoptDataSocket` and `.sendData`.
+    case dataSocketAdopted
+    /// The data socket took the first `count` of the chunks of the last `.sendData`.
+    case dataSent(count: Int)
+    case dataSocketFailed(String)
+  }
+
+  public enum Action: Equatable, Sendable {
+    /// Start this call and report its answer as `.replied(id, …)`.
+    case call(BlueZCallID, BlueZCall, BlueZRequest)
+    /// Send this call; its answer does not matter (StopDiscovery, RemoveDevice, Disconnect).
+    case send(BlueZRequest)
+    /// Forget a call: its answer, if one still comes, is dropped.
+    case cancel(BlueZCallID)
+    case startTimer(BlueZTimer, after: Duration)
+    case stopTimer(BlueZTimer)
+    /// Hand this to the sender.
+    case emit(CentralEvent)
+    /// Take a duplicate of AcquireWrite's socket, non-blocking; answer `.dataSocketAdopted` or `.dataSocketFailed`.
+    case adoptDataSocket(DBusFileDescriptor)
+    /// Write these chunks into the data socket, in order, until it is full; answer `.dataSent`.
+    case sendData([[UInt8]])
+    case closeDataSocket
+    case log(Logger.Level, String)
+  }
+
+  /// The OTA characteristics of the connected device.
+  public struct Characteristics: Equatable, Sendable {
+    public var control: DBusObjectPath
+    public var data: DBusObjectPath
+    public var info: DBusObjectPath
+    /// The data characteristic's `MTU` property (BlueZ 5.62 and later), for when AcquireWrite is refused.
+    public var mtu: Int?
+  }
+
+  /// How data reaches the device.
+  public enum Transport: Equatable, Sendable {
+    /// AcquireWrite's socket: each write is one ATT write command.
+    case socket
+    /// WriteValue with type command, this many outstanding.
+    case writeCommands(inFlight: Int)
+  }
+
+  public struct Ready: Equatable, Sendable {
+    public var characteristics: Characteristics
+    public var mtu: Int
+    public var transport: Transport
+    var dataQueue: [[UInt8]] = []
+    var controlQueue: [[UInt8]] = []
+    var controlInFlight = false
+    /// Info read so far, while a long read is under way.
+    var infoRead: [UInt8]?
+  }
+
+  public enum Phase: Equatable, Sendable {
+    case idle
+    case discovering
+    case connecting
+    /// Connected; waiting for ServicesResolved.
+    case resolving
+    /// Services resolved; collecting the OTA characteristics (uuid to path, MTU of data).
+    case listing([String: DBusObjectPath], dataMTU: Int?)
+    /// StartNotify, then AcquireWrite; then adopting its socket (with the MTU it gave).
+    case preparing(Characteristics, acquiredMTU: Int?)
+    case ready(Ready)
+  }
+}
