@@ -44,8 +44,10 @@ let package = Package(
       dependencies: [
         "OTAWire", "OTAChecksum", "OTATrust", .product(name: "Crypto", package: "swift-crypto"),
       ]),
-    // The link seam and the simulated link over a Unix socket: frames, air-time pacing, polling.
+    // The link seam both sides talk through: events, the two link protocols, the characteristics.
     .target(name: "OTALink", dependencies: ["OTAWire", "CLinux"]),
+    // The simulated link over a Unix socket: frames, air-time pacing, link conditions.
+    .target(name: "OTASocketLink", dependencies: ["OTALink", "OTAWire", "CLinux"]),
     // A small libdbus-1 wrapper: typed values, calls, signals, object export, Unix-fd passing.
     .target(name: "OTADBus", dependencies: ["CDBus"]),
     // The BlueZ roles over D-Bus: the device's GATT application and advertisement, the central's client.
@@ -58,7 +60,7 @@ let package = Package(
     .target(
       name: "OTADevice",
       dependencies: [
-        "OTAEngine", "OTAStorage", "OTABoot", "OTALink", "CLinux",
+        "OTAEngine", "OTAStorage", "OTABoot", "OTALink", "OTASocketLink", "CLinux",
         .product(name: "Logging", package: "swift-log"),
         .product(name: "TOMLKit", package: "TOMLKit"),
       ]),
@@ -69,31 +71,33 @@ let package = Package(
 
     // The engines over an in-memory link in virtual time: for tests, benchmarks and the demo.
     .target(
-      name: "OTASimulation", dependencies: ["OTADevice", "OTABoot", "OTAEngine", "OTAStorage", "OTALink"]),
+      name: "OTASimulation",
+      dependencies: ["OTADevice", "OTABoot", "OTAEngine", "OTAStorage", "OTALink", "OTASocketLink"]),
 
     .executableTarget(
       name: "otad",
       dependencies: [
-        "OTADevice", "OTALink", "OTAStorage", "OTAWire", "OTABlueZ", "OTADBus",
+        "OTADevice", "OTALink", "OTASocketLink", "OTAStorage", "OTAWire", "OTABlueZ", "OTADBus",
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
         .product(name: "Logging", package: "swift-log"),
       ]),
     .executableTarget(
       name: "otactl",
       dependencies: [
-        "OTACentral", "OTAEngine", "OTALink", "OTAWire", "OTABlueZ", "OTADBus", "OTATrust",
+        "OTACentral", "OTAEngine", "OTALink", "OTASocketLink", "OTAWire", "OTABlueZ", "OTADBus", "OTATrust",
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
         .product(name: "Logging", package: "swift-log"),
       ]),
     .executableTarget(
-      name: "ota-bench", dependencies: ["OTASimulation", "OTADevice", "OTAStorage", "OTALink"]),
+      name: "ota-bench",
+      dependencies: ["OTASimulation", "OTADevice", "OTAStorage", "OTALink", "OTASocketLink"]),
 
     .testTarget(name: "OTAWireTests", dependencies: ["OTAWire"]),
     .testTarget(
       name: "OTATrustTests",
       dependencies: ["OTATrust", "OTAWire", .product(name: "Crypto", package: "swift-crypto")]),
     .testTarget(name: "OTAChecksumTests", dependencies: ["OTAChecksum"]),
-    .testTarget(name: "OTALinkTests", dependencies: ["OTALink", "OTAWire"]),
+    .testTarget(name: "OTASocketLinkTests", dependencies: ["OTASocketLink", "OTALink", "OTAWire"]),
     // A private dbus-daemon for the D-Bus and BlueZ tests.
     .target(name: "DBusTestSupport", path: "Sources/DBusTestSupport"),
     .testTarget(name: "OTADBusTests", dependencies: ["OTADBus", "DBusTestSupport", "CDBus"]),
@@ -118,7 +122,7 @@ let package = Package(
       name: "OTADeviceTests",
       dependencies: [
         "OTADevice", "OTAEngine", "OTAStorage", "OTASimulation", "OTAWire", "OTAChecksum", "OTALink",
-        "OTATrust",
+        "OTASocketLink", "OTATrust",
       ]),
   ]
 )
@@ -135,7 +139,7 @@ package.targets.append(contentsOf: [
     dependencies: ["OTAFuzzing", "OTATrust", "OTAWire", .product(name: "Crypto", package: "swift-crypto")]),
   .testTarget(
     name: "OTAFuzzingTests",
-    dependencies: ["OTAFuzzing", "OTATrustFuzzing", "OTAEngine", "OTAWire", "OTALink"],
+    dependencies: ["OTAFuzzing", "OTATrustFuzzing", "OTAEngine", "OTAWire", "OTALink", "OTASocketLink"],
     exclude: ["Seeds", "Regressions"]),
 ])
 

@@ -1,5 +1,6 @@
 import Logging
 import OTALink
+import OTASocketLink
 import OTAWire
 import TOMLKit
 

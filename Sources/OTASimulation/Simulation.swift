@@ -1,6 +1,7 @@
 import OTADevice
 import OTAEngine
 import OTALink
+import OTASocketLink
 import OTAStorage
 import OTAWire
 

@@ -3,6 +3,7 @@ import Foundation
 import Logging
 import OTADevice
 import OTALink
+import OTASocketLink
 import OTAStorage
 import OTAWire
 

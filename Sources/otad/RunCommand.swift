@@ -5,6 +5,7 @@ import OTABlueZ
 import OTADBus
 import OTADevice
 import OTALink
+import OTASocketLink
 import OTAStorage
 import OTAWire
 

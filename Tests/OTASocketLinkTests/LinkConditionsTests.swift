@@ -1,6 +1,6 @@
 import Testing
 
-@testable import OTALink
+@testable import OTASocketLink
 
 @Suite struct LinkConditionsTests {
   @Test func parsesEveryKey() throws {

@@ -1,3 +1,5 @@
+import OTALink
+
 /// One central on the simulated link, as the device sees it: its non-blocking socket, the bytes it
 /// sent that are not a whole frame yet, the answers waiting for it to read, when it must have
 /// said hello and when it was last heard.

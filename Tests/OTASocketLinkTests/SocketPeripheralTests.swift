@@ -1,7 +1,8 @@
 import Foundation
+import OTALink
 import Testing
 
-@testable import OTALink
+@testable import OTASocketLink
 
 /// The device's end of the simulated link against clients that break its rules, in one process: the
 /// test plays the loop (it passes the time, so the hello timeout needs no waiting) and the client.

@@ -1,3 +1,5 @@
+import OTALink
+
 #if canImport(Glibc)
   import Glibc
 #endif

@@ -1,3 +1,4 @@
+import OTALink
 import OTAWire
 
 /// The ATT-shaped units the simulated link carries over a Unix stream socket. On the socket each
@@ -113,15 +114,6 @@ public struct FrameDecoder: Sendable {
     }
     return frame
   }
-}
-
-/// The characteristics of the OTA service, as the simulated link addresses them.
-public enum Characteristic: UInt8, Sendable, CaseIterable {
-  case controlPoint = 1
-  case data = 2
-  case info = 3
-  /// Device Information Service: Firmware Revision String.
-  case firmwareRevision = 4
 }
 
 /// ATT error codes the simulated link answers with.

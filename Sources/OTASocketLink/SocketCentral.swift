@@ -1,3 +1,5 @@
+import OTALink
+
 /// The central's end of the simulated link, where the air is modelled. Writes wait in a queue and
 /// leave only at connection events, as many as the event's link-layer packets and air time allow;
 /// the data queue's free space is the sender's flow-control credit. ATT requests (control-point

@@ -1,6 +1,7 @@
+import OTALink
 import Testing
 
-@testable import OTALink
+@testable import OTASocketLink
 
 @Suite struct LinkFrameTests {
   static let frames: [LinkFrame] = [
