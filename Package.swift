@@ -55,7 +55,7 @@ let package = Package(
       name: "OTABlueZ",
       dependencies: ["OTADBus", "OTALink", .product(name: "Logging", package: "swift-log")]),
     // Bootloader backends behind one interface: a symlink, Raspberry Pi tryboot, U-Boot, GRUB.
-    .target(name: "OTABoot", dependencies: ["OTAStorage", "OTAWire"]),
+    .target(name: "OTABoot", dependencies: ["OTAStorage", "OTAWire", "OTAChecksum"]),
     // The device side's IO edge: runs the receiver engine against storage.
     .target(
       name: "OTADevice",
@@ -77,7 +77,7 @@ let package = Package(
     .executableTarget(
       name: "otad",
       dependencies: [
-        "OTADevice", "OTALink", "OTASocketLink", "OTAStorage", "OTAWire", "OTABlueZ", "OTADBus",
+        "OTADevice", "OTABoot", "OTALink", "OTASocketLink", "OTAStorage", "OTAWire", "OTABlueZ", "OTADBus",
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
         .product(name: "Logging", package: "swift-log"),
       ]),
@@ -112,7 +112,8 @@ let package = Package(
     .testTarget(name: "ArchitectureTests"),
     .testTarget(name: "OTACentralTests", dependencies: ["OTACentral", "OTAEngine", "OTAWire"]),
     .testTarget(name: "OTAEngineTests", dependencies: ["OTAEngine", "OTAChecksum"]),
-    .testTarget(name: "OTABootTests", dependencies: ["OTABoot", "OTAStorage", "OTAWire"]),
+    .testTarget(
+      name: "OTABootTests", dependencies: ["OTABoot", "OTAStorage", "OTAWire", "OTAChecksum", "OTATrust"]),
     .testTarget(
       name: "OTAStorageTests",
       dependencies: [
@@ -121,7 +122,8 @@ let package = Package(
     .testTarget(
       name: "OTADeviceTests",
       dependencies: [
-        "OTADevice", "OTAEngine", "OTAStorage", "OTASimulation", "OTAWire", "OTAChecksum", "OTALink",
+        "OTADevice", "OTABoot", "OTAEngine", "OTAStorage", "OTASimulation", "OTAWire", "OTAChecksum",
+        "OTALink",
         "OTASocketLink", "OTATrust",
       ]),
   ]

@@ -1,3 +1,4 @@
+import OTABoot
 import OTAStorage
 import OTAWire
 

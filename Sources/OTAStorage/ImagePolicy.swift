@@ -36,10 +36,3 @@ public struct InstalledImage: Sendable, Equatable {
   /// Nothing installed to compare against: every version and counter passes.
   public static let none = InstalledImage(version: .zero)
 }
-
-extension BootState {
-  /// The confirmed image, as updates are judged against it.
-  public var installed: InstalledImage {
-    InstalledImage(version: self[confirmed].version, securityFloor: securityFloor)
-  }
-}

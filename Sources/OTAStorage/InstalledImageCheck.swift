@@ -22,10 +22,10 @@ public enum InstalledImageCheck: Equatable, Sendable, CustomStringConvertible {
     }
   }
 
-  /// Checks `slot` against what `state` recorded for it and what its image says of itself, in one
-  /// pass over the image.
+  /// Checks `slot` against the length and CRC32 recorded when its image was installed (0 and 0 when
+  /// none were) and what its image says of itself, in one pass over the image.
   public static func check(
-    _ slot: SlotID, recorded: BootState.Slot, reader: any SlotReader, policy: ImagePolicy
+    _ slot: SlotID, recorded: RecordedImage, reader: any SlotReader, policy: ImagePolicy
   ) throws(StorageError) -> InstalledImageCheck {
     let changed = "slot \(slot) no longer holds the image installed there"
     switch try ImageVerifier.survey(reader: reader, policy: policy) {
@@ -59,5 +59,17 @@ public enum InstalledImageCheck: Equatable, Sendable, CustomStringConvertible {
       case .invalid(let problem): return .rotten("\(changed): \(problem)")
       }
     }
+  }
+}
+
+/// What the boot state recorded of an installed image: its length and CRC32 as transferred (0 for a
+/// factory image: unknown).
+public struct RecordedImage: Equatable, Sendable {
+  public var size: UInt32
+  public var crc32: UInt32
+
+  public init(size: UInt32, crc32: UInt32) {
+    self.size = size
+    self.crc32 = crc32
   }
 }

@@ -1,4 +1,5 @@
 import Logging
+import OTABoot
 import OTADevice
 import OTAStorage
 import OTAWire

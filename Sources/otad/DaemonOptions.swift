@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Logging
+import OTABoot
 import OTADevice
 import OTALink
 import OTASocketLink

@@ -1,3 +1,4 @@
+import OTABoot
 import OTADevice
 import OTAEngine
 import OTALink

@@ -1,3 +1,4 @@
+import OTAStorage
 import OTAWire
 
 /// Everything a device can still see when its boot state is gone, damaged or contradicted by the

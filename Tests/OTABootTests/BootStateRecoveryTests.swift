@@ -1,3 +1,4 @@
+import OTABoot
 import OTAChecksum
 import OTAStorage
 import OTATrust

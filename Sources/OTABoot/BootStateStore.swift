@@ -1,3 +1,4 @@
+import OTAStorage
 import OTAWire
 
 /// Keeps the boot state in two records, `boot.state` and `boot.state.copy`, each replaced atomically,
