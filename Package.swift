@@ -54,6 +54,9 @@ let package = Package(
     .target(
       name: "OTABlueZ",
       dependencies: ["OTADBus", "OTALink", .product(name: "Logging", package: "swift-log")]),
+    // Storage for tests and simulations only: the in-memory medium with fault injection and power cuts.
+    // otad links no testing target.
+    .target(name: "OTAStorageTesting", dependencies: ["OTAStorage", "OTAWire"]),
     // Bootloader backends behind one interface: a symlink, Raspberry Pi tryboot, U-Boot, GRUB.
     .target(name: "OTABoot", dependencies: ["OTAStorage", "OTAWire", "OTAChecksum"]),
     // The device side's IO edge: runs the receiver engine against storage.
@@ -113,16 +116,19 @@ let package = Package(
     .testTarget(name: "OTACentralTests", dependencies: ["OTACentral", "OTAEngine", "OTAWire"]),
     .testTarget(name: "OTAEngineTests", dependencies: ["OTAEngine", "OTAChecksum"]),
     .testTarget(
-      name: "OTABootTests", dependencies: ["OTABoot", "OTAStorage", "OTAWire", "OTAChecksum", "OTATrust"]),
+      name: "OTABootTests",
+      dependencies: ["OTABoot", "OTAStorage", "OTAStorageTesting", "OTAWire", "OTAChecksum", "OTATrust"]),
     .testTarget(
       name: "OTAStorageTests",
       dependencies: [
-        "OTAStorage", "OTAWire", "OTAChecksum", "OTATrust", .product(name: "Crypto", package: "swift-crypto"),
+        "OTAStorage", "OTAStorageTesting", "OTAWire", "OTAChecksum", "OTATrust",
+        .product(name: "Crypto", package: "swift-crypto"),
       ]),
     .testTarget(
       name: "OTADeviceTests",
       dependencies: [
-        "OTADevice", "OTABoot", "OTAEngine", "OTAStorage", "OTASimulation", "OTAWire", "OTAChecksum",
+        "OTADevice", "OTABoot", "OTAEngine", "OTAStorage", "OTAStorageTesting", "OTASimulation", "OTAWire",
+        "OTAChecksum",
         "OTALink",
         "OTASocketLink", "OTATrust",
       ]),

@@ -53,7 +53,8 @@ public final class FileRecordStore: RecordStore {
   }
 }
 
-/// The rules for record names, shared by `FileRecordStore` and `MemoryMedium` so both refuse alike.
+/// The rules for record names, shared by `FileRecordStore` and every other `RecordStore` (the tests'
+/// in-memory one) so all refuse alike.
 public enum RecordName {
   public static let temporarySuffix = ".tmp"
   public static let damagedSuffix = ".damaged"

@@ -3,11 +3,11 @@
 import Glibc
 
 /// The errno values the rest of the module names without importing Glibc.
-enum SystemErrno {
-  static let io: Int32 = EIO
-  static let noSpace: Int32 = ENOSPC
-  static let invalid: Int32 = EINVAL
-  static let notFound: Int32 = ENOENT
+public enum SystemErrno {
+  public static let io: Int32 = EIO
+  public static let noSpace: Int32 = ENOSPC
+  public static let invalid: Int32 = EINVAL
+  public static let notFound: Int32 = ENOENT
 }
 
 /// What `fstat` or `stat` found at a path: only the distinctions a slot or record store cares about.

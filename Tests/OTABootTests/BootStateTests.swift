@@ -1,6 +1,7 @@
 import OTABoot
 import OTAChecksum
 import OTAStorage
+import OTAStorageTesting
 import OTAWire
 import Testing
 

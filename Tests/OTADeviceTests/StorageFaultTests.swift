@@ -5,6 +5,7 @@ import OTALink
 import OTASimulation
 import OTASocketLink
 import OTAStorage
+import OTAStorageTesting
 import OTAWire
 import Testing
 

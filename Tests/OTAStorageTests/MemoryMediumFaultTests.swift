@@ -1,4 +1,5 @@
 import Glibc
+import OTAStorageTesting
 import OTAWire
 import Testing
 

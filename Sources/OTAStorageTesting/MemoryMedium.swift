@@ -1,3 +1,4 @@
+import OTAStorage
 import OTAWire
 import Synchronization
 

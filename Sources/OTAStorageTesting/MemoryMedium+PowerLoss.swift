@@ -1,5 +1,7 @@
 // How a memory slot remembers what a power cut could still take away, and how a reboot decides.
 
+import OTAStorage
+
 /// One slot: what reads see now, what a reboot finds, and the writes in between.
 struct MemorySlot: Sendable {
   /// The volatile bytes: every write so far.

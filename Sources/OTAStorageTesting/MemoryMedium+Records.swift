@@ -1,6 +1,8 @@
 // The record directory of `MemoryMedium`: files (inodes) and directory entries, each with a volatile
 // and a durable version, changed by the same steps as `FileRecordStore` performs.
 
+import OTAStorage
+
 extension MemoryMedium {
   public func load(_ name: String) throws(StorageError) -> [UInt8]? {
     try RecordName.validate(name)

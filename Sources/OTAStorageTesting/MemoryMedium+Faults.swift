@@ -1,3 +1,5 @@
+import OTAStorage
+
 extension MemoryMedium {
   /// A failure to inject into one operation.
   public enum Fault: Sendable, Equatable, CaseIterable {
