@@ -36,14 +36,13 @@ let package = Package(
     // The receiver and sender state machines: events in, actions out. No IO, no clock.
     .target(name: "OTAEngine", dependencies: ["OTAWire", "OTAChecksum"]),
     // Image trust: signing keys (Ed25519, ECDSA P-256) in PEM, MCUboot signatures, making and signing
-    // MCUboot images (otactl image).
-    .target(name: "OTATrust", dependencies: ["OTAWire", .product(name: "Crypto", package: "swift-crypto")]),
-    // Slots (file, block device, in-memory with faults), the transfer journal, image checks.
+    // MCUboot images (otactl image), and the checks of an image in a slot (through ImageSource).
     .target(
-      name: "OTAStorage",
-      dependencies: [
-        "OTAWire", "OTAChecksum", "OTATrust", .product(name: "Crypto", package: "swift-crypto"),
-      ]),
+      name: "OTATrust",
+      dependencies: ["OTAWire", "OTAChecksum", .product(name: "Crypto", package: "swift-crypto")]),
+    // Slots (files, block devices) and records replaced atomically.
+    .target(
+      name: "OTAStorage", dependencies: ["OTAWire", "OTAChecksum"]),
     // The link seam both sides talk through: events, the two link protocols, the characteristics.
     .target(name: "OTALink", dependencies: ["OTAWire", "CLinux"]),
     // The simulated link over a Unix socket: frames, air-time pacing, link conditions.
@@ -58,7 +57,7 @@ let package = Package(
     // otad links no testing target.
     .target(name: "OTAStorageTesting", dependencies: ["OTAStorage", "OTAWire"]),
     // Bootloader backends behind one interface: a symlink, Raspberry Pi tryboot, U-Boot, GRUB.
-    .target(name: "OTABoot", dependencies: ["OTAStorage", "OTAWire", "OTAChecksum"]),
+    .target(name: "OTABoot", dependencies: ["OTAStorage", "OTATrust", "OTAWire", "OTAChecksum"]),
     // The device side's IO edge: runs the receiver engine against storage.
     .target(
       name: "OTADevice",
@@ -80,7 +79,8 @@ let package = Package(
     .executableTarget(
       name: "otad",
       dependencies: [
-        "OTADevice", "OTABoot", "OTALink", "OTASocketLink", "OTAStorage", "OTAWire", "OTABlueZ", "OTADBus",
+        "OTADevice", "OTABoot", "OTALink", "OTASocketLink", "OTAStorage", "OTATrust", "OTAWire", "OTABlueZ",
+        "OTADBus",
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
         .product(name: "Logging", package: "swift-log"),
       ]),
@@ -93,12 +93,12 @@ let package = Package(
       ]),
     .executableTarget(
       name: "ota-bench",
-      dependencies: ["OTASimulation", "OTADevice", "OTAStorage", "OTALink", "OTASocketLink"]),
+      dependencies: ["OTASimulation", "OTADevice", "OTAStorage", "OTATrust", "OTALink", "OTASocketLink"]),
 
     .testTarget(name: "OTAWireTests", dependencies: ["OTAWire"]),
     .testTarget(
       name: "OTATrustTests",
-      dependencies: ["OTATrust", "OTAWire", .product(name: "Crypto", package: "swift-crypto")]),
+      dependencies: ["OTATrust", "OTAWire", "OTAChecksum", .product(name: "Crypto", package: "swift-crypto")]),
     .testTarget(name: "OTAChecksumTests", dependencies: ["OTAChecksum"]),
     .testTarget(name: "OTASocketLinkTests", dependencies: ["OTASocketLink", "OTALink", "OTAWire"]),
     // A private dbus-daemon for the D-Bus and BlueZ tests.
@@ -121,8 +121,7 @@ let package = Package(
     .testTarget(
       name: "OTAStorageTests",
       dependencies: [
-        "OTAStorage", "OTAStorageTesting", "OTAWire", "OTAChecksum", "OTATrust",
-        .product(name: "Crypto", package: "swift-crypto"),
+        "OTAStorage", "OTAStorageTesting", "OTAWire", "OTAChecksum",
       ]),
     .testTarget(
       name: "OTADeviceTests",

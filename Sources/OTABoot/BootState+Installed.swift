@@ -1,4 +1,5 @@
 import OTAStorage
+import OTATrust
 
 extension BootState {
   /// The confirmed image, as updates are judged against it.

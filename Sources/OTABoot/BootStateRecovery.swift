@@ -1,4 +1,5 @@
 import OTAStorage
+import OTATrust
 import OTAWire
 
 /// Everything a device can still see when its boot state is gone, damaged or contradicted by the

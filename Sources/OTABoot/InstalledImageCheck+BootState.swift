@@ -1,4 +1,5 @@
 import OTAStorage
+import OTATrust
 import OTAWire
 
 extension InstalledImageCheck {
@@ -7,7 +8,8 @@ extension InstalledImageCheck {
     _ slot: SlotID, recorded: BootState.Slot, reader: any SlotReader, policy: ImagePolicy
   ) throws(StorageError) -> InstalledImageCheck {
     try check(
-      slot, recorded: RecordedImage(size: recorded.size, crc32: recorded.crc32), reader: reader,
+      slot, recorded: RecordedImage(size: recorded.size, crc32: recorded.crc32),
+      reader: SlotImageSource(reader),
       policy: policy)
   }
 }

@@ -2,6 +2,7 @@ import Logging
 import OTABoot
 import OTADevice
 import OTAStorage
+import OTATrust
 import OTAWire
 
 /// Runs the boot stage and says what it decided, in the log.

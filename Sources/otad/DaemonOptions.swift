@@ -6,6 +6,7 @@ import OTADevice
 import OTALink
 import OTASocketLink
 import OTAStorage
+import OTATrust
 import OTAWire
 
 /// The options `run` and `status` share: a config file and flags that override it.

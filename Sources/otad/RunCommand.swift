@@ -7,6 +7,7 @@ import OTADevice
 import OTALink
 import OTASocketLink
 import OTAStorage
+import OTATrust
 import OTAWire
 
 struct RunCommand: ParsableCommand {

@@ -43,7 +43,7 @@ import Testing
   @Test func theManifestIsReadWithItsDependencies() throws {
     let targets = ModuleGraph.packageTargets(try Self.text("Package.swift"))
     #expect(targets["OTAEngine"] == ["OTAWire", "OTAChecksum"])
-    #expect(targets["OTATrust"] == ["OTAWire", "Crypto"])
+    #expect(targets["OTATrust"] == ["OTAWire", "OTAChecksum", "Crypto"])
     #expect(targets["FuzzTargets"] == ["OTAFuzzing", "OTATrustFuzzing"])
     #expect(targets["ProcessTests"] == [])
   }

@@ -6,6 +6,7 @@ import OTASimulation
 import OTASocketLink
 import OTAStorage
 import OTAStorageTesting
+import OTATrust
 import OTAWire
 import Testing
 

@@ -2,6 +2,7 @@ import OTABoot
 import OTAChecksum
 import OTADevice
 import OTAStorage
+import OTATrust
 import OTAWire
 import Testing
 

@@ -1,4 +1,3 @@
-import OTATrust
 import OTAWire
 
 /// What the device demands of an image beyond its integrity: whose signature it must carry and

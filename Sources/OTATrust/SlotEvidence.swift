@@ -27,8 +27,9 @@ public enum SlotEvidence: Equatable, Sendable, CustomStringConvertible {
 extension ImageVerifier {
   /// Checks the image a slot holds by what the image says of itself: its MCUboot header gives its
   /// length, then its SHA-256 and (when `policy` requires one) its signature are checked. Versions
-  /// and counters are not compared with anything. Only storage failures throw.
-  public static func survey(reader: any SlotReader, policy: ImagePolicy) throws(StorageError) -> SlotEvidence
+  /// and counters are not compared with anything. Only read failures throw.
+  public static func survey<Source: ImageSource>(reader: Source, policy: ImagePolicy) throws(Source.ReadError)
+    -> SlotEvidence
   {
     let capacity = reader.capacity
     guard capacity >= UInt64(MCUbootHeader.byteCount) else { return .unverifiable }
@@ -55,20 +56,6 @@ extension ImageVerifier {
     {
     case .valid(let report): return .verified(report)
     case .invalid(let problem): return .invalid(problem)
-    }
-  }
-
-  /// As `survey`, with a read failure as evidence (`.unreadable`) rather than an error: a slot
-  /// that cannot be read must not stop a device from booting the other. A power cut still throws.
-  public static func surveyTolerant(_ open: () throws(StorageError) -> any SlotReader, policy: ImagePolicy)
-    throws(StorageError) -> SlotEvidence
-  {
-    do {
-      return try survey(reader: try open(), policy: policy)
-    } catch .powerCut {
-      throw .powerCut
-    } catch {
-      return .unreadable("\(error)")
     }
   }
 }

@@ -1,7 +1,6 @@
 import Crypto
 import Foundation
 import OTAChecksum
-import OTAStorage
 import OTATrust
 import OTAWire
 import Testing
@@ -351,11 +350,19 @@ struct ImageVerifierTests {
     #expect(message.contains("changed"))
   }
 
-  @Test func passesStorageErrorsThrough() throws {
+  @Test func passesReadErrorsThrough() throws {
     let slot = SliceSlotReader([1, 2, 3])
-    #expect(throws: StorageError.outOfBounds(offset: 0, count: 4, capacity: 3)) {
+    #expect(throws: SliceReadError.outOfBounds(offset: 0, count: 4, capacity: 3)) {
       try ImageVerifier.verify(reader: slot, size: 4, expectedCRC: 0, preparedVersion: .zero)
     }
+  }
+
+  @Test func refusesASourceThatReturnsFewerBytesThanAsked() throws {
+    let image = try VerifierSampleImages.bytes("raw-4099B.bin")
+    let verdict = try ImageVerifier.verify(
+      reader: ShortReadingSource(bytes: image, shortFrom: 1024), size: UInt64(image.count),
+      expectedCRC: referenceCRC32(image), preparedVersion: Self.someVersion, chunkSize: 1024)
+    #expect(verdict == .invalid(.malformed("the slot returned fewer bytes than asked at offset 1024")))
   }
 
   // MARK: - Helpers
@@ -485,7 +492,7 @@ struct ImageVerifierTests {
 
 /// A slot over bytes in memory, private to these tests. `largestRead` makes it refuse reads larger
 /// than the verifier is supposed to make, so the tests also prove the image is streamed.
-private struct SliceSlotReader: SlotReader {
+private struct SliceSlotReader: ImageSource {
   let bytes: [UInt8]
   let largestRead: Int
 
@@ -496,31 +503,50 @@ private struct SliceSlotReader: SlotReader {
 
   var capacity: UInt64 { UInt64(bytes.count) }
 
-  func read(at offset: UInt64, count: Int) throws(StorageError) -> [UInt8] {
+  func read(at offset: UInt64, count: Int) throws(SliceReadError) -> [UInt8] {
     guard count >= 0, offset <= capacity, UInt64(count) <= capacity - offset else {
       throw .outOfBounds(offset: offset, count: count, capacity: capacity)
     }
-    guard count <= largestRead else {
-      throw .system(operation: "read of \(count) bytes, more than \(largestRead)", path: "test", errno: 0)
-    }
+    guard count <= largestRead else { throw .tooLarge(count: count, largest: largestRead) }
     return Array(bytes[Int(offset)..<Int(offset) + count])
   }
 }
 
+/// Why a slot in memory refused a read.
+private enum SliceReadError: Error, Equatable {
+  case outOfBounds(offset: UInt64, count: Int, capacity: UInt64)
+  /// A read larger than the verifier is supposed to make.
+  case tooLarge(count: Int, largest: Int)
+}
+
+/// A source that returns one byte fewer than asked from `offset` on: the verifier stops there and
+/// judges the image malformed instead of hashing bytes it never got.
+private struct ShortReadingSource: ImageSource {
+  let bytes: [UInt8]
+  let shortFrom: UInt64
+
+  var capacity: UInt64 { UInt64(bytes.count) }
+
+  func read(at offset: UInt64, count: Int) throws(SliceReadError) -> [UInt8] {
+    let whole = try SliceSlotReader(bytes).read(at: offset, count: count)
+    return offset >= shortFrom ? Array(whole.dropLast()) : whole
+  }
+}
+
 /// A slot that answers the verifier's 32-byte header read with other bytes than it streams.
-private struct TwoFacedSlotReader: SlotReader {
+private struct TwoFacedSlotReader: ImageSource {
   let streamed: [UInt8]
   let headerRead: [UInt8]
 
   var capacity: UInt64 { UInt64(streamed.count) }
 
-  func read(at offset: UInt64, count: Int) throws(StorageError) -> [UInt8] {
+  func read(at offset: UInt64, count: Int) throws(SliceReadError) -> [UInt8] {
     if offset == 0, count == headerRead.count { return headerRead }
     return try SliceSlotReader(streamed).read(at: offset, count: count)
   }
 }
 
-/// The committed sample images, found relative to this file: Tests/OTAStorageTests/ → package root.
+/// The committed sample images, found relative to this file: Tests/OTATrustTests/ → package root.
 extension ImageVerdict {
   fileprivate var isValid: Bool { if case .valid = self { true } else { false } }
 }

@@ -1,4 +1,3 @@
-import OTATrust
 import OTAWire
 
 /// What kind of image a slot holds, decided by its first four bytes.

@@ -12,10 +12,13 @@ extension ImageVerifier {
     var sha256: SHA256Digest?
     /// True when bytes streamed from the header or TLV range differ from those decoded earlier.
     var slotChanged: Bool
+    /// Where the source returned fewer bytes than asked, breaking `ImageSource`'s contract; the
+    /// stream stops there.
+    var shortReadAt: UInt64? = nil
 
-    static func compute(
-      reader: any SlotReader, size: UInt64, chunkSize: Int, inspection: Inspection
-    ) throws(StorageError) -> StreamedDigests {
+    static func compute<Source: ImageSource>(
+      reader: Source, size: UInt64, chunkSize: Int, inspection: Inspection
+    ) throws(Source.ReadError) -> StreamedDigests {
       var crc = CRC32()
       var hasher: SHA256?
       var hashedRange: Range<UInt64> = 0..<0
@@ -34,10 +37,10 @@ extension ImageVerifier {
       while offset < size {
         let count = Int(min(UInt64(chunkSize), size - offset))
         let chunk = try reader.read(at: offset, count: count)
-        // A reader that returns fewer bytes than asked breaks `SlotReader`'s contract; stopping here
-        // keeps the offsets below honest (and the loop finite).
+        // A reader that returns fewer bytes than asked breaks `ImageSource`'s contract; stopping
+        // here keeps the offsets below honest (and the loop finite).
         guard chunk.count == count else {
-          throw .outOfBounds(offset: offset, count: count, capacity: reader.capacity)
+          return StreamedDigests(crc32: crc.value, sha256: nil, slotChanged: slotChanged, shortReadAt: offset)
         }
         let chunkRange = offset..<offset + UInt64(count)
         chunk.withUnsafeBytes { buffer in

@@ -1,6 +1,5 @@
 import Crypto
 import OTAChecksum
-import OTATrust
 import OTAWire
 
 /// Checks the image a transfer left in a slot before anything may activate it.
@@ -25,10 +24,10 @@ public enum ImageVerifier {
   ///   - installed: the confirmed image's version and the device's security counter floor.
   ///   - chunkSize: bytes per streamed read (values below 1 count as 1).
   /// - Returns: the verdict about the bytes. Throws only when the slot cannot be read.
-  public static func verify(
-    reader: any SlotReader, size: UInt64, expectedCRC: UInt32, preparedVersion: Version,
+  public static func verify<Source: ImageSource>(
+    reader: Source, size: UInt64, expectedCRC: UInt32, preparedVersion: Version,
     policy: ImagePolicy = .integrityOnly, installed: InstalledImage = .none, chunkSize: Int = 1 << 20
-  ) throws(StorageError) -> ImageVerdict {
+  ) throws(Source.ReadError) -> ImageVerdict {
     try verify(
       reader: reader, size: size, expectedCRC: Optional(expectedCRC), preparedVersion: preparedVersion,
       policy: policy, installed: installed, chunkSize: chunkSize)
@@ -36,15 +35,18 @@ public enum ImageVerifier {
 
   /// As above; with no `expectedCRC` (an image judged by itself, `survey`) the CRC32 is only
   /// computed, in the same single pass.
-  static func verify(
-    reader: any SlotReader, size: UInt64, expectedCRC: UInt32?, preparedVersion: Version,
+  static func verify<Source: ImageSource>(
+    reader: Source, size: UInt64, expectedCRC: UInt32?, preparedVersion: Version,
     policy: ImagePolicy, installed: InstalledImage, chunkSize: Int = 1 << 20
-  ) throws(StorageError) -> ImageVerdict {
+  ) throws(Source.ReadError) -> ImageVerdict {
     guard size > 0 else { return .invalid(.malformed("the image is empty (0 bytes)")) }
     let inspection = try inspect(reader: reader, size: size)
     let stream = try StreamedDigests.compute(
       reader: reader, size: size, chunkSize: max(1, chunkSize), inspection: inspection)
 
+    if let offset = stream.shortReadAt {
+      return .invalid(.malformed("the slot returned fewer bytes than asked at offset \(offset)"))
+    }
     if let expectedCRC, stream.crc32 != expectedCRC {
       return .invalid(.crcMismatch(expected: expectedCRC, actual: stream.crc32))
     }
@@ -140,7 +142,8 @@ public enum ImageVerifier {
 
   /// Reads and decodes the TLV areas that `header` places, from the bytes before `end` (the
   /// image's received size, or the slot's capacity when the image's own length is sought).
-  static func readLayout(reader: any SlotReader, header: MCUbootHeader, end: UInt64) throws(StorageError)
+  static func readLayout<Source: ImageSource>(reader: Source, header: MCUbootHeader, end: UInt64)
+    throws(Source.ReadError)
     -> (layout: Result<MCUbootImageLayout, ImageProblem>, tlvBytes: [UInt8])
   {
     // Both areas together are at most `maximumTLVAreasLength` bytes: a longer tail cannot be
@@ -155,8 +158,10 @@ public enum ImageVerifier {
   }
 
   /// Reads the header (and for MCUboot the TLV areas, at the offset the header gives) and decodes
-  /// them. Only storage failures throw; bad bytes become `.invalid`.
-  static func inspect(reader: any SlotReader, size: UInt64) throws(StorageError) -> Inspection {
+  /// them. Only read failures throw; bad bytes become `.invalid`.
+  static func inspect<Source: ImageSource>(reader: Source, size: UInt64) throws(Source.ReadError)
+    -> Inspection
+  {
     let headerBytes = try reader.read(
       at: 0, count: Int(min(size, UInt64(MCUbootHeader.byteCount))))
     let header: MCUbootHeader

@@ -24,9 +24,9 @@ public enum InstalledImageCheck: Equatable, Sendable, CustomStringConvertible {
 
   /// Checks `slot` against the length and CRC32 recorded when its image was installed (0 and 0 when
   /// none were) and what its image says of itself, in one pass over the image.
-  public static func check(
-    _ slot: SlotID, recorded: RecordedImage, reader: any SlotReader, policy: ImagePolicy
-  ) throws(StorageError) -> InstalledImageCheck {
+  public static func check<Source: ImageSource>(
+    _ slot: SlotID, recorded: RecordedImage, reader: Source, policy: ImagePolicy
+  ) throws(Source.ReadError) -> InstalledImageCheck {
     let changed = "slot \(slot) no longer holds the image installed there"
     switch try ImageVerifier.survey(reader: reader, policy: policy) {
     case .verified(let report):
