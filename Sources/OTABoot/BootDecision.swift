@@ -1,8 +1,9 @@
 import OTAWire
 
 /// The boot stage's decision, as a table (mcuboot's `boot_swap_tables` is the model): what the state
-/// says and what the bootloader reports it started pick exactly one row; the row says which slot runs,
-/// how the state changes, and whether the device must restart at once. docs/BOOT.md draws the table.
+/// says and what the bootloader reports it started pick exactly one row of `table`; the row says
+/// which slot runs, how the state changes, and whether the device must restart at once. docs/BOOT.md
+/// draws the table.
 ///
 /// `booted` is the slot the bootloader reports it started, or nil when otad's boot stage is itself the
 /// bootloader (the file backend) and simply chooses.
@@ -36,41 +37,43 @@ public struct BootDecision: Equatable, Sendable {
   /// How the state was read, when `BootControl` made the decision (for the log).
   public var reading: BootStateReading? = nil
 
+  /// The first row of `table` that holds for `current` and `booted`, applied.
   public static func decide(_ current: BootState?, booted: SlotID?, factoryVersion: Version) -> BootDecision {
+    // The rows cover every case (a test enumerates them); should that ever break, the confirmed
+    // slot runs unchanged.
+    let rule = table.first { $0.matches(current, booted: booted) } ?? table[1]
+    return apply(rule, to: current, booted: booted, factoryVersion: factoryVersion)
+  }
+
+  /// The table's right half: what a row does to the state, and which slot runs.
+  static func apply(
+    _ rule: BootDecisionRule, to current: BootState?, booted: SlotID?, factoryVersion: Version
+  ) -> BootDecision {
     guard var state = current else {
       let slot = booted ?? .a
       return BootDecision(
-        row: .noState, state: .factory(version: factoryVersion, confirmed: slot), run: slot, restart: false)
+        row: rule.row, state: .factory(version: factoryVersion, confirmed: slot), run: slot,
+        restart: rule.restart)
     }
-    let row = classify(state, booted: booted)
-    switch row {
-    case .noState:
-      preconditionFailure("classified only without a state")
-    case .confirmedRuns:
-      return BootDecision(row: row, state: state, run: state.confirmed, restart: false)
-    case .bootloaderDisagrees:
-      return BootDecision(row: row, state: state, run: booted ?? state.confirmed, restart: true)
-    case .trialBoots:
+    // Read before the change: a rollback ends the trial.
+    let trialSlot = state.trial?.slot ?? state.confirmed
+    switch rule.change {
+    case .factory:
+      state = .factory(version: factoryVersion, confirmed: booted ?? .a)
+    case .none:
+      break
+    case .oneBootCounted:
       state.beginAttempt()
-      return BootDecision(row: row, state: state, run: state.running, restart: false)
-    case .trialExhausted, .bootloaderFellBack:
+    case .rolledBack:
       state.rollBackSpentTrial()
-      return BootDecision(row: row, state: state, run: state.confirmed, restart: false)
-    case .trialExhaustedStillRunning:
-      // The row exists only with a trial; the confirmed slot stands in should that ever change.
-      let running = state.trial?.slot ?? state.confirmed
-      state.rollBackSpentTrial()
-      return BootDecision(row: row, state: state, run: running, restart: true)
     }
-  }
-
-  /// The table's left half: which row a state and a bootloader report fall in.
-  static func classify(_ state: BootState, booted: SlotID?) -> Row {
-    guard let trial = state.trial else {
-      return booted == nil || booted == state.confirmed ? .confirmedRuns : .bootloaderDisagrees
+    let run: SlotID
+    switch rule.runs {
+    case .bootedElseA: run = booted ?? .a
+    case .confirmed: run = state.confirmed
+    case .booted: run = booted ?? state.confirmed
+    case .trialSlot: run = trialSlot
     }
-    if booted == state.confirmed { return .bootloaderFellBack }
-    if trial.attemptsLeft > 0 { return .trialBoots }
-    return booted == trial.slot ? .trialExhaustedStillRunning : .trialExhausted
+    return BootDecision(row: rule.row, state: state, run: run, restart: rule.restart)
   }
 }
