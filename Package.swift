@@ -52,7 +52,7 @@ let package = Package(
     // The BlueZ roles over D-Bus: the device's GATT application and advertisement, the central's client.
     .target(
       name: "OTABlueZ",
-      dependencies: ["OTADBus", "OTALink", .product(name: "Logging", package: "swift-log")]),
+      dependencies: ["OTADBus", "OTALink", "OTAWire", .product(name: "Logging", package: "swift-log")]),
     // Storage for tests and simulations only: the in-memory medium with fault injection and power cuts.
     // otad links no testing target.
     .target(name: "OTAStorageTesting", dependencies: ["OTAStorage", "OTAWire"]),

@@ -1,3 +1,5 @@
+import OTAWire
+
 /// How long things take on the air, from `LinkConditions`: the basis of the simulated link's pacing
 /// and of the raw capacity that benchmarks compare goodput with.
 ///
@@ -52,7 +54,7 @@ public struct AirTime: Sendable {
   /// The most ATT value bytes per second the link could carry: full-size write commands (MTU − 3,
   /// at most 510 bytes) in every connection event. Goodput divided by this is the protocol's share.
   public var rawPayloadBytesPerSecond: Double {
-    let value = min(conditions.mtu - 3, 510)
+    let value = min(ATTMTU(clamping: conditions.mtu).maxWriteValue, 510)
     return writesPerEvent(valueLength: value) * Double(value) / (intervalMicroseconds / 1e6)
   }
 }

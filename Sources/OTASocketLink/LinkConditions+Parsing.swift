@@ -1,3 +1,5 @@
+import OTAWire
+
 /// The `--link` syntax: comma-separated `key=value` pairs, any subset, in any order.
 extension LinkConditions {
   public static let help = """
@@ -32,7 +34,7 @@ extension LinkConditions {
 
   private mutating func apply(key: String, value: String) throws(LinkSpecError) {
     switch key {
-    case "mtu": mtu = try Self.integer(key, value, in: 23...517)
+    case "mtu": mtu = try Self.integer(key, value, in: ATTMTU.range)
     case "interval":
       connectionInterval = try Self.duration(key, value)
       guard connectionInterval >= .microseconds(500), connectionInterval <= .seconds(4) else {

@@ -1,4 +1,5 @@
 import OTALink
+import OTAWire
 
 /// The central's end of the simulated link, where the air is modelled. Writes wait in a queue and
 /// leave only at connection events, as many as the event's link-layer packets and air time allow;
@@ -18,7 +19,7 @@ public final class SocketCentral: CentralLink {
   private var random: SeededGenerator
   private var socket: UnixSocket?
   private var decoder = FrameDecoder()
-  private var mtu = 23
+  private var mtu = ATTMTU.minimum.value
   private var connected = false
   private var pendingEvents: [CentralEvent] = []
   private var requests: [Request] = []

@@ -1,4 +1,5 @@
 import OTALink
+import OTAWire
 
 /// One central on the simulated link, as the device sees it: its non-blocking socket, the bytes it
 /// sent that are not a whole frame yet, the answers waiting for it to read, when it must have
@@ -15,7 +16,7 @@ final class SocketPeer {
   var lastActive: Duration
   /// The device notified it since the loop's last turn.
   var answered = false
-  var mtu = 23
+  var mtu = ATTMTU.minimum.value
   private var outgoing: OutgoingQueue
 
   init(socket: UnixSocket, limits: SocketPeripheral.Limits, now: Duration) {

@@ -1,4 +1,5 @@
 import OTALink
+import OTAWire
 
 #if canImport(Glibc)
   import Glibc
@@ -143,7 +144,7 @@ public final class SocketPeripheral: PeripheralLink {
   ) throws(LinkError) {
     switch frame {
     case .hello(let wanted):
-      let mtu = max(23, min(Int(wanted), conditions.mtu))
+      let mtu = ATTMTU(clamping: min(Int(wanted), conditions.mtu)).value
       connection.mtu = mtu
       connection.handshaken = true
       try connection.send(.welcome(mtu: UInt16(mtu)))
@@ -157,7 +158,9 @@ public final class SocketPeripheral: PeripheralLink {
       events.append(handle == Characteristic.controlPoint.rawValue ? .controlWrite(bytes) : .dataWrite(bytes))
       countData(handle: handle, bytes.count, &events)
     case .writeCommand(let handle, let bytes):
-      guard handle == Characteristic.data.rawValue, bytes.count <= connection.mtu - 3 else { return }
+      guard handle == Characteristic.data.rawValue,
+        bytes.count <= ATTMTU(clamping: connection.mtu).maxWriteValue
+      else { return }
       events.append(.dataWrite(bytes))
       countData(handle: handle, bytes.count, &events)
     case .readRequest(let handle, let offset):
@@ -183,7 +186,7 @@ public final class SocketPeripheral: PeripheralLink {
     guard handle == Characteristic.controlPoint.rawValue || handle == Characteristic.data.rawValue else {
       return ATTError.writeNotPermitted.rawValue
     }
-    return length <= mtu - 3 ? 0 : ATTError.invalidAttributeValueLength.rawValue
+    return length <= ATTMTU(clamping: mtu).maxWriteValue ? 0 : ATTError.invalidAttributeValueLength.rawValue
   }
 
   private func countData(handle: UInt8, _ count: Int, _ events: inout [PeripheralEvent]) {
