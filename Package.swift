@@ -42,29 +42,33 @@ let package = Package(
     // The receiver and sender state machines: events in, actions out. No IO, no clock.
     .target(name: "OTAEngine", dependencies: ["OTAWire", "OTAChecksum"]),
     // Image trust: signing keys (Ed25519, ECDSA P-256) in PEM, MCUboot signatures, making and signing
-    // MCUboot images (otactl image).
-    .target(name: "OTATrust", dependencies: ["OTAWire", .product(name: "Crypto", package: "swift-crypto")]),
-    // Slots (file, block device, in-memory with faults), the transfer journal, image checks.
+    // MCUboot images (otactl image), and the checks of an image in a slot (through ImageSource).
     .target(
-      name: "OTAStorage",
-      dependencies: [
-        "OTAWire", "OTAChecksum", "OTATrust", "OTASystem", .product(name: "Crypto", package: "swift-crypto"),
-      ]),
-    // The link seam and the simulated link over a Unix socket: frames, air-time pacing, polling.
+      name: "OTATrust",
+      dependencies: ["OTAWire", "OTAChecksum", .product(name: "Crypto", package: "swift-crypto")]),
+    // Slots (files, block devices) and records replaced atomically.
+    .target(
+      name: "OTAStorage", dependencies: ["OTAWire", "OTAChecksum", "OTASystem"]),
+    // The link seam both sides talk through: events, the two link protocols, the characteristics.
     .target(name: "OTALink", dependencies: ["OTAWire", "OTASystem"]),
+    // The simulated link over a Unix socket: frames, air-time pacing, link conditions.
+    .target(name: "OTASocketLink", dependencies: ["OTALink", "OTAWire", "OTASystem"]),
     // A small libdbus-1 wrapper: typed values, calls, signals, object export, Unix-fd passing.
     .target(name: "OTADBus", dependencies: ["CDBus", "OTASystem"]),
     // The BlueZ roles over D-Bus: the device's GATT application and advertisement, the central's client.
     .target(
       name: "OTABlueZ",
-      dependencies: ["OTADBus", "OTALink", "OTASystem", .product(name: "Logging", package: "swift-log")]),
+      dependencies: ["OTADBus", "OTALink", "OTAWire", "OTASystem", .product(name: "Logging", package: "swift-log")]),
+    // Storage for tests and simulations only: the in-memory medium with fault injection and power cuts.
+    // otad links no testing target.
+    .target(name: "OTAStorageTesting", dependencies: ["OTAStorage", "OTAWire", "OTASystem"]),
     // Bootloader backends behind one interface: a symlink, Raspberry Pi tryboot, U-Boot, GRUB.
-    .target(name: "OTABoot", dependencies: ["OTAStorage", "OTAWire", "OTASystem"]),
+    .target(name: "OTABoot", dependencies: ["OTAStorage", "OTATrust", "OTAWire", "OTAChecksum", "OTASystem"]),
     // The device side's IO edge: runs the receiver engine against storage.
     .target(
       name: "OTADevice",
       dependencies: [
-        "OTAEngine", "OTAStorage", "OTABoot", "OTALink", "OTASystem",
+        "OTAEngine", "OTAStorage", "OTABoot", "OTALink", "OTASocketLink", "OTASystem",
         .product(name: "Logging", package: "swift-log"),
         .product(name: "TOMLKit", package: "TOMLKit"),
       ]),
@@ -78,32 +82,35 @@ let package = Package(
     // The engines over an in-memory link in virtual time: for tests, benchmarks and the demo.
     .target(
       name: "OTASimulation",
-      dependencies: ["OTADevice", "OTABoot", "OTAEngine", "OTAStorage", "OTALink", "OTASystem"]),
+      dependencies: ["OTADevice", "OTABoot", "OTAEngine", "OTAStorage", "OTALink", "OTASocketLink", "OTASystem"]),
 
     .executableTarget(
       name: "otad",
       dependencies: [
-        "OTADevice", "OTALink", "OTAStorage", "OTASystem", "OTAWire", "OTABlueZ", "OTADBus",
+        "OTADevice", "OTABoot", "OTALink", "OTASocketLink", "OTAStorage", "OTASystem", "OTATrust", "OTAWire",
+        "OTABlueZ", "OTADBus",
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
         .product(name: "Logging", package: "swift-log"),
       ]),
     .executableTarget(
       name: "otactl",
       dependencies: [
-        "OTACentral", "OTAEngine", "OTALink", "OTASystem", "OTAWire", "OTABlueZ", "OTADBus", "OTATrust",
+        "OTACentral", "OTAEngine", "OTALink", "OTASocketLink", "OTASystem", "OTAWire", "OTABlueZ", "OTADBus",
+        "OTATrust",
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
         .product(name: "Logging", package: "swift-log"),
       ]),
     .executableTarget(
-      name: "ota-bench", dependencies: ["OTASimulation", "OTADevice", "OTAStorage", "OTALink"]),
+      name: "ota-bench",
+      dependencies: ["OTASimulation", "OTADevice", "OTAStorage", "OTATrust", "OTALink", "OTASocketLink"]),
 
     .testTarget(name: "OTAWireTests", dependencies: ["OTAWire"]),
     .testTarget(name: "OTASystemTests", dependencies: ["OTASystem", "OTASystemTesting", "OTAStorage"]),
     .testTarget(
       name: "OTATrustTests",
-      dependencies: ["OTATrust", "OTAWire", .product(name: "Crypto", package: "swift-crypto")]),
+      dependencies: ["OTATrust", "OTAWire", "OTAChecksum", .product(name: "Crypto", package: "swift-crypto")]),
     .testTarget(name: "OTAChecksumTests", dependencies: ["OTAChecksum"]),
-    .testTarget(name: "OTALinkTests", dependencies: ["OTALink", "OTAWire", "OTASystem"]),
+    .testTarget(name: "OTASocketLinkTests", dependencies: ["OTASocketLink", "OTALink", "OTAWire", "OTASystem"]),
     // A private dbus-daemon for the D-Bus and BlueZ tests.
     .target(name: "DBusTestSupport", path: "Sources/DBusTestSupport"),
     .testTarget(name: "OTADBusTests", dependencies: ["OTADBus", "DBusTestSupport", "CDBus", "OTASystem"]),
@@ -119,18 +126,21 @@ let package = Package(
     .testTarget(name: "ArchitectureTests"),
     .testTarget(name: "OTACentralTests", dependencies: ["OTACentral", "OTAEngine", "OTAWire"]),
     .testTarget(name: "OTAEngineTests", dependencies: ["OTAEngine", "OTAChecksum"]),
-    .testTarget(name: "OTABootTests", dependencies: ["OTABoot", "OTAStorage", "OTAWire"]),
+    .testTarget(
+      name: "OTABootTests",
+      dependencies: ["OTABoot", "OTAStorage", "OTAStorageTesting", "OTAWire", "OTAChecksum", "OTATrust"]),
     .testTarget(
       name: "OTAStorageTests",
       dependencies: [
-        "OTAStorage", "OTAWire", "OTAChecksum", "OTATrust", "OTASystem",
-        .product(name: "Crypto", package: "swift-crypto"),
+        "OTAStorage", "OTAStorageTesting", "OTAWire", "OTAChecksum", "OTASystem",
       ]),
     .testTarget(
       name: "OTADeviceTests",
       dependencies: [
-        "OTADevice", "OTAEngine", "OTAStorage", "OTASimulation", "OTAWire", "OTAChecksum", "OTALink",
-        "OTATrust",
+        "OTADevice", "OTABoot", "OTAEngine", "OTAStorage", "OTAStorageTesting", "OTASimulation", "OTAWire",
+        "OTAChecksum",
+        "OTALink",
+        "OTASocketLink", "OTATrust",
       ]),
   ]
 )
@@ -147,7 +157,7 @@ package.targets.append(contentsOf: [
     dependencies: ["OTAFuzzing", "OTATrust", "OTAWire", .product(name: "Crypto", package: "swift-crypto")]),
   .testTarget(
     name: "OTAFuzzingTests",
-    dependencies: ["OTAFuzzing", "OTATrustFuzzing", "OTAEngine", "OTAWire", "OTALink"],
+    dependencies: ["OTAFuzzing", "OTATrustFuzzing", "OTAEngine", "OTAWire", "OTALink", "OTASocketLink"],
     exclude: ["Seeds", "Regressions"]),
 ])
 

@@ -1,6 +1,7 @@
 import OTADBus
 import OTALink
 import OTASystem
+import OTAWire
 
 /// What the GATT handlers saw, kept for `BlueZPeripheral.service` to hand on. Owned by the loop's
 /// thread: handlers run inside `DBusConnection.process()`, on that thread.
@@ -23,7 +24,7 @@ final class PeripheralInbox {
   /// connection as far as the protocol is concerned.
   func noteOptions(_ options: [String: DBusValue]) {
     let device = options["device"]?.objectPathValue ?? self.device
-    let mtu = options["mtu"]?.uint16Value.map(Int.init) ?? self.mtu ?? 23
+    let mtu = options["mtu"]?.uint16Value.map(Int.init) ?? self.mtu ?? ATTMTU.minimum.value
     if device != self.device || mtu != self.mtu {
       self.device = device
       self.mtu = mtu
@@ -54,8 +55,8 @@ final class PeripheralInbox {
       throw .named("org.bluez.Error.Failed", message: "socketpair: \(error.errno)")
     }
     dataSocket = ours
-    onAcquireWrite?(mtu ?? 23)
-    return [.unixFD(DBusFileDescriptor(theirs)), .uint16(UInt16(clamping: mtu ?? 23))]
+    onAcquireWrite?(mtu ?? ATTMTU.minimum.value)
+    return [.unixFD(DBusFileDescriptor(theirs)), .uint16(UInt16(clamping: mtu ?? ATTMTU.minimum.value))]
   }
 
   /// A read at the offset BlueZ asks for (long reads come as several calls). The value is the one
@@ -63,7 +64,7 @@ final class PeripheralInbox {
   /// `.connected` event reaches the device, and Info's max chunk payload must already be right.
   func read(_ characteristic: Characteristic, _ options: [String: DBusValue]) throws(DBusError) -> [UInt8] {
     noteOptions(options)
-    let value = valueProvider?(characteristic, mtu ?? 23) ?? []
+    let value = valueProvider?(characteristic, mtu ?? ATTMTU.minimum.value) ?? []
     let offset = Int(options["offset"]?.uint16Value ?? 0)
     guard offset <= value.count else {
       throw .named("org.bluez.Error.InvalidOffset", message: "offset \(offset) past \(value.count) bytes")

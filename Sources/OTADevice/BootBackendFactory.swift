@@ -1,5 +1,6 @@
 import OTABoot
 import OTAStorage
+import OTATrust
 
 extension DaemonConfiguration {
   /// The bootloader backend the configuration names, over the configured slot paths.

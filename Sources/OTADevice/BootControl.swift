@@ -1,6 +1,7 @@
 import OTABoot
 import OTAEngine
 import OTAStorage
+import OTATrust
 import OTAWire
 
 /// Why the boot state or the bootloader's pointer could not be read or changed.

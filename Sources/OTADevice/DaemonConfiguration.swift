@@ -1,5 +1,6 @@
 import Logging
 import OTALink
+import OTASocketLink
 import OTAWire
 import TOMLKit
 
@@ -20,7 +21,7 @@ public struct DaemonConfiguration: Equatable, Sendable {
   /// Writes need an encrypted, bonded link (encrypt-authenticated-write).
   public var requirePairing = false
   /// The device's side of the link: by default it takes any MTU up to 517, as BlueZ does.
-  public var link = LinkConditions(mtu: 517)
+  public var link = LinkConditions(mtu: ATTMTU.maximum.value)
   public var windowCapacity: UInt32 = 64 * 1024
   public var windowGrace: Duration = .milliseconds(400)
   /// The version a device that was never updated runs (slot A).

@@ -1,4 +1,5 @@
 import Logging
+import OTABoot
 import OTAEngine
 import OTALink
 import OTAStorage

@@ -1,3 +1,4 @@
+import OTABoot
 import OTAEngine
 import OTAStorage
 import OTAWire

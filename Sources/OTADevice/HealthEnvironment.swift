@@ -1,4 +1,6 @@
+import OTABoot
 import OTAStorage
+import OTATrust
 import OTAWire
 
 /// What the health check learns about the trial, as environment variables:

@@ -1,5 +1,7 @@
+import OTABoot
 import OTAEngine
 import OTAStorage
+import OTATrust
 import OTAWire
 
 /// How the device judges a stored image: the policy (trusted keys, downgrades) and the check that

@@ -32,7 +32,7 @@ public struct ReceiverEngine: Sendable {
   /// A courtesy that saves a doomed transfer: the host checks the image's own header at VALIDATE.
   public private(set) var minimumVersion: Version?
   public private(set) var phase: Phase = .idle
-  public private(set) var mtu = 23
+  public private(set) var mtu = ATTMTU.minimum.value
   public private(set) var statistics = ReceiverStatistics()
   /// Stored, not yet committed bytes past the committed offset.
   public private(set) var coverage = ByteRanges()
@@ -89,13 +89,13 @@ public struct ReceiverEngine: Sendable {
     var out: [ReceiverAction] = []
     switch event {
     case .connected(let mtu):
-      self.mtu = max(23, mtu)
+      self.mtu = ATTMTU(clamping: mtu).value
     case .disconnected:
       windows.removeAll()
       deadline = nil
       coverage.removeAll()
       failedWrite = nil
-      mtu = 23
+      mtu = ATTMTU.minimum.value
     case .control(let bytes, let now):
       self.now = now
       handleControl(bytes, &out)

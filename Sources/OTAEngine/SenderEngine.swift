@@ -31,8 +31,8 @@ public struct SenderEngine: Sendable {
   public private(set) var committed: UInt32 = 0
 
   var now: Duration = .zero
-  var mtu = 23
-  var chunkPayload = DataChunk.maxPayload(mtu: 23)
+  var mtu = ATTMTU.minimum.value
+  var chunkPayload = DataChunk.maxPayload(mtu: ATTMTU.minimum.value)
   var windowCapacity: UInt32 = 0
   /// The size of new windows: it halves after a failed window (a smaller window is likelier to
   /// arrive whole on a bad link) and doubles back after a run of good ones, up to its largest.
@@ -112,7 +112,7 @@ public struct SenderEngine: Sendable {
 
   private mutating func connected(mtu: Int, _ out: inout [SenderAction]) {
     guard phase == .connecting || phase == .restarting else { return }
-    self.mtu = max(23, mtu)
+    self.mtu = ATTMTU(clamping: mtu).value
     chunkPayload = DataChunk.maxPayload(mtu: self.mtu)
     if phase == .restarting { restartDeadline = nil }
     phase = phase == .restarting ? .verifying : .readingInfo

@@ -1,6 +1,7 @@
 import OTADevice
 import OTAEngine
 import OTALink
+import OTASocketLink
 import OTAStorage
 import OTASystem
 import OTAWire
@@ -257,7 +258,9 @@ public struct Simulation {
       case .writeControl(let bytes):
         if connected { uplink.append(.control(bytes)) }
       case .writeData(let bytes):
-        precondition(bytes.count <= conditions.mtu - 3, "a write longer than MTU − 3 is refused by ATT")
+        precondition(
+          bytes.count <= ATTMTU(clamping: conditions.mtu).maxWriteValue,
+          "a write longer than MTU − 3 is refused by ATT")
         if connected { enqueueData(bytes) }
       case .armTimer(let due):
         senderTimer = due

@@ -55,15 +55,16 @@ public final class FileRecordStore: RecordStore {
   }
 }
 
-/// The rules for record names, shared by `FileRecordStore` and `MemoryMedium` so both refuse alike.
-enum RecordName {
-  static let temporarySuffix = ".tmp"
-  static let damagedSuffix = ".damaged"
+/// The rules for record names, shared by `FileRecordStore` and every other `RecordStore` (the tests'
+/// in-memory one) so all refuse alike.
+public enum RecordName {
+  public static let temporarySuffix = ".tmp"
+  public static let damagedSuffix = ".damaged"
   /// Leaves room for the suffixes under the usual 255-byte file name limit.
-  static let maximumLength = 200
+  public static let maximumLength = 200
 
   /// Only `[A-Za-z0-9._-]`, not empty, not "." or "..": a name can never leave the directory.
-  static func validate(_ name: String) throws(StorageError) {
+  public static func validate(_ name: String) throws(StorageError) {
     let allowed = name.utf8.allSatisfy { byte in
       switch byte {
       case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),

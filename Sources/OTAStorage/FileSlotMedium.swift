@@ -80,8 +80,8 @@ public final class FileSlotMedium: SlotMedium {
 }
 
 /// Checks that `count` bytes at `offset` lie inside a slot of `capacity` bytes, without overflowing.
-enum SlotBounds {
-  static func check(offset: UInt64, count: Int, capacity: UInt64) throws(StorageError) {
+public enum SlotBounds {
+  public static func check(offset: UInt64, count: Int, capacity: UInt64) throws(StorageError) {
     guard count >= 0, offset <= capacity, UInt64(count) <= capacity - offset else {
       throw .outOfBounds(offset: offset, count: count, capacity: capacity)
     }

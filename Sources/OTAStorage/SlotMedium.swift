@@ -18,8 +18,8 @@ public protocol SlotWriter: SlotReader {
   func prepare(forImageOf size: UInt64) throws(StorageError)
 }
 
-/// Where a slot's bytes live. Implementations: regular files and block devices (`FileSlotMedium`) and
-/// memory with fault injection (`MemoryMedium`). Only `SlotPair` calls `openForWriting`.
+/// Where a slot's bytes live: regular files and block devices (`FileSlotMedium`); the tests' media
+/// live in OTAStorageTesting. Only `SlotPair` calls `openForWriting`.
 public protocol SlotMedium: Sendable {
   func openForReading(_ slot: SlotID) throws(StorageError) -> any SlotReader
   func openForWriting(_ slot: SlotID) throws(StorageError) -> any SlotWriter

@@ -17,6 +17,6 @@ public enum StorageError: Error, Equatable, Sendable {
   case unusableSlot(path: String, reason: String)
   /// The bootloader's pointer could not be read or changed (a backend tool failed).
   case bootloader(String)
-  /// Fault injection only: the simulated power was cut; nothing works until `MemoryMedium.reboot`.
+  /// Fault injection only: the simulated power was cut; nothing works until the medium reboots.
   case powerCut
 }

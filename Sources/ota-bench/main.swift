@@ -1,3 +1,10 @@
+import Foundation
+import OTADevice
+import OTAEngine
+import OTALink
+import OTASimulation
+import OTASocketLink
+import OTAStorage
 // ota-bench: the receiver's ingest rate and CPU cost, over the in-memory link, into file slots.
 //
 //   swift run -c release ota-bench [--size MiB] [--mtu N ...] [--window KiB] [--dir PATH]
@@ -6,12 +13,7 @@
 // real receiver host, whose slots and journal are files under --dir (default: a new folder in
 // /tmp), and prints the time spent inside the device and where it went. The link is in virtual
 // time, so the figures are the device's own cost, not air time.
-import Foundation
-import OTADevice
-import OTAEngine
-import OTALink
-import OTASimulation
-import OTAStorage
+import OTATrust
 import OTAWire
 
 struct Options {

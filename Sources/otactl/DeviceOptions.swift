@@ -5,6 +5,7 @@ import OTABlueZ
 import OTACentral
 import OTADBus
 import OTALink
+import OTASocketLink
 import OTAWire
 
 /// How to reach the device, shared by every subcommand.

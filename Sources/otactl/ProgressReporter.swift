@@ -2,6 +2,7 @@ import Foundation
 import OTACentral
 import OTAEngine
 import OTALink
+import OTASocketLink
 import OTAWire
 
 /// Shows a push as it goes: a progress bar on a terminal, plain lines in a pipe or log, or JSON

@@ -4,6 +4,7 @@ import OTABlueZ
 import OTACentral
 import OTAEngine
 import OTALink
+import OTASocketLink
 import OTAWire
 
 struct PushCommand: ParsableCommand {

@@ -1,6 +1,8 @@
 import Logging
+import OTABoot
 import OTADevice
 import OTAStorage
+import OTATrust
 import OTAWire
 
 /// Runs the boot stage and says what it decided, in the log.

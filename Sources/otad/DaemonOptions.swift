@@ -1,9 +1,12 @@
 import ArgumentParser
 import Foundation
 import Logging
+import OTABoot
 import OTADevice
 import OTALink
+import OTASocketLink
 import OTAStorage
+import OTATrust
 import OTAWire
 
 /// The options `run` and `status` share: a config file and flags that override it.

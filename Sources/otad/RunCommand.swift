@@ -5,8 +5,10 @@ import OTABlueZ
 import OTADBus
 import OTADevice
 import OTALink
+import OTASocketLink
 import OTAStorage
 import OTASystem
+import OTATrust
 import OTAWire
 
 struct RunCommand: ParsableCommand {

@@ -3,6 +3,7 @@ import Foundation
 import OTADevice
 import OTAEngine
 import OTAStorage
+import OTATrust
 import OTAWire
 
 struct StatusCommand: ParsableCommand {

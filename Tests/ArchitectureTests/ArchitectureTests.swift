@@ -51,9 +51,39 @@ import Testing
   @Test func theManifestIsReadWithItsDependencies() throws {
     let targets = ModuleGraph.packageTargets(try Self.text("Package.swift"))
     #expect(targets["OTAEngine"] == ["OTAWire", "OTAChecksum"])
-    #expect(targets["OTATrust"] == ["OTAWire", "Crypto"])
+    #expect(targets["OTATrust"] == ["OTAWire", "OTAChecksum", "Crypto"])
     #expect(targets["FuzzTargets"] == ["OTAFuzzing", "OTATrustFuzzing"])
     #expect(targets["ProcessTests"] == [])
+  }
+
+  /// otad's links are followed through the manifest: the real daemon reaches storage, and a testing
+  /// target two steps away is reported.
+  @Test func otadLinksNoTestingTarget() throws {
+    let linked = ModuleGraph.linked(
+      by: "otad", in: ModuleGraph.packageTargets(try Self.text("Package.swift")))
+    #expect(linked.contains("OTAStorage"))
+    #expect(linked.contains("OTAWire"), "followed through OTADevice")
+    #expect(!linked.contains("OTAStorageTesting"))
+
+    let graph = ModuleGraph(
+      doc: """
+        | target | owns | may import |
+        |---|---|---|
+        | OTAStorageTesting | fakes | — |
+        | OTADevice | composition | OTAStorageTesting |
+        | otad | the daemon | OTADevice |
+        """)
+    let manifest = """
+      .target(name: "OTAStorageTesting"),
+      .target(name: "OTADevice", dependencies: ["OTAStorageTesting"]),
+      .executableTarget(name: "otad", dependencies: ["OTADevice"]),
+      """
+    let sources = ["OTAStorageTesting", "OTADevice", "otad"].reduce(into: [:]) {
+      $0[$1] = [(file: String, text: String)]()
+    }
+    #expect(
+      graph.violations(manifest: manifest, sources: sources, tests: [:])
+        == ["Package.swift: otad links the testing target OTAStorageTesting"])
   }
 
   /// The checker finds what the rules forbid: a Glibc import or call in the wire layer, a target

@@ -113,6 +113,22 @@ struct ModuleGraph {
     return literals
   }
 
+  /// Targets made only for tests: their names end in `Testing` or `TestSupport`.
+  static func isTestingTarget(_ name: String) -> Bool {
+    name.hasSuffix("Testing") || name.hasSuffix("TestSupport")
+  }
+
+  /// Everything `target` links: its dependencies, theirs, and so on through the manifest's targets.
+  static func linked(by target: String, in targets: [String: Set<String>]) -> Set<String> {
+    var seen: Set<String> = []
+    var waiting = Array(targets[target] ?? [])
+    while let next = waiting.popLast() {
+      guard seen.insert(next).inserted else { continue }
+      waiting.append(contentsOf: targets[next] ?? [])
+    }
+    return seen
+  }
+
   /// Every rule the doc states that the code breaks, one line each.
   func violations(
     manifest: String, sources: [String: [(file: String, text: String)]],
@@ -141,7 +157,12 @@ struct ModuleGraph {
         }
       }
     }
-    for (target, dependencies) in Self.packageTargets(manifest) {
+    let manifestTargets = Self.packageTargets(manifest)
+    for linked in Self.linked(by: "otad", in: manifestTargets).sorted()
+    where Self.isTestingTarget(linked) && manifestTargets[linked] != nil {
+      found.append("Package.swift: otad links the testing target \(linked)")
+    }
+    for (target, dependencies) in manifestTargets {
       let may = allowed[target] ?? (tests[target] != nil ? allowedInTest(target) : [])
       for dependency in dependencies.subtracting(may).sorted() {
         found.append("Package.swift: \(target) depends on \(dependency)")

@@ -2,6 +2,7 @@ import OTAChecksum
 import OTADevice
 import OTAEngine
 import OTALink
+import OTASocketLink
 import OTAStorage
 import OTATrust
 import OTAWire

@@ -1,8 +1,10 @@
+import OTABoot
 import OTAChecksum
 import OTADevice
 import OTAEngine
 import OTALink
 import OTASimulation
+import OTASocketLink
 import OTAStorage
 import OTATrust
 import OTAWire

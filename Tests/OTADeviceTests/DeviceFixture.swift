@@ -1,8 +1,12 @@
+import OTABoot
 import OTADevice
 import OTAEngine
 import OTALink
 import OTASimulation
+import OTASocketLink
 import OTAStorage
+import OTAStorageTesting
+import OTATrust
 import OTAWire
 import Testing
 

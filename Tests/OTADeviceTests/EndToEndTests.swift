@@ -2,6 +2,7 @@ import OTADevice
 import OTAEngine
 import OTALink
 import OTASimulation
+import OTASocketLink
 import OTAStorage
 import OTAWire
 import Testing

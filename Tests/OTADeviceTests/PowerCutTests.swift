@@ -1,7 +1,9 @@
+import OTABoot
 import OTADevice
 import OTAEngine
 import OTALink
 import OTASimulation
+import OTASocketLink
 import OTAStorage
 import OTAWire
 import Testing

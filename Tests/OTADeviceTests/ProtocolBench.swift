@@ -1,6 +1,8 @@
+import OTABoot
 import OTAChecksum
 import OTADevice
 import OTAStorage
+import OTATrust
 import OTAWire
 import Testing
 

@@ -3,7 +3,9 @@ import OTADevice
 import OTAEngine
 import OTALink
 import OTASimulation
+import OTASocketLink
 import OTAStorage
+import OTAStorageTesting
 import OTAWire
 import Testing
 

@@ -1,6 +1,7 @@
 import Foundation
 import OTAFuzzing
 import OTALink
+import OTASocketLink
 import OTATrustFuzzing
 
 /// The checked-in inputs (Seeds/NAME, Regressions/NAME) and a deterministic stream of made-up ones.

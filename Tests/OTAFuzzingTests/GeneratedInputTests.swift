@@ -1,5 +1,6 @@
 import OTAFuzzing
 import OTALink
+import OTASocketLink
 import Testing
 
 /// The fuzz targets' checks in the ordinary suite: a few thousand deterministic inputs per target,

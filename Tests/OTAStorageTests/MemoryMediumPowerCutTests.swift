@@ -1,3 +1,4 @@
+import OTAStorageTesting
 import OTAWire
 import Testing
 

@@ -1,5 +1,6 @@
 import Glibc
 import OTASystem
+import OTAStorageTesting
 import OTAWire
 import Testing
 

@@ -1,0 +1,96 @@
+import OTAStorage
+import OTAWire
+
+/// Keeps the boot state in two records, `boot.state` and `boot.state.copy`, each replaced atomically,
+/// the primary first (U-Boot's redundant environment and mcuboot's two trailers work alike). A power
+/// cut between the two replaces leaves a new primary and an old copy: the primary wins. A record that
+/// fails its checks is moved aside and never trusted; then the other copy is used and the primary
+/// written again from it. Only when both are unusable does the device fall back to a factory state.
+public struct BootStateStore: Sendable {
+  public static let copyName = BootState.recordName + ".copy"
+  /// Present while a provisional (rebuilt, unconfirmed) state is in force: written when the rebuild
+  /// is made, removed once an operator confirms it and the state is saved.
+  public static let provisionalName = "boot.provisional"
+
+  public let records: any RecordStore
+
+  public init(records: any RecordStore) { self.records = records }
+
+  public enum Loaded: Equatable, Sendable {
+    /// Nothing was ever written: a factory device.
+    case missing
+    /// Both copies were damaged (now moved aside).
+    case damaged
+    case present(BootState)
+
+    public var state: BootState? { if case .present(let state) = self { state } else { nil } }
+  }
+
+  /// The boot state, repairing a damaged or missing copy from the other one.
+  public func load() throws(StorageError) -> Loaded { try loadReporting().loaded }
+
+  /// As `load`, and the names of the copies that failed their checks and were moved aside now
+  /// (each to `NAME.damaged`), for the log.
+  public func loadReporting() throws(StorageError) -> (loaded: Loaded, movedAside: [String]) {
+    var movedAside: [String] = []
+    let primary = try read(BootState.recordName)
+    if primary == .damaged { movedAside.append(BootState.recordName) }
+    let copy = try read(Self.copyName)
+    if copy == .damaged { movedAside.append(Self.copyName) }
+    return (try settle(primary, copy), movedAside)
+  }
+
+  /// True when a damaged copy was moved aside, now or at an earlier start: the device was in use.
+  public func damagedCopiesKept() throws(StorageError) -> Bool {
+    for name in [BootState.recordName, Self.copyName]
+    where try records.load(name + RecordName.damagedSuffix) != nil {
+      return true
+    }
+    return false
+  }
+
+  private func settle(_ primary: Loaded, _ copy: Loaded) throws(StorageError) -> Loaded {
+    switch (primary, copy) {
+    case (.present(let state), .present(let other)):
+      if state != other { try records.replace(Self.copyName, with: state.encoded) }
+      return .present(state)
+    case (.present(let state), _):
+      try records.replace(Self.copyName, with: state.encoded)
+      return .present(state)
+    case (_, .present(let state)):
+      try records.replace(BootState.recordName, with: state.encoded)
+      return .present(state)
+    case (.damaged, _), (_, .damaged):
+      return .damaged
+    case (.missing, .missing):
+      return .missing
+    }
+  }
+
+  /// Reads without repairing or moving anything: for `otad status`.
+  public func peek() throws(StorageError) -> Loaded {
+    for name in [BootState.recordName, Self.copyName] {
+      if let bytes = try records.load(name), let state = try? BootState(bytes: bytes) {
+        return .present(state)
+      }
+    }
+    let primary = try records.load(BootState.recordName)
+    let copy = try records.load(Self.copyName)
+    return primary == nil && copy == nil ? .missing : .damaged
+  }
+
+  public func save(_ state: BootState) throws(StorageError) {
+    try records.replace(BootState.recordName, with: state.encoded)
+    try records.replace(Self.copyName, with: state.encoded)
+  }
+
+  private func read(_ name: String) throws(StorageError) -> Loaded {
+    guard let bytes = try records.load(name) else { return .missing }
+    do {
+      return .present(try BootState(bytes: bytes))
+    } catch {
+      try records.moveAside(name)
+      return .damaged
+    }
+  }
+}

@@ -1,0 +1,9 @@
+/// The characteristics of the OTA service, as both links name them; the simulated link uses the raw
+/// values as its attribute handles.
+public enum Characteristic: UInt8, Sendable, CaseIterable {
+  case controlPoint = 1
+  case data = 2
+  case info = 3
+  /// Device Information Service: Firmware Revision String.
+  case firmwareRevision = 4
+}
