@@ -58,12 +58,15 @@ let package = Package(
     // The BlueZ roles over D-Bus: the device's GATT application and advertisement, the central's client.
     .target(
       name: "OTABlueZ",
-      dependencies: ["OTADBus", "OTALink", "OTAWire", "OTASystem", .product(name: "Logging", package: "swift-log")]),
+      dependencies: [
+        "OTADBus", "OTALink", "OTAWire", "OTASystem", .product(name: "Logging", package: "swift-log"),
+      ]),
     // Storage for tests and simulations only: the in-memory medium with fault injection and power cuts.
     // otad links no testing target.
     .target(name: "OTAStorageTesting", dependencies: ["OTAStorage", "OTAWire", "OTASystem"]),
     // Bootloader backends behind one interface: a symlink, Raspberry Pi tryboot, U-Boot, GRUB.
-    .target(name: "OTABoot", dependencies: ["OTAStorage", "OTATrust", "OTAWire", "OTAChecksum", "OTASystem"]),
+    .target(
+      name: "OTABoot", dependencies: ["OTAStorage", "OTATrust", "OTAWire", "OTAChecksum", "OTASystem"]),
     // The device side's IO edge: runs the receiver engine against storage.
     .target(
       name: "OTADevice",
@@ -82,7 +85,9 @@ let package = Package(
     // The engines over an in-memory link in virtual time: for tests, benchmarks and the demo.
     .target(
       name: "OTASimulation",
-      dependencies: ["OTADevice", "OTABoot", "OTAEngine", "OTAStorage", "OTALink", "OTASocketLink", "OTASystem"]),
+      dependencies: [
+        "OTADevice", "OTABoot", "OTAEngine", "OTAStorage", "OTALink", "OTASocketLink", "OTASystem",
+      ]),
 
     .executableTarget(
       name: "otad",
@@ -110,7 +115,8 @@ let package = Package(
       name: "OTATrustTests",
       dependencies: ["OTATrust", "OTAWire", "OTAChecksum", .product(name: "Crypto", package: "swift-crypto")]),
     .testTarget(name: "OTAChecksumTests", dependencies: ["OTAChecksum"]),
-    .testTarget(name: "OTASocketLinkTests", dependencies: ["OTASocketLink", "OTALink", "OTAWire", "OTASystem"]),
+    .testTarget(
+      name: "OTASocketLinkTests", dependencies: ["OTASocketLink", "OTALink", "OTAWire", "OTASystem"]),
     // A private dbus-daemon for the D-Bus and BlueZ tests.
     .target(name: "DBusTestSupport", path: "Sources/DBusTestSupport"),
     .testTarget(name: "OTADBusTests", dependencies: ["OTADBus", "DBusTestSupport", "CDBus", "OTASystem"]),

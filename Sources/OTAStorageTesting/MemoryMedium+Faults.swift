@@ -1,5 +1,5 @@
-import OTASystem
 import OTAStorage
+import OTASystem
 
 extension MemoryMedium {
   /// A failure to inject into one operation.

@@ -1,8 +1,7 @@
+import OTAStorage
 // The record directory of `MemoryMedium`: files (inodes) and directory entries, each with a volatile
 // and a durable version, changed by the same steps as `FileRecordStore` performs.
 import OTASystem
-
-import OTAStorage
 
 extension MemoryMedium {
   public func load(_ name: String) throws(StorageError) -> [UInt8]? {

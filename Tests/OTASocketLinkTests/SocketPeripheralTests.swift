@@ -1,6 +1,6 @@
 import Foundation
-import OTASystem
 import OTALink
+import OTASystem
 import Testing
 
 @testable import OTASocketLink

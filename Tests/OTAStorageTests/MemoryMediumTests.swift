@@ -1,6 +1,6 @@
 import Glibc
-import OTASystem
 import OTAStorageTesting
+import OTASystem
 import OTAWire
 import Testing
 
