@@ -1,5 +1,6 @@
 import OTABoot
 import OTAStorage
+import OTAWire
 
 extension DaemonConfiguration {
   /// The bootloader backend the configuration names, over the configured slot paths.
@@ -7,7 +8,7 @@ extension DaemonConfiguration {
     switch boot.backend {
     case .file:
       let link = boot.link ?? (stateDirectory ?? ".") + "/current"
-      return FileLinkBackend(link: link, slotPaths: [slotA ?? "", slotB ?? ""])
+      return FileLinkBackend(link: link, slotPaths: SlotPair(a: slotA ?? "", b: slotB ?? ""))
     case .tryboot:
       return TrybootBackend(
         bootDirectory: boot.trybootDirectory, partitions: boot.trybootPartitions,
@@ -21,7 +22,8 @@ extension DaemonConfiguration {
 
   /// The boot state in the state directory, its lock, and the backend.
   /// The slots and the image policy are the evidence a lost boot state is rebuilt from.
-  public func makeBootControl(records: any RecordStore, slots: SlotPair, policy: ImagePolicy) -> BootControl {
+  public func makeBootControl(records: any RecordStore, slots: SlotAccess, policy: ImagePolicy) -> BootControl
+  {
     BootControl(
       records: records, backend: makeBootBackend(),
       lock: stateDirectory.map { StateLock(path: $0 + "/boot.lock") }, factoryVersion: factoryVersion,

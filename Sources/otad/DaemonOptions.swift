@@ -189,7 +189,8 @@ struct DaemonOptions: ParsableArguments {
         "the state directory \(state) is not a directory: remove that file or give another path "
           + "(--state-dir or [state] directory)")
     }
-    let medium = FileSlotMedium(slotA: slotA, slotB: slotB, fileCapacity: configuration.slotCapacity ?? 0)
+    let medium = FileSlotMedium(
+      paths: SlotPair(a: slotA, b: slotB), fileCapacity: configuration.slotCapacity ?? 0)
     do {
       try medium.check(mustExist: [confirmedSlot(configuration, stateExists: stateExists)])
     } catch {
@@ -204,7 +205,7 @@ struct DaemonOptions: ParsableArguments {
     guard stateExists, let state = configuration.stateDirectory,
       let records = try? FileRecordStore(directory: state)
     else { return .a }
-    if let boot = try? BootStateStore(records: records).peek().state { return boot.confirmed }
+    if let boot = try? BootStateStore(records: records).peek().value { return boot.confirmed }
     let pointer = try? configuration.makeBootBackend().pointer()
     return pointer?.primary ?? pointer?.booted ?? .a
   }
@@ -214,7 +215,8 @@ struct DaemonOptions: ParsableArguments {
     guard let slotA = configuration.slotA, let slotB = configuration.slotB,
       let state = configuration.stateDirectory
     else { throw ValidationError("the slots and the state directory must be configured") }
-    let medium = FileSlotMedium(slotA: slotA, slotB: slotB, fileCapacity: configuration.slotCapacity ?? 0)
-    return DeviceStorage(slots: SlotPair(medium: medium), records: try FileRecordStore(directory: state))
+    let medium = FileSlotMedium(
+      paths: SlotPair(a: slotA, b: slotB), fileCapacity: configuration.slotCapacity ?? 0)
+    return DeviceStorage(slots: SlotAccess(medium: medium), records: try FileRecordStore(directory: state))
   }
 }

@@ -43,13 +43,13 @@ struct StatusCommand: ParsableCommand {
           "slot": "\(slot)", "running": state.running == slot, "confirmed": state.confirmed == slot,
           "status": "\(content.status)",
           "version": content.status == .empty ? NSNull() : "\(content.version)" as Any,
-          "capacity": status.slotCapacities[Int(slot.rawValue)], "path": paths[Int(slot.rawValue)],
+          "capacity": status.slotCapacities[slot], "path": paths[Int(slot.rawValue)],
           "securityCounter": Int(content.securityCounter),
         ])
       }
       var object: [String: Any] = [
         "running": "\(state.running)", "confirmed": "\(state.confirmed)", "onTrial": state.runningOnTrial,
-        "slots": slots, "bootState": describe(status.boot), "bootloader": configuration.boot.backend.rawValue,
+        "slots": slots, "bootState": status.boot.summary, "bootloader": configuration.boot.backend.rawValue,
         "securityFloor": Int(state.securityFloor),
         "runningImage": imageCheck.map { "\($0)" } ?? NSNull(),
         "provisional": state.provisional,
@@ -79,7 +79,7 @@ struct StatusCommand: ParsableCommand {
           "committed": transfer.committedOffset,
         ]
       } else {
-        object["transfer"] = describe(status.transfer)
+        object["transfer"] = status.transfer.summary
       }
       let data = try JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys])
       print(String(decoding: data, as: UTF8.self))
@@ -93,7 +93,7 @@ struct StatusCommand: ParsableCommand {
       let marker = state.running == slot ? "▶" : " "
       print(
         "  \(marker) slot \(slot): \(version)  (\(paths[Int(slot.rawValue)]), "
-          + "\(status.slotCapacities[Int(slot.rawValue)]) bytes)")
+          + "\(status.slotCapacities[slot]) bytes)")
     }
     if let trial = state.trial {
       print(
@@ -140,14 +140,6 @@ struct StatusCommand: ParsableCommand {
     case .succeeded: "\(outcome.from) → \(outcome.to) succeeded (\(outcome.attemptsUsed) trial boot(s))"
     case .rolledBack:
       "\(outcome.from) → \(outcome.to) rolled back: \(outcome.reason), after \(outcome.attemptsUsed) boot(s)"
-    }
-  }
-
-  private func describe<T>(_ record: DeviceStatus.Record<T>) -> String {
-    switch record {
-    case .missing: "missing"
-    case .damaged: "damaged"
-    case .present: "present"
     }
   }
 }

@@ -72,7 +72,7 @@ import Testing
     let tryboot = try read(
       String(contentsOf: Self.root.appendingPathComponent("Scripts/rpi/otad.toml"), encoding: .utf8))
     #expect(tryboot.boot.backend == .tryboot && tryboot.boot.stage == .separate && tryboot.boot.attempts == 1)
-    #expect(tryboot.boot.trybootPartitions == [2, 3] && tryboot.boot.restart == .reboot)
+    #expect(tryboot.boot.trybootPartitions == SlotPair(a: 2, b: 3) && tryboot.boot.restart == .reboot)
     #expect(tryboot.bluezAdapter == "hci0" && tryboot.boot.trial.healthCheck != nil)
     let apps = try read(
       String(contentsOf: Self.root.appendingPathComponent("Scripts/rpi/otad-app-slots.toml"), encoding: .utf8)
