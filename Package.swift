@@ -110,7 +110,8 @@ let package = Package(
       dependencies: ["OTASimulation", "OTADevice", "OTAStorage", "OTATrust", "OTALink", "OTASocketLink"]),
 
     .testTarget(name: "OTAWireTests", dependencies: ["OTAWire"]),
-    .testTarget(name: "OTASystemTests", dependencies: ["OTASystem", "OTASystemTesting", "OTAStorage"]),
+    .testTarget(
+      name: "OTASystemTests", dependencies: ["OTASystem", "OTASystemTesting", "OTAStorage", "OTAWire"]),
     .testTarget(
       name: "OTATrustTests",
       dependencies: ["OTATrust", "OTAWire", "OTAChecksum", .product(name: "Crypto", package: "swift-crypto")]),

@@ -83,7 +83,7 @@ public struct BootState: Equatable, Sendable {
 
   public var confirmed: SlotID
   public var trial: Trial?
-  public var slots: [Slot]
+  public var slots: SlotPair<Slot>
   public var outcome: UpdateOutcome
   /// The highest security counter of any image this device confirmed: an image with a lower one
   /// is refused (MCUboot's rollback protection). It only ever rises.
@@ -94,10 +94,9 @@ public struct BootState: Equatable, Sendable {
   public var provisional = false
 
   public init(
-    confirmed: SlotID, trial: Trial? = nil, slots: [Slot], outcome: UpdateOutcome = .none,
+    confirmed: SlotID, trial: Trial? = nil, slots: SlotPair<Slot>, outcome: UpdateOutcome = .none,
     securityFloor: UInt32 = 0
   ) {
-    precondition(slots.count == SlotID.allCases.count)
     self.confirmed = confirmed
     self.trial = trial
     self.slots = slots
@@ -107,14 +106,14 @@ public struct BootState: Equatable, Sendable {
 
   /// A device that has never been updated: slot A holds `version`, confirmed; slot B is empty.
   public static func factory(version: Version, confirmed: SlotID = .a) -> BootState {
-    var slots = [Slot.empty, Slot.empty]
-    slots[Int(confirmed.rawValue)] = Slot(status: .good, version: version)
+    var slots = SlotPair(repeating: Slot.empty)
+    slots[confirmed] = Slot(status: .good, version: version)
     return BootState(confirmed: confirmed, slots: slots)
   }
 
   public subscript(slot: SlotID) -> Slot {
-    get { slots[Int(slot.rawValue)] }
-    set { slots[Int(slot.rawValue)] = newValue }
+    get { slots[slot] }
+    set { slots[slot] = newValue }
   }
 
   /// The slot that runs now as far as the state knows: the trial slot once its boot began, else the
@@ -234,14 +233,12 @@ public struct BootState: Equatable, Sendable {
     let rawTrial = try reader.readU8()
     let left = try reader.readU8()
     let allowed = try reader.readU8()
-    var slots: [Slot] = []
-    for _ in SlotID.allCases {
+    var slots = try SlotPair.bySlot { _ throws(WireError) in
       guard let status = SlotStatus(rawValue: try reader.readU8()) else {
         throw .malformed("boot state slot status")
       }
       let version = try Version(from: &reader)
-      slots.append(
-        Slot(status: status, version: version, size: try reader.readU32(), crc32: try reader.readU32()))
+      return Slot(status: status, version: version, size: try reader.readU32(), crc32: try reader.readU32())
     }
     guard let result = UpdateOutcome.Result(rawValue: try reader.readU8()) else {
       throw .malformed("boot state outcome")
@@ -258,7 +255,7 @@ public struct BootState: Equatable, Sendable {
     guard try reader.readU8() == 0 else { throw .malformed("boot state reserved byte") }
     securityFloor = 0
     if format >= 2 {
-      for index in slots.indices { slots[index].securityCounter = try reader.readU32() }
+      for slot in SlotID.allCases { slots[slot].securityCounter = try reader.readU32() }
       securityFloor = try reader.readU32()
     }
     let checksummed = bytes.count - 4
@@ -273,7 +270,7 @@ public struct BootState: Equatable, Sendable {
       trial = nil
     } else {
       guard let slot = SlotID(rawValue: rawTrial), slot != confirmed, allowed > 0, left <= allowed,
-        slots[Int(slot.rawValue)].status == .trial
+        slots[slot].status == .trial
       else { throw .malformed("boot state trial") }
       trial = Trial(slot: slot, attemptsLeft: left, attemptsAllowed: allowed, lastFailure: lastFailure)
     }
@@ -289,7 +286,7 @@ public struct BootState: Equatable, Sendable {
     bytes.appendU8(trial?.slot.rawValue ?? Self.noSlot)
     bytes.appendU8(trial?.attemptsLeft ?? 0)
     bytes.appendU8(trial?.attemptsAllowed ?? 0)
-    for slot in slots {
+    for slot in slots.values {
       bytes.appendU8(slot.status.rawValue)
       slot.version.append(to: &bytes)
       bytes.appendU32(slot.size)
@@ -302,7 +299,7 @@ public struct BootState: Equatable, Sendable {
     bytes.appendU8(outcome.attemptsUsed)
     bytes.appendU8(trial?.lastFailure.rawValue ?? 0)
     bytes.appendU8(0)
-    for slot in slots { bytes.appendU32(slot.securityCounter) }
+    for slot in slots.values { bytes.appendU32(slot.securityCounter) }
     bytes.appendU32(securityFloor)
     bytes.appendU32(CRC32.checksum(bytes))
     return bytes

@@ -20,8 +20,7 @@ public struct RecoveryEvidence: Equatable, Sendable {
   public var pointer: BootPointer
   /// The transfer journal, when one decodes: it names the slot being written, never the good one.
   public var journal: JournalEvidence?
-  public var slotA: SlotEvidence
-  public var slotB: SlotEvidence
+  public var slots: SlotPair<SlotEvidence>
   /// A damaged copy of the boot state was moved aside now or earlier: the device was in use.
   public var damagedRecordsSeen: Bool
   /// An earlier rebuild was provisional and nobody confirmed it yet (`BootStateStore.provisionalName`):
@@ -30,26 +29,25 @@ public struct RecoveryEvidence: Equatable, Sendable {
   public var factoryVersion: Version
 
   public init(
-    record: Record, pointer: BootPointer, journal: JournalEvidence?, slotA: SlotEvidence, slotB: SlotEvidence,
+    record: Record, pointer: BootPointer, journal: JournalEvidence?, slots: SlotPair<SlotEvidence>,
     damagedRecordsSeen: Bool, factoryVersion: Version
   ) {
     self.record = record
     self.pointer = pointer
     self.journal = journal
-    self.slotA = slotA
-    self.slotB = slotB
+    self.slots = slots
     self.damagedRecordsSeen = damagedRecordsSeen
     self.factoryVersion = factoryVersion
   }
 
-  public subscript(slot: SlotID) -> SlotEvidence { slot == .a ? slotA : slotB }
+  public subscript(slot: SlotID) -> SlotEvidence { slots[slot] }
 
   /// Nothing says this device was ever updated: no record, no damaged one, no verified image in
   /// slot B, no bootloader pointer beyond slot A, at most a journal of a first transfer into slot B
   /// (a factory device saves no boot state before its first activation).
   public var looksFactory: Bool {
     record == .missing && (journal == nil || journal?.slot == .b) && !damagedRecordsSeen
-      && slotB.report == nil
+      && slots.b.report == nil
       && [pointer.primary, pointer.trial, pointer.booted].allSatisfy { $0 == nil || $0 == .a }
   }
 }
@@ -148,8 +146,8 @@ public struct BootStateRecovery: Equatable, Sendable {
       // The old copy confirmed this very slot: what it recorded (a raw image's version) still holds.
       slot = previous[kept]
     }
-    var slots = [BootState.Slot.empty, BootState.Slot.empty]
-    slots[Int(kept.rawValue)] = slot
+    var slots = SlotPair(repeating: BootState.Slot.empty)
+    slots[kept] = slot
     var previousFloor: UInt32 = 0
     var outcome = UpdateOutcome.none
     if case .contradicted(let previous, _) = evidence.record {

@@ -16,27 +16,18 @@ public struct BootStateStore: Sendable {
 
   public init(records: any RecordStore) { self.records = records }
 
-  public enum Loaded: Equatable, Sendable {
-    /// Nothing was ever written: a factory device.
-    case missing
-    /// Both copies were damaged (now moved aside).
-    case damaged
-    case present(BootState)
-
-    public var state: BootState? { if case .present(let state) = self { state } else { nil } }
-  }
-
-  /// The boot state, repairing a damaged or missing copy from the other one.
-  public func load() throws(StorageError) -> Loaded { try loadReporting().loaded }
+  /// The boot state, repairing a damaged or missing copy from the other one. Missing: nothing was
+  /// ever written (a factory device); damaged: both copies failed their checks (now moved aside).
+  public func load() throws(StorageError) -> Loaded<BootState> { try loadReporting().loaded }
 
   /// As `load`, and the names of the copies that failed their checks and were moved aside now
   /// (each to `NAME.damaged`), for the log.
-  public func loadReporting() throws(StorageError) -> (loaded: Loaded, movedAside: [String]) {
+  public func loadReporting() throws(StorageError) -> (loaded: Loaded<BootState>, movedAside: [String]) {
     var movedAside: [String] = []
     let primary = try read(BootState.recordName)
-    if primary == .damaged { movedAside.append(BootState.recordName) }
+    if primary.isDamaged { movedAside.append(BootState.recordName) }
     let copy = try read(Self.copyName)
-    if copy == .damaged { movedAside.append(Self.copyName) }
+    if copy.isDamaged { movedAside.append(Self.copyName) }
     return (try settle(primary, copy), movedAside)
   }
 
@@ -49,7 +40,9 @@ public struct BootStateStore: Sendable {
     return false
   }
 
-  private func settle(_ primary: Loaded, _ copy: Loaded) throws(StorageError) -> Loaded {
+  private func settle(_ primary: Loaded<BootState>, _ copy: Loaded<BootState>) throws(StorageError)
+    -> Loaded<BootState>
+  {
     switch (primary, copy) {
     case (.present(let state), .present(let other)):
       if state != other { try records.replace(Self.copyName, with: state.encoded) }
@@ -60,23 +53,20 @@ public struct BootStateStore: Sendable {
     case (_, .present(let state)):
       try records.replace(BootState.recordName, with: state.encoded)
       return .present(state)
-    case (.damaged, _), (_, .damaged):
-      return .damaged
+    case (.damaged(let reason), _), (_, .damaged(let reason)):
+      return .damaged(reason: reason)
     case (.missing, .missing):
       return .missing
     }
   }
 
   /// Reads without repairing or moving anything: for `otad status`.
-  public func peek() throws(StorageError) -> Loaded {
-    for name in [BootState.recordName, Self.copyName] {
-      if let bytes = try records.load(name), let state = try? BootState(bytes: bytes) {
-        return .present(state)
-      }
-    }
-    let primary = try records.load(BootState.recordName)
-    let copy = try records.load(Self.copyName)
-    return primary == nil && copy == nil ? .missing : .damaged
+  public func peek() throws(StorageError) -> Loaded<BootState> {
+    let primary = Loaded.decoding(try records.load(BootState.recordName), BootState.init(bytes:))
+    if case .present = primary { return primary }
+    let copy = Loaded.decoding(try records.load(Self.copyName), BootState.init(bytes:))
+    if case .present = copy { return copy }
+    return primary.isDamaged ? primary : copy
   }
 
   public func save(_ state: BootState) throws(StorageError) {
@@ -84,13 +74,9 @@ public struct BootStateStore: Sendable {
     try records.replace(Self.copyName, with: state.encoded)
   }
 
-  private func read(_ name: String) throws(StorageError) -> Loaded {
-    guard let bytes = try records.load(name) else { return .missing }
-    do {
-      return .present(try BootState(bytes: bytes))
-    } catch {
-      try records.moveAside(name)
-      return .damaged
-    }
+  private func read(_ name: String) throws(StorageError) -> Loaded<BootState> {
+    let loaded = Loaded.decoding(try records.load(name), BootState.init(bytes:))
+    if loaded.isDamaged { try records.moveAside(name) }
+    return loaded
   }
 }

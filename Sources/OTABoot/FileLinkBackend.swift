@@ -10,11 +10,11 @@ public struct FileLinkBackend: BootBackend {
   /// The symbolic link, e.g. /var/lib/otad/current.
   public let link: String
   /// What the link points at for slot A and for slot B.
-  public let slotPaths: [String]
+  public let slotPaths: SlotPair<String>
 
   public var name: String { "file" }
 
-  public init(link: String, slotPaths: [String]) {
+  public init(link: String, slotPaths: SlotPair<String>) {
     self.link = link
     self.slotPaths = slotPaths
   }
@@ -28,7 +28,7 @@ public struct FileLinkBackend: BootBackend {
   /// The primary link, then the link itself, each moved atomically and only when it differs.
   public func apply(_ plan: BootPlan) throws(BootBackendError) {
     for (path, slot) in [(primaryLink, plan.primary), (link, plan.next)] {
-      let wanted = try self.path(of: slot)
+      let wanted = self.path(of: slot)
       if try BootFileSystem.symbolicLinkTarget(path) == wanted { continue }
       try BootFileSystem.replaceSymbolicLink(path, pointingAt: wanted)
     }
@@ -49,15 +49,8 @@ public struct FileLinkBackend: BootBackend {
 
   private func slot(at link: String) -> SlotID? {
     guard let current = try? BootFileSystem.symbolicLinkTarget(link) else { return nil }
-    return SlotID.allCases.first {
-      slotPaths.indices.contains(Int($0.rawValue)) && slotPaths[Int($0.rawValue)] == current
-    }
+    return slotPaths.firstSlot { $0 == current }
   }
 
-  private func path(of slot: SlotID) throws(BootBackendError) -> String {
-    guard slotPaths.count == 2 else {
-      throw BootBackendError("the file backend needs two slot paths (A and B), not \(slotPaths.count)")
-    }
-    return slotPaths[Int(slot.rawValue)]
-  }
+  private func path(of slot: SlotID) -> String { slotPaths[slot] }
 }

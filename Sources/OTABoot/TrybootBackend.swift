@@ -9,14 +9,15 @@ public struct TrybootBackend: BootBackend {
   /// Where the first FAT partition, the one holding autoboot.txt, is mounted.
   public let bootDirectory: String
   /// Slot A's and slot B's boot partition numbers, e.g. [2, 3].
-  public let partitions: [Int]
+  public let partitions: SlotPair<Int>
   /// The firmware's device-tree node with the `partition` and `tryboot` properties.
   public let bootloaderNode: String
 
   public var name: String { "tryboot" }
 
   public init(
-    bootDirectory: String, partitions: [Int], bootloaderNode: String = "/proc/device-tree/chosen/bootloader"
+    bootDirectory: String, partitions: SlotPair<Int>,
+    bootloaderNode: String = "/proc/device-tree/chosen/bootloader"
   ) {
     self.bootDirectory = bootDirectory
     self.partitions = partitions
@@ -87,22 +88,21 @@ public struct TrybootBackend: BootBackend {
 
   private func partition(of slot: SlotID) throws(BootBackendError) -> Int {
     try checkPartitions()
-    return partitions[Int(slot.rawValue)]
+    return partitions[slot]
   }
 
   private func slot(ofPartition partition: Int) throws(BootBackendError) -> SlotID {
     try checkPartitions()
-    if partition == partitions[0] { return .a }
-    if partition == partitions[1] { return .b }
+    if let slot = partitions.firstSlot(where: { $0 == partition }) { return slot }
     throw BootBackendError(
-      "the firmware booted partition \(partition), which is neither slot A's (\(partitions[0])) nor slot B's (\(partitions[1]))"
+      "the firmware booted partition \(partition), which is neither slot A's (\(partitions.a)) nor slot B's (\(partitions.b))"
     )
   }
 
   private func checkPartitions() throws(BootBackendError) {
-    guard partitions.count == 2, partitions[0] != partitions[1], partitions.allSatisfy({ $0 >= 1 }) else {
+    guard partitions.a != partitions.b, partitions.values.allSatisfy({ $0 >= 1 }) else {
       throw BootBackendError(
-        "tryboot needs two different partition numbers for slots A and B, not \(partitions)")
+        "tryboot needs two different partition numbers for slots A and B, not \(partitions.values)")
     }
   }
 

@@ -2,30 +2,32 @@ import OTABoot
 import OTAStorage
 import OTATrust
 
-extension DaemonConfiguration {
-  /// The bootloader backend the configuration names, over the configured slot paths.
-  public func makeBootBackend() -> any BootBackend {
-    switch boot.backend {
+extension BootConfiguration {
+  /// The bootloader backend this configuration names, over the layout's slot paths.
+  public func makeBackend(for layout: DeviceLayout) -> any BootBackend {
+    switch backend {
     case .file:
-      let link = boot.link ?? (stateDirectory ?? ".") + "/current"
-      return FileLinkBackend(link: link, slotPaths: [slotA ?? "", slotB ?? ""])
+      return FileLinkBackend(link: link ?? layout.defaultBootLink, slotPaths: layout.slots)
     case .tryboot:
       return TrybootBackend(
-        bootDirectory: boot.trybootDirectory, partitions: boot.trybootPartitions,
-        bootloaderNode: boot.trybootNode)
+        bootDirectory: trybootDirectory, partitions: trybootPartitions, bootloaderNode: trybootNode)
     case .uboot:
-      return UBootBackend(tools: ToolRunner(), cmdline: boot.cmdline)
+      return UBootBackend(tools: ToolRunner(), cmdline: cmdline)
     case .grub:
-      return GrubBackend(tools: ToolRunner(), environmentFile: boot.grubEnvironment, cmdline: boot.cmdline)
+      return GrubBackend(tools: ToolRunner(), environmentFile: grubEnvironment, cmdline: cmdline)
     }
   }
+}
 
-  /// The boot state in the state directory, its lock, and the backend.
+extension DaemonConfiguration {
+  /// The boot state in the layout's state directory, its lock, and the backend.
   /// The slots and the image policy are the evidence a lost boot state is rebuilt from.
-  public func makeBootControl(records: any RecordStore, slots: SlotPair, policy: ImagePolicy) -> BootControl {
+  public func makeBootControl(layout: DeviceLayout, storage: DeviceStorage, policy: ImagePolicy)
+    -> BootControl
+  {
     BootControl(
-      records: records, backend: makeBootBackend(),
-      lock: stateDirectory.map { StateLock(path: $0 + "/boot.lock") }, factoryVersion: factoryVersion,
-      attempts: boot.attempts, slots: slots, policy: policy)
+      records: storage.records, backend: boot.makeBackend(for: layout),
+      lock: StateLock(path: layout.bootLockPath), factoryVersion: factoryVersion,
+      attempts: boot.attempts, slots: storage.slots, policy: policy)
   }
 }

@@ -48,7 +48,7 @@ public struct BootConfiguration: Equatable, Sendable {
   /// The file backend's symlink to the running slot; nil: `<state directory>/current`.
   public var link: String?
   public var trybootDirectory = "/boot/firmware"
-  public var trybootPartitions = [2, 3]
+  public var trybootPartitions = SlotPair(a: 2, b: 3)
   public var trybootNode = "/proc/device-tree/chosen/bootloader"
   public var cmdline = "/proc/cmdline"
   public var grubEnvironment = "/boot/grub/grubenv"
@@ -96,14 +96,14 @@ public struct BootConfiguration: Equatable, Sendable {
     {
       trybootDirectory = try Config.string(tryboot, "boot-directory", in: "boot.tryboot") ?? trybootDirectory
       trybootNode = try Config.string(tryboot, "bootloader", in: "boot.tryboot") ?? trybootNode
-      for (index, key) in ["partition-a", "partition-b"].enumerated() {
+      for (slot, key) in [(SlotID.a, "partition-a"), (SlotID.b, "partition-b")] {
         guard let value = tryboot[key] else { continue }
         guard let number = value.int, (1...63).contains(number) else {
           throw ConfigurationError("[boot.tryboot] \(key) must be a partition number from 1 to 63")
         }
-        trybootPartitions[index] = number
+        trybootPartitions[slot] = number
       }
-      guard trybootPartitions[0] != trybootPartitions[1] else {
+      guard trybootPartitions.a != trybootPartitions.b else {
         throw ConfigurationError("[boot.tryboot] partition-a and partition-b are the same partition")
       }
     }

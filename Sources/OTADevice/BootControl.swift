@@ -32,13 +32,13 @@ public struct BootControl: Sendable {
   /// Boots a trial may take.
   public let attempts: UInt8
   /// The slots, read (never written) as evidence when the boot state must be rebuilt.
-  public let slots: SlotPair?
+  public let slots: SlotAccess?
   /// How the slots' images are judged when the boot state must be rebuilt (signatures count).
   public let policy: ImagePolicy
 
   public init(
     records: any RecordStore, backend: any BootBackend, lock: StateLock? = nil, factoryVersion: Version,
-    attempts: UInt8 = 3, slots: SlotPair? = nil, policy: ImagePolicy = ImagePolicy()
+    attempts: UInt8 = 3, slots: SlotAccess? = nil, policy: ImagePolicy = ImagePolicy()
   ) {
     store = BootStateStore(records: records)
     self.backend = backend
@@ -164,15 +164,15 @@ public struct BootControl: Sendable {
         journal: journal.map {
           JournalEvidence(slot: $0.slot, summary: "firmware \($0.version) \($0.state) into slot \($0.slot)")
         },
-        slotA: .unverifiable, slotB: .unverifiable,
+        slots: SlotPair(repeating: .unverifiable),
         damagedRecordsSeen: try store.damagedCopiesKept(), factoryVersion: factoryVersion)
       evidence.unconfirmedRebuild = try store.records.load(BootStateStore.provisionalName) != nil
       guard let slots else { return evidence }
       // Slot B first: a verified image there is enough to tell a used device from a factory one.
-      evidence.slotB = try ImageVerifier.surveyTolerant(
+      evidence.slots.b = try ImageVerifier.surveyTolerant(
         { () throws(StorageError) in try slots.reader(.b) }, policy: policy)
       if !evidence.looksFactory {
-        evidence.slotA = try ImageVerifier.surveyTolerant(
+        evidence.slots.a = try ImageVerifier.surveyTolerant(
           { () throws(StorageError) in try slots.reader(.a) }, policy: policy)
       }
       return evidence

@@ -109,33 +109,9 @@ public struct DaemonConfiguration: Equatable, Sendable {
     }
   }
 
-  /// Checks that everything needed to run is there and sane.
-  public func validated() throws(ConfigurationError) -> DaemonConfiguration {
-    guard let slotA, let slotB else {
-      throw ConfigurationError("both slots are needed: --slot-a and --slot-b (or [slots] a and b)")
-    }
-    guard !slotA.isEmpty, !slotB.isEmpty else {
-      throw ConfigurationError(
-        "a slot's path is empty: give --slot-a and --slot-b (or [slots] a and b) a path")
-    }
-    guard slotA != slotB else { throw ConfigurationError("slot A and slot B are the same path: \(slotA)") }
-    guard let stateDirectory, !stateDirectory.isEmpty else {
-      throw ConfigurationError("a state directory is needed: --state-dir (or [state] directory)")
-    }
-    if let slotCapacity, slotCapacity == 0 || slotCapacity > UInt64(UInt32.max) {
-      throw ConfigurationError(
-        "the slot capacity must be 1 byte to 4 GiB - 1 (the protocol's sizes are 32-bit), not \(slotCapacity) "
-          + "(--capacity or [slots] capacity)")
-    }
-    guard socket != nil || bluezAdapter != nil else {
-      throw ConfigurationError(
-        "a link is needed: --adapter hci0 for Bluetooth (or [bluez] adapter), or --socket PATH for the simulated link"
-      )
-    }
-    guard windowCapacity >= 64, windowCapacity <= 16 << 20 else {
-      throw ConfigurationError("the window must be 64 bytes to 16 MiB, not \(windowCapacity)")
-    }
-    return try validatedBoot()
+  /// Everything needed to run, parsed: see `DaemonSettings`.
+  public func settings() throws(ConfigurationError) -> DaemonSettings {
+    try DaemonSettings(parsing: self)
   }
 
   /// Checks the [boot] choices that only make sense together.

@@ -54,7 +54,7 @@ public struct ReceiverHost: Sendable {
     let loaded = try storage.loadRecord(TransferJournal.recordName) { bytes throws(WireError) in
       try TransferJournal(bytes: bytes)
     }
-    if case .movedAside(let why) = loaded {
+    if case .damaged(let why) = loaded {
       startNotices.append(
         "the transfer journal failed its checks (\(why)); moved aside to \(TransferJournal.recordName).damaged: "
           + "a transfer under way starts again from PREPARE")
@@ -160,7 +160,7 @@ public struct ReceiverHost: Sendable {
     return InfoRecord(
       state: engine.transferStatus.state, runningSlot: running,
       flags: infoFlags,
-      slotVersions: SlotID.allCases.map { boot[$0].status == .empty ? .zero : boot[$0].version },
+      slotVersions: boot.slots.map { $0.status == .empty ? .zero : $0.version },
       inactiveSlotContent: content,
       slotCapacity: UInt32(clamping: engine.configuration.slotCapacity),
       windowCapacity: engine.configuration.windowCapacity, maxChunkPayload: maxChunkPayload,

@@ -19,7 +19,7 @@ public enum IOFate: Sendable, Equatable {
 public struct ReceiverModelHost: Sendable {
   public static let erasedByte: UInt8 = 0xFF
 
-  public var slots: [[UInt8]]
+  public var slots: SlotPair<[UInt8]>
   /// The journal record as bytes on disk, or nil.
   public var storedJournal: [UInt8]?
   /// The slot the boot pointer aims at, and whether it boots on trial.
@@ -27,7 +27,7 @@ public struct ReceiverModelHost: Sendable {
   public var bootOnTrial: Bool
 
   public init(slotCapacity: Int, bootSlot: SlotID, bootOnTrial: Bool) {
-    slots = Array(repeating: [UInt8](repeating: Self.erasedByte, count: slotCapacity), count: 2)
+    slots = SlotPair(repeating: [UInt8](repeating: Self.erasedByte, count: slotCapacity))
     self.bootSlot = bootSlot
     self.bootOnTrial = bootOnTrial
   }
@@ -45,9 +45,9 @@ public struct ReceiverModelHost: Sendable {
       store(kept, in: slot, at: Int(offset))
       if fate == .failTorn { return .failed("model: torn write") }
     case .checkWindow(let slot, let offset, let length):
-      let end = min(Int(offset) + Int(length), slots[Int(slot.rawValue)].count)
+      let end = min(Int(offset) + Int(length), slots[slot].count)
       let start = min(Int(offset), end)
-      return .crc32(CRC32.checksum(slots[Int(slot.rawValue)][start..<end]))
+      return .crc32(CRC32.checksum(slots[slot][start..<end]))
     case .commit(let journal), .recordValidated(let journal):
       guard fate != .failTorn else { return .failed("model: journal not replaced") }
       storedJournal = journal.encoded
@@ -72,7 +72,7 @@ public struct ReceiverModelHost: Sendable {
   /// Length and CRC32 of what the slot holds, as `StandardImageCheck` does for a raw image.
   public func verdict(on journal: TransferJournal, _ fate: IOFate) -> ImageCheckResult {
     if fate == .judgeInvalid { return .invalid(.signatureInvalid, reason: "model: judged invalid") }
-    let slot = slots[Int(journal.slot.rawValue)]
+    let slot = slots[journal.slot]
     guard Int(journal.size) <= slot.count, CRC32.checksum(slot[0..<Int(journal.size)]) == journal.crc32 else {
       return .invalid(.validationFailed, reason: "model: CRC32 mismatch")
     }
@@ -85,14 +85,14 @@ public struct ReceiverModelHost: Sendable {
   }
 
   public mutating func erase(_ slot: SlotID) {
-    let count = slots[Int(slot.rawValue)].count
-    slots[Int(slot.rawValue)] = [UInt8](repeating: Self.erasedByte, count: count)
+    let count = slots[slot].count
+    slots[slot] = [UInt8](repeating: Self.erasedByte, count: count)
   }
 
   public mutating func store(_ bytes: some Collection<UInt8>, in slot: SlotID, at offset: Int) {
-    let count = slots[Int(slot.rawValue)].count
+    let count = slots[slot].count
     guard offset <= count else { return }
     let end = min(offset + bytes.count, count)
-    slots[Int(slot.rawValue)].replaceSubrange(offset..<end, with: bytes.prefix(end - offset))
+    slots[slot].replaceSubrange(offset..<end, with: bytes.prefix(end - offset))
   }
 }

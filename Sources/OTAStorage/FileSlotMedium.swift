@@ -7,23 +7,18 @@ import OTAWire
 /// Holds only paths and a number, so it is trivially `Sendable`; every `open...` call opens a fresh
 /// descriptor that the returned reader or writer owns and closes when it is released.
 public final class FileSlotMedium: SlotMedium {
-  /// Where slot A's bytes live.
-  public let pathA: String
-  /// Where slot B's bytes live.
-  public let pathB: String
+  /// Where each slot's bytes live.
+  public let paths: SlotPair<String>
   /// The capacity of a slot that is a regular file. Block devices ignore it and use their own size.
   public let fileCapacity: UInt64
 
-  public init(slotA pathA: String, slotB pathB: String, fileCapacity: UInt64) {
-    self.pathA = pathA
-    self.pathB = pathB
+  public init(paths: SlotPair<String>, fileCapacity: UInt64) {
+    self.paths = paths
     self.fileCapacity = fileCapacity
   }
 
   /// The configured path of `slot`.
-  public func path(of slot: SlotID) -> String {
-    slot == .a ? pathA : pathB
-  }
+  public func path(of slot: SlotID) -> String { paths[slot] }
 
   /// Opens read-only (`O_RDONLY`): this descriptor cannot change the slot, whatever a caller does.
   /// A missing regular file is created empty (it reads as zeros), exactly as for writing.
@@ -31,7 +26,7 @@ public final class FileSlotMedium: SlotMedium {
     FileSlotReader(try open(slot, flags: POSIXFile.readOnlyCreate))
   }
 
-  /// Opens read-write, creating a missing regular file. Only `SlotPair` should call this.
+  /// Opens read-write, creating a missing regular file. Only `SlotAccess` should call this.
   public func openForWriting(_ slot: SlotID) throws(StorageError) -> any SlotWriter {
     FileSlotWriter(try open(slot, flags: POSIXFile.readWriteCreate))
   }

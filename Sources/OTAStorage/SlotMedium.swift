@@ -8,7 +8,7 @@ public protocol SlotReader: Sendable {
   func read(at offset: UInt64, count: Int) throws(StorageError) -> [UInt8]
 }
 
-/// Write access to one slot. Obtained only through `SlotPair.openForWriting(_:running:)`, the single
+/// Write access to one slot. Obtained only through `SlotAccess.openForWriting(_:running:)`, the single
 /// place that refuses the running slot.
 public protocol SlotWriter: SlotReader {
   func write(_ bytes: UnsafeRawBufferPointer, at offset: UInt64) throws(StorageError)
@@ -19,7 +19,7 @@ public protocol SlotWriter: SlotReader {
 }
 
 /// Where a slot's bytes live: regular files and block devices (`FileSlotMedium`); the tests' media
-/// live in OTAStorageTesting. Only `SlotPair` calls `openForWriting`.
+/// live in OTAStorageTesting. Only `SlotAccess` calls `openForWriting`.
 public protocol SlotMedium: Sendable {
   func openForReading(_ slot: SlotID) throws(StorageError) -> any SlotReader
   func openForWriting(_ slot: SlotID) throws(StorageError) -> any SlotWriter
@@ -37,7 +37,7 @@ public protocol RecordStore: Sendable {
 }
 
 /// The two slots and the one rule that protects the running one.
-public struct SlotPair: Sendable {
+public struct SlotAccess: Sendable {
   public let medium: any SlotMedium
 
   public init(medium: any SlotMedium) { self.medium = medium }

@@ -52,7 +52,7 @@ public final class MemoryMedium: SlotMedium, RecordStore, Sendable {
   public func reboot(seed: UInt64?) {
     state.withLock { state in
       var random = seed.map { SplitMix64(seed: $0) }
-      for index in state.slots.indices { state.slots[index].reboot(random: &random) }
+      for slot in SlotID.allCases { state.slots[slot].reboot(random: &random) }
       state.directory.reboot(random: &random)
       state.faults = FaultPlan()
       state.isPoweredOff = false
@@ -63,12 +63,12 @@ public final class MemoryMedium: SlotMedium, RecordStore, Sendable {
 
   /// The volatile content of `slot`, all `slotCapacity` bytes: what a read sees now.
   public func slotBytes(_ slot: SlotID) -> [UInt8] {
-    state.withLock { $0.slots[slot.index].current }
+    state.withLock { $0.slots[slot].current }
   }
 
   /// The durable content of `slot`: what `reboot(seed: nil)` would leave.
   public func durableSlotBytes(_ slot: SlotID) -> [UInt8] {
-    state.withLock { $0.slots[slot.index].durable }
+    state.withLock { $0.slots[slot].durable }
   }
 
   /// Sets `slot` to `bytes` followed by zeros, durably (say, the running image). Drops unsynced writes.
@@ -77,7 +77,7 @@ public final class MemoryMedium: SlotMedium, RecordStore, Sendable {
     var content = bytes
     content.append(contentsOf: repeatElement(0, count: slotCapacity - bytes.count))
     state.withLock { state in
-      state.slots[slot.index] = MemorySlot(content: content)
+      state.slots[slot] = MemorySlot(content: content)
     }
   }
 
@@ -95,7 +95,7 @@ public final class MemoryMedium: SlotMedium, RecordStore, Sendable {
         try state.fail(fault, operation: "pread", path: slot.memoryPath)
       }
       let start = Int(offset)
-      return Array(state.slots[slot.index].current[start..<start + count])
+      return Array(state.slots[slot].current[start..<start + count])
     }
   }
 
@@ -107,13 +107,13 @@ public final class MemoryMedium: SlotMedium, RecordStore, Sendable {
       let start = Int(offset)
       switch try state.begin(.slotWrite) {
       case nil:
-        state.slots[slot.index].write(bytes, at: start)
+        state.slots[slot].write(bytes, at: start)
       case .shortWrite:
         let half = bytes.count / 2
-        state.slots[slot.index].write(Array(bytes.prefix(half)), at: start)
+        state.slots[slot].write(Array(bytes.prefix(half)), at: start)
         throw .shortWrite(expected: bytes.count, written: half)
       case .powerCut:
-        state.slots[slot.index].interrupt(bytes, at: start)
+        state.slots[slot].interrupt(bytes, at: start)
         try state.fail(.powerCut, operation: "pwrite", path: slot.memoryPath)
       case let fault?:
         try state.fail(fault, operation: "pwrite", path: slot.memoryPath)
@@ -126,7 +126,7 @@ public final class MemoryMedium: SlotMedium, RecordStore, Sendable {
       if let fault = try state.begin(.slotSync) {
         try state.fail(fault, operation: "fdatasync", path: slot.memoryPath)
       }
-      state.slots[slot.index].sync()
+      state.slots[slot].sync()
     }
   }
 
@@ -143,7 +143,7 @@ public final class MemoryMedium: SlotMedium, RecordStore, Sendable {
 
 /// Everything `MemoryMedium` keeps behind its mutex.
 struct MemoryState: Sendable {
-  var slots: [MemorySlot]
+  var slots: SlotPair<MemorySlot>
   var directory = MemoryDirectory()
   var faults = FaultPlan()
   var operationCount = 0
@@ -151,13 +151,11 @@ struct MemoryState: Sendable {
 
   init(slotCapacity: Int) {
     let zeros = [UInt8](repeating: 0, count: slotCapacity)
-    slots = SlotID.allCases.map { _ in MemorySlot(content: zeros) }
+    slots = SlotPair(repeating: MemorySlot(content: zeros))
   }
 }
 
 extension SlotID {
-  /// The slot's position in `MemoryState.slots`.
-  var index: Int { Int(rawValue) }
   /// How errors name a memory slot.
   var memoryPath: String { "memory:slot-\(self)" }
 }

@@ -37,7 +37,7 @@ public struct InfoRecord: Equatable, Sendable {
   public var state: DeviceState
   public var runningSlot: SlotID
   public var flags: Flags
-  public var slotVersions: [Version]
+  public var slotVersions: SlotPair<Version>
   public var inactiveSlotContent: SlotContent
   public var slotCapacity: UInt32
   public var windowCapacity: UInt32
@@ -50,12 +50,11 @@ public struct InfoRecord: Equatable, Sendable {
   public var chunksDropped: UInt32
 
   public init(
-    state: DeviceState, runningSlot: SlotID, flags: Flags, slotVersions: [Version],
+    state: DeviceState, runningSlot: SlotID, flags: Flags, slotVersions: SlotPair<Version>,
     inactiveSlotContent: SlotContent, slotCapacity: UInt32, windowCapacity: UInt32,
     maxChunkPayload: UInt16, transfer: TransferStatus, transferVersion: Version,
     lastOutcome: UpdateOutcome, chunksDropped: UInt32 = 0
   ) {
-    precondition(slotVersions.count == SlotID.allCases.count, "one version per slot")
     self.state = state
     self.runningSlot = runningSlot
     self.flags = flags
@@ -71,7 +70,7 @@ public struct InfoRecord: Equatable, Sendable {
   }
 
   /// The version the device runs.
-  public var runningVersion: Version { slotVersions[Int(runningSlot.rawValue)] }
+  public var runningVersion: Version { slotVersions[runningSlot] }
 
   public init(bytes: some Collection<UInt8>) throws(WireError) {
     var reader = ByteReader(bytes)
@@ -83,7 +82,7 @@ public struct InfoRecord: Equatable, Sendable {
     state = try Self.decode(DeviceState.self, try reader.readU8(), "device state")
     runningSlot = try Self.decode(SlotID.self, try reader.readU8(), "running slot")
     flags = Flags(rawValue: try reader.readU8())
-    slotVersions = [try Version(from: &reader), try Version(from: &reader)]
+    slotVersions = try SlotPair.bySlot { _ throws(WireError) in try Version(from: &reader) }
     inactiveSlotContent = try Self.decode(SlotContent.self, try reader.readU8(), "slot content")
     slotCapacity = try reader.readU32()
     windowCapacity = try reader.readU32()
@@ -108,7 +107,7 @@ public struct InfoRecord: Equatable, Sendable {
     bytes.appendU8(state.rawValue)
     bytes.appendU8(runningSlot.rawValue)
     bytes.appendU8(flags.rawValue)
-    for version in slotVersions { version.append(to: &bytes) }
+    for version in slotVersions.values { version.append(to: &bytes) }
     bytes.appendU8(inactiveSlotContent.rawValue)
     bytes.appendU32(slotCapacity)
     bytes.appendU32(windowCapacity)

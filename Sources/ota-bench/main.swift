@@ -54,10 +54,10 @@ func run(options: Options, mtu: Int, image: [UInt8]) throws {
 
   let timings = StorageTimings()
   let slots = FileSlotMedium(
-    slotA: folder + "/slot-a.img", slotB: folder + "/slot-b.img", fileCapacity: UInt64(image.count))
+    paths: SlotPair(a: folder + "/slot-a.img", b: folder + "/slot-b.img"), fileCapacity: UInt64(image.count))
   let records = try FileRecordStore(directory: folder + "/state")
   let storage = DeviceStorage(
-    slots: SlotPair(medium: TimedSlotMedium(inner: slots, timings: timings)),
+    slots: SlotAccess(medium: TimedSlotMedium(inner: slots, timings: timings)),
     records: TimedRecordStore(inner: records, timings: timings))
   let conditions = LinkConditions(mtu: mtu, packetsPerEvent: 64, queueDepth: 128)
   var simulation = try Simulation(

@@ -22,7 +22,7 @@ struct InfoCommand: ParsableCommand {
     )
     for slot in SlotID.allCases {
       let marker = info.runningSlot == slot ? "▶" : " "
-      let version = info.slotVersions[Int(slot.rawValue)]
+      let version = info.slotVersions[slot]
       let content = info.runningSlot == slot ? "running" : "\(info.inactiveSlotContent)"
       print("  \(marker) slot \(slot): \(version == .zero ? "no image" : "firmware \(version)") (\(content))")
     }
@@ -129,7 +129,7 @@ private func describe(_ info: InfoRecord) -> [String: Any] {
     "signaturesRequired": info.flags.contains(.signaturesRequired),
     "pairingRequired": info.flags.contains(.pairingRequired),
     "bootStateRebuilt": info.flags.contains(.bootStateRebuilt),
-    "slotVersions": info.slotVersions.map { "\($0)" }, "inactiveSlot": "\(info.inactiveSlotContent)",
+    "slotVersions": info.slotVersions.values.map { "\($0)" }, "inactiveSlot": "\(info.inactiveSlotContent)",
     "slotCapacity": Int(info.slotCapacity), "windowCapacity": Int(info.windowCapacity),
     "maxChunkPayload": Int(info.maxChunkPayload), "chunksDropped": Int(info.chunksDropped),
     "transfer": [

@@ -19,7 +19,7 @@ struct BootCommand: ParsableCommand {
     let configuration = try options.configuration()
     DaemonOptions.bootstrapLogging(configuration)
     let logger = Logger(label: "otad-boot")
-    let control = try DaemonOptions.device(configuration).control
+    let control = try DaemonOptions.daemon(configuration).control
     let decision = try BootStageReport.run(control, logger: logger).decision
     print("slot \(decision.run): \(decision.row.rawValue)")
     if decision.restart {
@@ -41,15 +41,15 @@ struct MarkGoodCommand: ParsableCommand {
   @OptionGroup var options: DaemonOptions
 
   func run() throws {
-    let configuration = try options.configuration()
-    let control = try DaemonOptions.device(configuration).control
+    let daemon = try DaemonOptions.daemon(try options.configuration())
+    let control = daemon.control
     let before = try control.current()
     if before.provisional {
       let after = try control.update { $0.confirmProvisional() }
       print(
         "slot \(after.confirmed) (firmware \(after[after.confirmed].version)) confirmed as the good slot "
           + "of a rebuilt boot state; slot \(after.confirmed.other) may be written again")
-      notifyDaemon(configuration)
+      notifyDaemon(daemon.layout)
       return
     }
     guard let trial = before.trial, trial.begun else {
@@ -60,7 +60,7 @@ struct MarkGoodCommand: ParsableCommand {
     }
     let after = try control.update { $0.markGood() }
     print("slot \(after.confirmed) (firmware \(after[after.confirmed].version)) confirmed")
-    notifyDaemon(configuration)
+    notifyDaemon(daemon.layout)
   }
 }
 
@@ -76,8 +76,8 @@ struct MarkBadCommand: ParsableCommand {
   @OptionGroup var options: DaemonOptions
 
   func run() throws {
-    let configuration = try options.configuration()
-    let control = try DaemonOptions.device(configuration).control
+    let daemon = try DaemonOptions.daemon(try options.configuration())
+    let control = daemon.control
     let before = try control.current()
     guard let trial = before.trial else {
       throw ValidationError(
@@ -87,11 +87,10 @@ struct MarkBadCommand: ParsableCommand {
     print(
       "slot \(trial.slot) (firmware \(after[trial.slot].version)) marked bad; slot \(after.confirmed) "
         + "(firmware \(after[after.confirmed].version)) boots next")
-    notifyDaemon(configuration)
+    notifyDaemon(daemon.layout)
   }
 }
 
-private func notifyDaemon(_ configuration: DaemonConfiguration) {
-  guard let directory = configuration.stateDirectory else { return }
-  if PidFile(directory: directory).signalReload() { print("told the running otad") }
+private func notifyDaemon(_ layout: DeviceLayout) {
+  if PidFile(directory: layout.stateDirectory).signalReload() { print("told the running otad") }
 }

@@ -166,25 +166,35 @@ struct DaemonOptions: ParsableArguments {
     }
   }
 
-  /// The device's storage and the one path that changes its boot state, as configured.
-  static func device(_ configuration: DaemonConfiguration) throws -> (
-    storage: DeviceStorage, control: BootControl
-  ) {
-    let storage = try storage(configuration)
-    return (
-      storage,
-      configuration.makeBootControl(
-        records: storage.records, slots: storage.slots, policy: try imagePolicy(configuration))
-    )
+  /// Where the slots and the state live, as configured; a usage error (exit 64) when incomplete.
+  static func layout(_ configuration: DaemonConfiguration) throws -> DeviceLayout {
+    do {
+      return try DeviceLayout(parsing: configuration)
+    } catch {
+      throw ValidationError("\(error)")
+    }
+  }
+
+  /// Everything `otad run` needs, parsed; a usage error (exit 64) when something is missing.
+  func settings() throws -> DaemonSettings {
+    do {
+      return try configuration().settings()
+    } catch let error as ConfigurationError {
+      throw ValidationError("\(error)")
+    }
+  }
+
+  /// The daemon as configured: its storage, the one path that changes its boot state, its policy.
+  static func daemon(_ configuration: DaemonConfiguration) throws -> Daemon {
+    try Daemon(
+      layout: layout(configuration), configuration: configuration, policy: imagePolicy(configuration))
   }
 
   /// Refuses slots that cannot serve (a directory, a file larger than the capacity, a missing file
   /// where the running firmware should be) and a state directory that is not a directory, before
   /// anything is created or changed.
-  static func checkStorage(_ configuration: DaemonConfiguration) throws {
-    guard let slotA = configuration.slotA, let slotB = configuration.slotB,
-      let state = configuration.stateDirectory
-    else { return }
+  static func checkStorage(_ layout: DeviceLayout, boot: BootConfiguration) throws {
+    let state = layout.stateDirectory
     var isDirectory: ObjCBool = false
     let stateExists = FileManager.default.fileExists(atPath: state, isDirectory: &isDirectory)
     if stateExists, !isDirectory.boolValue {
@@ -192,32 +202,22 @@ struct DaemonOptions: ParsableArguments {
         "the state directory \(state) is not a directory: remove that file or give another path "
           + "(--state-dir or [state] directory)")
     }
-    let medium = FileSlotMedium(slotA: slotA, slotB: slotB, fileCapacity: configuration.slotCapacity ?? 0)
     do {
-      try medium.check(mustExist: [confirmedSlot(configuration, stateExists: stateExists)])
+      try layout.slotMedium.check(mustExist: [confirmedSlot(layout, boot: boot, stateExists: stateExists)])
     } catch {
-      let slot = error.slotPath == slotB && slotA != slotB ? "b" : "a"
+      let slot = error.slotPath == layout.slots.b && layout.slots.a != layout.slots.b ? "b" : "a"
       throw ValidationError("slot \(slot.uppercased()): \(error) (--slot-\(slot) or [slots] \(slot))")
     }
   }
 
   /// The slot holding the confirmed firmware, as the boot state says without changing anything; on
   /// a device without one, the bootloader's primary slot, or the one it started, else A.
-  private static func confirmedSlot(_ configuration: DaemonConfiguration, stateExists: Bool) -> SlotID {
-    guard stateExists, let state = configuration.stateDirectory,
-      let records = try? FileRecordStore(directory: state)
-    else { return .a }
-    if let boot = try? BootStateStore(records: records).peek().state { return boot.confirmed }
-    let pointer = try? configuration.makeBootBackend().pointer()
+  private static func confirmedSlot(_ layout: DeviceLayout, boot: BootConfiguration, stateExists: Bool)
+    -> SlotID
+  {
+    guard stateExists, let records = try? FileRecordStore(directory: layout.stateDirectory) else { return .a }
+    if let state = try? BootStateStore(records: records).peek().value { return state.confirmed }
+    let pointer = try? boot.makeBackend(for: layout).pointer()
     return pointer?.primary ?? pointer?.booted ?? .a
-  }
-
-  /// The device's storage as configured: file or block-device slots and a record directory.
-  static func storage(_ configuration: DaemonConfiguration) throws -> DeviceStorage {
-    guard let slotA = configuration.slotA, let slotB = configuration.slotB,
-      let state = configuration.stateDirectory
-    else { throw ValidationError("the slots and the state directory must be configured") }
-    let medium = FileSlotMedium(slotA: slotA, slotB: slotB, fileCapacity: configuration.slotCapacity ?? 0)
-    return DeviceStorage(slots: SlotPair(medium: medium), records: try FileRecordStore(directory: state))
   }
 }

@@ -7,9 +7,6 @@ import OTADevice
 import OTALink
 import OTASocketLink
 import OTAStorage
-import OTASystem
-import OTATrust
-import OTAWire
 
 struct RunCommand: ParsableCommand {
   static let configuration = CommandConfiguration(
@@ -26,22 +23,21 @@ struct RunCommand: ParsableCommand {
   @OptionGroup var options: DaemonOptions
 
   func validate() throws {
-    let configuration = try options.configuration()
-    do {
-      _ = try configuration.validated()
-    } catch {
-      throw ValidationError("\(error)")
-    }
-    _ = try DaemonOptions.imagePolicy(configuration)
-    try DaemonOptions.checkStorage(configuration)
+    let settings = try options.settings()
+    _ = try DaemonOptions.imagePolicy(settings.configuration)
+    try DaemonOptions.checkStorage(settings.layout, boot: settings.configuration.boot)
   }
 
   func run() throws {
-    let configuration = try options.configuration().validated()
-    DaemonOptions.bootstrapLogging(configuration)
+    let settings = try options.settings()
+    DaemonOptions.bootstrapLogging(settings.configuration)
     let logger = Logger(label: "otad")
     do {
-      try serve(configuration, logger: logger)
+      let daemon = try Daemon(
+        layout: settings.layout, configuration: settings.configuration,
+        policy: try DaemonOptions.imagePolicy(settings.configuration))
+      try daemon.serve(
+        link: settings.link, environment: Self.environment(daemon, logger: logger), logger: logger)
     } catch let error as StorageError {
       try Self.stop(error)
     } catch BootError.storage(let error) {
@@ -56,53 +52,23 @@ struct RunCommand: ParsableCommand {
     throw ExitCode(74)
   }
 
-  private func serve(_ configuration: DaemonConfiguration, logger: Logger) throws {
-    let (storage, control) = try DaemonOptions.device(configuration)
-    try (storage.records as? FileRecordStore)?.checkWritable()
-    let restarter = Restarter(restart: configuration.boot.restart, backend: control.backend, logger: logger)
-    var running: SlotID?
-    var runningImage: InstalledImageCheck?
-    if configuration.boot.stage == .daemon {
-      let stage = try BootStageReport.run(control, logger: logger)
-      if stage.decision.restart { try restarter.restart(into: stage.decision.state.plan) }
-      running = stage.decision.run
-      runningImage = stage.image
-    }
-    var host = try ReceiverHost(
-      storage: storage, control: control, running: running, windowCapacity: configuration.windowCapacity,
-      windowGrace: configuration.windowGrace,
-      imageCheck: .standard(try DaemonOptions.imagePolicy(configuration)),
-      pairingRequired: configuration.requirePairing)
-    for notice in host.startNotices { logger.error("\(notice)") }
-    let info = host.info()
-    logger.notice(
-      "running slot \(info.runningSlot), version \(info.runningVersion)\(host.runningOnTrial ? " (on trial)" : "")",
-      metadata: [
-        "transfer": "\(info.transfer.state)", "committed": "\(info.transfer.committedOffset)",
-        "capacity": "\(info.slotCapacity)", "bootloader": "\(control.backend.name)",
-      ])
-    let policy = host.imageCheck.policy
-    logger.notice(
-      policy.requiresSignature
-        ? "images must be signed by: \(policy.trustedKeys.map(\.description).joined(separator: ", "))"
-        : "images need no signature (no [trust] keys): their CRC32 and MCUboot hash are still checked",
-      metadata: [
-        "downgrades": "\(policy.allowDowngrade ? "allowed" : "refused")",
-        "security-floor": "\(host.boot.securityFloor)",
-      ])
-    if host.running != host.boot.confirmed, host.boot.trial?.slot != host.running {
-      logger.warning("the bootloader started slot \(host.running), which the boot state does not confirm")
-    }
-    guard let stateDirectory = configuration.stateDirectory else {
-      throw ValidationError("a state directory is needed: --state-dir (or [state] directory)")
-    }
-    let pidFile = PidFile(directory: stateDirectory)
-    pidFile.write()
-    defer { pidFile.remove() }
-    let stopSignals = try StopSignals()
-    let link: any PeripheralLink
-    var bluez: BlueZPeripheral?
-    if let adapter = configuration.bluezAdapter {
+  /// What only the executable can give the daemon: the link (BlueZ over the system bus, or the
+  /// simulated one), the pid file, restarts.
+  private static func environment(_ daemon: Daemon, logger: Logger) -> Daemon.Environment {
+    let pidFile = PidFile(directory: daemon.layout.stateDirectory)
+    let restarter = Restarter(
+      restart: daemon.configuration.boot.restart, backend: daemon.control.backend, logger: logger)
+    return Daemon.Environment(
+      openLink: { link, logger in try open(link, daemon.configuration, logger: logger) },
+      announce: { pidFile.write() }, withdraw: { pidFile.remove() },
+      restart: { plan in try restarter.restart(into: plan) })
+  }
+
+  private static func open(_ link: DeviceLink, _ configuration: DaemonConfiguration, logger: Logger) throws
+    -> Daemon.OpenLink
+  {
+    switch link {
+    case .bluetooth(let adapter):
       let peripheral = try BlueZPeripheral(
         connection: try DBusConnection(bus: .system),
         options: .init(
@@ -112,37 +78,11 @@ struct RunCommand: ParsableCommand {
       logger.info(
         "registering with bluetoothd",
         metadata: ["adapter": "\(adapter)", "name": "\(configuration.localName)"])
-      link = peripheral
-      bluez = peripheral
-    } else if let path = configuration.socket {
+      return Daemon.OpenLink(link: peripheral, close: { peripheral.unregister() })
+    case .socket(let path):
       let socket = try SocketPeripheral(path: path, conditions: configuration.link)
       logger.info("listening", metadata: ["socket": "\(path)", "link": "\(configuration.link)"])
-      link = socket
-    } else {
-      throw ValidationError(
-        "a link is needed: --adapter hci0 for Bluetooth (or [bluez] adapter), or --socket PATH for the simulated link"
-      )
-    }
-    let environment = HealthEnvironment.make(
-      boot: host.boot, slot: host.running,
-      slotPath: (host.running == .a ? configuration.slotA : configuration.slotB) ?? "",
-      reader: try? storage.slots.reader(host.running),
-      // Only a trial runs the health check; the boot stage has checked the image already, if it ran.
-      imageCheck: host.runningOnTrial
-        ? runningImage ?? (try? control.checkInstalledImage(host.running, in: host.boot)) : nil)
-    let service = DeviceService(
-      host: host, link: link, logger: logger, trial: configuration.boot.trial, healthEnvironment: environment)
-    let stop = try service.run(stopSignals: stopSignals)
-    host = service.host
-    (link as? SocketPeripheral)?.unlinkSocket()
-    switch stop {
-    case .signal(let number):
-      bluez?.unregister()
-      logger.notice("stopping on signal \(number)")
-    case .restart:
-      bluez?.unregister()
-      pidFile.remove()
-      try restarter.restart(into: host.boot.plan)
+      return Daemon.OpenLink(link: socket, close: { socket.unlinkSocket() })
     }
   }
 }

@@ -24,7 +24,8 @@ import Testing
   ) -> RecoveryEvidence {
     RecoveryEvidence(
       record: record, pointer: pointer,
-      journal: journal.map { JournalEvidence(slot: $0, summary: "into slot \($0)") }, slotA: a, slotB: b,
+      journal: journal.map { JournalEvidence(slot: $0, summary: "into slot \($0)") },
+      slots: SlotPair(a: a, b: b),
       damagedRecordsSeen: damaged, factoryVersion: v1)
   }
 

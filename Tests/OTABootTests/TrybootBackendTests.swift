@@ -14,7 +14,8 @@ struct TrybootBackendTests {
         atPath: directory + "/" + sub, withIntermediateDirectories: true)
     }
     return TrybootBackend(
-      bootDirectory: directory + "/boot", partitions: [2, 3], bootloaderNode: directory + "/bootloader")
+      bootDirectory: directory + "/boot", partitions: SlotPair(a: 2, b: 3),
+      bootloaderNode: directory + "/bootloader")
   }
 
   func autoboot(_ backend: TrybootBackend) throws -> String {
@@ -142,12 +143,12 @@ struct TrybootBackendTests {
 
   @Test func reportsABadPartitionListAndAMissingBootDirectory() throws {
     try withTemporaryDirectory { directory in
-      let same = TrybootBackend(bootDirectory: directory, partitions: [2, 2])
+      let same = TrybootBackend(bootDirectory: directory, partitions: SlotPair(a: 2, b: 2))
       #expect(
         throws: BootBackendError(
           "tryboot needs two different partition numbers for slots A and B, not [2, 2]")
       ) { try same.apply(BootPlan(primary: .a)) }
-      let missing = TrybootBackend(bootDirectory: directory + "/nope", partitions: [2, 3])
+      let missing = TrybootBackend(bootDirectory: directory + "/nope", partitions: SlotPair(a: 2, b: 3))
       #expect(throws: BootBackendError("open \(directory)/nope/autoboot.txt.tmp: No such file or directory"))
       {
         try missing.apply(BootPlan(primary: .a))
@@ -156,6 +157,6 @@ struct TrybootBackendTests {
   }
 
   @Test func isNamedTryboot() {
-    #expect(TrybootBackend(bootDirectory: "/boot", partitions: [2, 3]).name == "tryboot")
+    #expect(TrybootBackend(bootDirectory: "/boot", partitions: SlotPair(a: 2, b: 3)).name == "tryboot")
   }
 }

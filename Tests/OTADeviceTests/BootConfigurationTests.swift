@@ -34,7 +34,8 @@ import Testing
     #expect(boot.trial.healthTimeout == .seconds(90) && boot.trial.confirmTimeout == .seconds(7200))
     #expect(boot.restart == .command("systemctl restart app.service"))
     #expect(boot.grubEnvironment == "/boot/efi/grubenv" && boot.cmdline == "/tmp/cmdline")
-    #expect(configuration.makeBootBackend().name == "grub")
+    let layout = DeviceLayout(slots: SlotPair(a: "/a", b: "/b"), stateDirectory: "/var/lib/x")
+    #expect(configuration.boot.makeBackend(for: layout).name == "grub")
   }
 
   @Test func defaultsAreTheSimulatedDevicesOwn() throws {
@@ -43,8 +44,9 @@ import Testing
     #expect(boot.trial.healthCheck == nil && !boot.trial.manual && boot.trial.confirmTimeout == .seconds(600))
     var configuration = try read("[state]\ndirectory = \"/var/lib/x\"\n[slots]\na = \"/a\"\nb = \"/b\"")
     configuration.boot.link = nil
-    let backend = try #require(configuration.makeBootBackend() as? FileLinkBackend)
-    #expect(backend.link == "/var/lib/x/current")
+    let layout = try DeviceLayout(parsing: configuration)
+    let backend = try #require(configuration.boot.makeBackend(for: layout) as? FileLinkBackend)
+    #expect(backend.link == "/var/lib/x/current" && backend.slotPaths == SlotPair(a: "/a", b: "/b"))
   }
 
   @Test(arguments: [
@@ -72,13 +74,13 @@ import Testing
     let tryboot = try read(
       String(contentsOf: Self.root.appendingPathComponent("Scripts/rpi/otad.toml"), encoding: .utf8))
     #expect(tryboot.boot.backend == .tryboot && tryboot.boot.stage == .separate && tryboot.boot.attempts == 1)
-    #expect(tryboot.boot.trybootPartitions == [2, 3] && tryboot.boot.restart == .reboot)
+    #expect(tryboot.boot.trybootPartitions == SlotPair(a: 2, b: 3) && tryboot.boot.restart == .reboot)
     #expect(tryboot.bluezAdapter == "hci0" && tryboot.boot.trial.healthCheck != nil)
     let apps = try read(
       String(contentsOf: Self.root.appendingPathComponent("Scripts/rpi/otad-app-slots.toml"), encoding: .utf8)
     )
     #expect(
       apps.boot.backend == .file && apps.boot.stage == .daemon && apps.boot.link == "/var/lib/otad/current")
-    #expect(try apps.validated().slotCapacity == 64 << 20)
+    #expect(try DeviceLayout(parsing: apps).slotCapacity == 64 << 20)
   }
 }

@@ -5,7 +5,7 @@ import Testing
 
 @Suite struct DaemonConfigurationTests {
   @Test func readsAFullConfiguration() throws {
-    let configuration = try DaemonConfiguration(
+    let settings = try DaemonConfiguration(
       toml: """
         [slots]
         a = "/var/lib/otad/a.img"
@@ -29,10 +29,13 @@ import Testing
         [log]
         level = "debug"
         """
-    ).validated()
-    #expect(configuration.slotA == "/var/lib/otad/a.img" && configuration.slotB == "/dev/mmcblk0p3")
-    #expect(configuration.slotCapacity == 16 << 20)
-    #expect(configuration.stateDirectory == "/var/lib/otad" && configuration.socket == "/run/otad.sock")
+    ).settings()
+    let layout = settings.layout
+    #expect(layout.slots == SlotPair(a: "/var/lib/otad/a.img", b: "/dev/mmcblk0p3"))
+    #expect(layout.slotCapacity == 16 << 20 && layout.stateDirectory == "/var/lib/otad")
+    #expect(layout.bootLockPath == "/var/lib/otad/boot.lock")
+    #expect(settings.link == .socket(path: "/run/otad.sock"))
+    let configuration = settings.configuration
     #expect(configuration.factoryVersion == Version(major: 1, minor: 2, revision: 0))
     #expect(configuration.link.mtu == 185 && configuration.link.connectionInterval == .milliseconds(30))
     #expect(configuration.windowCapacity == 128 * 1024 && configuration.windowGrace == .milliseconds(250))
@@ -57,15 +60,32 @@ import Testing
     }
   }
 
-  @Test func validationNamesWhatIsMissing() throws {
+  @Test func parsingNamesWhatIsMissingInOrder() throws {
     var configuration = DaemonConfiguration()
-    #expect(throws: ConfigurationError.self) { try configuration.validated() }
+    #expect(throws: ConfigurationError("both slots are needed: --slot-a and --slot-b (or [slots] a and b)")) {
+      try DeviceLayout(parsing: configuration)
+    }
     configuration.slotA = "/a"
     configuration.slotB = "/a"
-    do {
-      _ = try configuration.validated()
-    } catch {
-      #expect(error.description.contains("the same path"))
+    #expect(throws: ConfigurationError("slot A and slot B are the same path: /a")) {
+      try configuration.settings()
+    }
+    configuration.slotB = "/b"
+    #expect(throws: ConfigurationError("a state directory is needed: --state-dir (or [state] directory)")) {
+      try DeviceLayout(parsing: configuration)
+    }
+    configuration.stateDirectory = "/var/lib/otad"
+    // The layout is all that status and mark-good need; only `run` needs a link.
+    #expect(try DeviceLayout(parsing: configuration).slots == SlotPair(a: "/a", b: "/b"))
+    #expect(throws: ConfigurationError.self) { try configuration.settings() }
+    configuration.socket = "/run/otad.sock"
+    #expect(try configuration.settings().link == .socket(path: "/run/otad.sock"))
+    configuration.bluezAdapter = "hci0"
+    #expect(
+      try configuration.settings().link == .bluetooth(adapter: "hci0"), "Bluetooth wins over the socket")
+    configuration.windowCapacity = 16
+    #expect(throws: ConfigurationError("the window must be 64 bytes to 16 MiB, not 16")) {
+      try configuration.settings()
     }
   }
 

@@ -30,7 +30,7 @@ struct DeviceFixture {
     self.windowCapacity = windowCapacity
   }
 
-  var storage: DeviceStorage { DeviceStorage(slots: SlotPair(medium: medium), records: medium) }
+  var storage: DeviceStorage { DeviceStorage(slots: SlotAccess(medium: medium), records: medium) }
 
   /// The pointer otad's boot stage keeps (it survives power cuts: the in-memory bootloader is durable).
   let bootloader: SimulatedBootloader
@@ -41,7 +41,7 @@ struct DeviceFixture {
   var control: BootControl {
     BootControl(
       records: medium, backend: bootloader, factoryVersion: Self.runningVersion, attempts: attempts,
-      slots: SlotPair(medium: medium), policy: policy)
+      slots: SlotAccess(medium: medium), policy: policy)
   }
 
   /// What the firmware on trial does at each boot.

@@ -38,10 +38,10 @@ import Testing
   }
 
   /// The device runs 2.0.0 from slot B, confirmed.
-  static let runningConfirmed = Fixture.info(running: .b, versions: [oldVersion, version])
+  static let runningConfirmed = Fixture.info(running: .b, versions: SlotPair(a: oldVersion, b: version))
   /// The device runs 2.0.0 from slot B on trial (an earlier push activated it).
   static let runningOnTrial = Fixture.info(
-    running: .b, versions: [oldVersion, version], flags: [.runningOnTrial])
+    running: .b, versions: SlotPair(a: oldVersion, b: version), flags: [.runningOnTrial])
 
   @Test mutating func theVersionRunningConfirmedIsNotSentAgain() {
     let actions = connect(info: Self.runningConfirmed)
@@ -90,7 +90,9 @@ import Testing
     let outcome = UpdateOutcome(
       result: .rolledBack, from: Self.oldVersion, to: Self.version, reason: .healthCheckFailed)
     let actions = sender.handle(
-      .info(Fixture.info(running: .a, versions: [Self.oldVersion, Self.version], outcome: outcome), now: now))
+      .info(
+        Fixture.info(running: .a, versions: SlotPair(a: Self.oldVersion, b: Self.version), outcome: outcome),
+        now: now))
     #expect(
       Fixture.finished(actions)
         == .failed(.rolledBack(running: Self.oldVersion, reason: .healthCheckFailed), sender.report))

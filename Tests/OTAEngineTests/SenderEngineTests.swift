@@ -12,7 +12,8 @@ import Testing
   static let oldVersion = Version(major: 1, minor: 0, revision: 0)
 
   static func info(
-    state: DeviceState = .idle, running: SlotID = .a, versions: [Version] = [oldVersion, .zero],
+    state: DeviceState = .idle, running: SlotID = .a,
+    versions: SlotPair<Version> = SlotPair(a: oldVersion, b: .zero),
     capacity: UInt32 = 4096, transfer: TransferStatus = .idle, outcome: UpdateOutcome = .none,
     flags: InfoRecord.Flags = []
   ) -> [UInt8] {
@@ -206,7 +207,8 @@ import Testing
     let reconnect = feed(.disconnected(now: now))
     #expect(reconnect.contains { if case .connect = $0 { true } else { false } })
     _ = feed(.connected(mtu: 247, now: now))
-    let actions = feed(.info(Self.info(running: .b, versions: [Self.oldVersion, Self.version]), now: now))
+    let actions = feed(
+      .info(Self.info(running: .b, versions: SlotPair(a: Self.oldVersion, b: Self.version)), now: now))
     guard case .succeeded(let report) = Self.finished(actions) else {
       Issue.record("\(actions)")
       return
@@ -222,7 +224,7 @@ import Testing
     let outcome = UpdateOutcome(
       result: .rolledBack, from: Self.oldVersion, to: Self.version, reason: .healthCheckFailed)
     let actions = feed(
-      .info(Self.info(versions: [Self.oldVersion, Self.version], outcome: outcome), now: now))
+      .info(Self.info(versions: SlotPair(a: Self.oldVersion, b: Self.version), outcome: outcome), now: now))
     #expect(
       Self.finished(actions)
         == .failed(.rolledBack(running: Self.oldVersion, reason: .healthCheckFailed), sender.report))

@@ -11,7 +11,7 @@ struct FileSlotMediumTests {
   let capacity: UInt64 = 10_000
 
   func medium(in directory: String) -> FileSlotMedium {
-    FileSlotMedium(slotA: directory + "/a.img", slotB: directory + "/b.img", fileCapacity: capacity)
+    FileSlotMedium(paths: SlotPair(a: directory + "/a.img", b: directory + "/b.img"), fileCapacity: capacity)
   }
 
   @Test func writesAndReadsBackAtOddOffsets() throws {
@@ -90,7 +90,7 @@ struct FileSlotMediumTests {
   @Test func refusesOffsetsTheKernelCannotTakeInsteadOfTrapping() throws {
     try withTemporaryDirectory { directory in
       let medium = FileSlotMedium(
-        slotA: directory + "/a.img", slotB: directory + "/b.img", fileCapacity: .max)
+        paths: SlotPair(a: directory + "/a.img", b: directory + "/b.img"), fileCapacity: .max)
       let writer = try medium.openForWriting(.a)
       let huge = UInt64(Int64.max) + 1
       let path = directory + "/a.img"
@@ -108,7 +108,7 @@ struct FileSlotMediumTests {
 
   @Test func slotPairRefusesToWriteTheRunningSlot() throws {
     try withTemporaryDirectory { directory in
-      let pair = SlotPair(medium: medium(in: directory))
+      let pair = SlotAccess(medium: medium(in: directory))
       #expect(throws: StorageError.runningSlotIsReadOnly("slot A is running")) {
         try pair.openForWriting(.a, running: .a)
       }
@@ -174,7 +174,7 @@ struct FileSlotMediumTests {
         directory + "/missing/b.img": "does not exist and its directory does not exist either",
       ]
       for (path, reason) in cases {
-        let medium = FileSlotMedium(slotA: path, slotB: path, fileCapacity: capacity)
+        let medium = FileSlotMedium(paths: SlotPair(a: path, b: path), fileCapacity: capacity)
         #expect(throws: StorageError.unusableSlot(path: path, reason: reason)) {
           try medium.openForWriting(.a)
         }
@@ -192,7 +192,7 @@ struct FileSlotMediumTests {
       let size = 1 << 20
       #expect(FileManager.default.createFile(atPath: backing, contents: Data(count: size)))
       try LoopDevice.with(backing: backing) { device in
-        let medium = FileSlotMedium(slotA: device, slotB: directory + "/b.img", fileCapacity: 4_096)
+        let medium = FileSlotMedium(paths: SlotPair(a: device, b: directory + "/b.img"), fileCapacity: 4_096)
         let writer = try medium.openForWriting(.a)
         #expect(writer.capacity == UInt64(size))
         #expect(throws: StorageError.tooLarge(size: UInt64(size) + 1, capacity: UInt64(size))) {

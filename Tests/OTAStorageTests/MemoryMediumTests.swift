@@ -39,7 +39,7 @@ struct MemoryMediumTests {
 
   @Test func slotPairRefusesToWriteTheRunningSlot() throws {
     let medium = MemoryMedium(slotCapacity: 16)
-    let pair = SlotPair(medium: medium)
+    let pair = SlotAccess(medium: medium)
     #expect(throws: StorageError.runningSlotIsReadOnly("slot B is running")) {
       try pair.openForWriting(.b, running: .b)
     }

@@ -1,12 +1,13 @@
 import OTAStorage
 import OTASystem
 import OTASystemTesting
+import OTAWire
 import Testing
 
 @Suite("Storage through the seam: traced commits, injected failures")
 struct StorageErrorInjectionTests {
   func medium(_ directory: String) -> FileSlotMedium {
-    FileSlotMedium(slotA: directory + "/a.img", slotB: directory + "/b.img", fileCapacity: 4096)
+    FileSlotMedium(paths: SlotPair(a: directory + "/a.img", b: directory + "/b.img"), fileCapacity: 4096)
   }
 
   func write(_ bytes: [UInt8], at offset: UInt64, to writer: any SlotWriter) throws(StorageError) {

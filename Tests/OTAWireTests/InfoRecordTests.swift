@@ -5,9 +5,8 @@ import Testing
 @Suite struct InfoRecordTests {
   static let sample = InfoRecord(
     state: .receiving, runningSlot: .b, flags: [.runningOnTrial, .signaturesRequired],
-    slotVersions: [
-      Version(major: 1, minor: 0, revision: 0), Version(major: 1, minor: 1, revision: 2, build: 3),
-    ],
+    slotVersions: SlotPair(
+      a: Version(major: 1, minor: 0, revision: 0), b: Version(major: 1, minor: 1, revision: 2, build: 3)),
     inactiveSlotContent: .receiving, slotCapacity: 8 << 20, windowCapacity: 65536, maxChunkPayload: 240,
     transfer: TransferStatus(state: .receiving, size: 123_457, crc32: 0xAABB_CCDD, committedOffset: 65536),
     transferVersion: Version(major: 2, minor: 0, revision: 0),

@@ -1,20 +1,19 @@
 import Logging
 import OTABoot
-import OTADevice
 import OTAStorage
 import OTATrust
 import OTAWire
 
 /// Runs the boot stage and says what it decided, in the log.
-enum BootStageReport {
+public enum BootStageReport {
   /// The decision, and the check of the image that runs (for the health check, so that the image
   /// is read once per start).
-  struct Outcome {
-    var decision: BootDecision
-    var image: InstalledImageCheck?
+  public struct Outcome: Sendable {
+    public var decision: BootDecision
+    public var image: InstalledImageCheck?
   }
 
-  static func run(_ control: BootControl, logger: Logger) throws -> Outcome {
+  public static func run(_ control: BootControl, logger: Logger) throws -> Outcome {
     let decision: BootDecision
     do {
       decision = try control.runBootStage()
@@ -47,7 +46,7 @@ enum BootStageReport {
   }
 
   /// The running image checked against what was installed: rot is logged as an error.
-  static func reportImage(_ slot: SlotID, _ state: BootState, _ control: BootControl, logger: Logger)
+  public static func reportImage(_ slot: SlotID, _ state: BootState, _ control: BootControl, logger: Logger)
     -> InstalledImageCheck?
   {
     do {
@@ -69,7 +68,7 @@ enum BootStageReport {
   }
 
   /// Copies moved aside and a rebuilt state, loudly: each means something destroyed a record.
-  static func report(_ reading: BootStateReading?, logger: Logger) {
+  public static func report(_ reading: BootStateReading?, logger: Logger) {
     guard let reading else { return }
     for name in reading.movedAside {
       logger.error("boot state: the copy '\(name)' failed its checks; moved aside to '\(name).damaged'")

@@ -1,0 +1,130 @@
+import Logging
+import OTABoot
+import OTALink
+import OTAStorage
+import OTASystem
+import OTATrust
+import OTAWire
+
+/// The daemon put together from its layout and configuration: the storage, the one path that changes
+/// the boot state, and the image policy. `otad run` serves with it (`serve`), `otad status` reports
+/// from it (`statusReport`), `otad boot`, `mark-good` and `mark-bad` use its `control`.
+public struct Daemon: Sendable {
+  public let layout: DeviceLayout
+  public let configuration: DaemonConfiguration
+  public let storage: DeviceStorage
+  public let control: BootControl
+  public let policy: ImagePolicy
+
+  public init(layout: DeviceLayout, configuration: DaemonConfiguration, policy: ImagePolicy)
+    throws(StorageError)
+  {
+    self.layout = layout
+    self.configuration = configuration
+    self.policy = policy
+    storage = try layout.openStorage()
+    control = configuration.makeBootControl(layout: layout, storage: storage, policy: policy)
+  }
+
+  /// What the executable provides: the link (the library links neither BlueZ nor the simulated
+  /// link), and what touches the process itself (the pid file, the restart).
+  public struct Environment {
+    /// Opens the link the settings chose.
+    public var openLink: (_ link: DeviceLink, _ logger: Logger) throws -> OpenLink
+    /// The daemon runs: make it findable (the pid file).
+    public var announce: () -> Void
+    /// The daemon stops or restarts: it is no longer findable.
+    public var withdraw: () -> Void
+    /// Restarts into `plan` (the configured restart action); returns only by throwing.
+    public var restart: (_ plan: BootPlan) throws -> Never
+
+    public init(
+      openLink: @escaping (_ link: DeviceLink, _ logger: Logger) throws -> OpenLink,
+      announce: @escaping () -> Void, withdraw: @escaping () -> Void,
+      restart: @escaping (_ plan: BootPlan) throws -> Never
+    ) {
+      self.openLink = openLink
+      self.announce = announce
+      self.withdraw = withdraw
+      self.restart = restart
+    }
+  }
+
+  /// A link the daemon serves on, and what closes it when the daemon stops.
+  public struct OpenLink {
+    public var link: any PeripheralLink
+    public var close: () -> Void
+
+    public init(link: any PeripheralLink, close: @escaping () -> Void) {
+      self.link = link
+      self.close = close
+    }
+  }
+
+  /// Runs the boot stage (when the daemon is the boot stage), then serves on `link` until a stop
+  /// signal (returns) or an ACTIVATE (restarts through the environment).
+  public func serve(link choice: DeviceLink, environment: Environment, logger: Logger) throws {
+    try (storage.records as? FileRecordStore)?.checkWritable()
+    var running: SlotID?
+    var runningImage: InstalledImageCheck?
+    if configuration.boot.stage == .daemon {
+      let stage = try BootStageReport.run(control, logger: logger)
+      if stage.decision.restart { try environment.restart(stage.decision.state.plan) }
+      running = stage.decision.run
+      runningImage = stage.image
+    }
+    var host = try ReceiverHost(
+      storage: storage, control: control, running: running, windowCapacity: configuration.windowCapacity,
+      windowGrace: configuration.windowGrace, imageCheck: .standard(policy),
+      pairingRequired: configuration.requirePairing)
+    logStart(host, logger: logger)
+    environment.announce()
+    defer { environment.withdraw() }
+    let stopSignals = try StopSignals()
+    let opened = try environment.openLink(choice, logger)
+    let healthEnvironment = HealthEnvironment.make(
+      boot: host.boot, slot: host.running, slotPath: layout.slots[host.running],
+      reader: try? storage.slots.reader(host.running),
+      // Only a trial runs the health check; the boot stage has checked the image already, if it ran.
+      imageCheck: host.runningOnTrial
+        ? runningImage ?? (try? control.checkInstalledImage(host.running, in: host.boot)) : nil)
+    let service = DeviceService(
+      host: host, link: opened.link, logger: logger, trial: configuration.boot.trial,
+      healthEnvironment: healthEnvironment)
+    let stop = try service.run(stopSignals: stopSignals)
+    host = service.host
+    opened.close()
+    switch stop {
+    case .signal(let number):
+      logger.notice("stopping on signal \(number)")
+    case .restart:
+      environment.withdraw()
+      try environment.restart(host.boot.plan)
+    }
+  }
+
+  /// What runs, on what terms: the running slot, the transfer, the trust policy, and a bootloader
+  /// that started a slot the state does not confirm.
+  private func logStart(_ host: ReceiverHost, logger: Logger) {
+    for notice in host.startNotices { logger.error("\(notice)") }
+    let info = host.info()
+    logger.notice(
+      "running slot \(info.runningSlot), version \(info.runningVersion)\(host.runningOnTrial ? " (on trial)" : "")",
+      metadata: [
+        "transfer": "\(info.transfer.state)", "committed": "\(info.transfer.committedOffset)",
+        "capacity": "\(info.slotCapacity)", "bootloader": "\(control.backend.name)",
+      ])
+    let policy = host.imageCheck.policy
+    logger.notice(
+      policy.requiresSignature
+        ? "images must be signed by: \(policy.trustedKeys.map(\.description).joined(separator: ", "))"
+        : "images need no signature (no [trust] keys): their CRC32 and MCUboot hash are still checked",
+      metadata: [
+        "downgrades": "\(policy.allowDowngrade ? "allowed" : "refused")",
+        "security-floor": "\(host.boot.securityFloor)",
+      ])
+    if host.running != host.boot.confirmed, host.boot.trial?.slot != host.running {
+      logger.warning("the bootloader started slot \(host.running), which the boot state does not confirm")
+    }
+  }
+}
