@@ -1,6 +1,7 @@
 import Logging
 import OTADBus
 import OTALink
+import OTAWire
 
 /// What bluetoothd says: the answers to calls, its signals; and the timers running out.
 extension BlueZCentralMachine {
@@ -95,7 +96,9 @@ extension BlueZCentralMachine {
     case (.acquireWrite, .notPermitted), (.acquireWrite, .notSupported), (.acquireWrite, .failed):
       guard case .preparing(let characteristics, _) = phase else { return }
       out.append(.log(.info, "AcquireWrite refused (\(detail)): data goes as WriteValue commands"))
-      becomeReady(characteristics, mtu: characteristics.mtu ?? 23, transport: .writeCommands(inFlight: 0))
+      becomeReady(
+        characteristics, mtu: characteristics.mtu ?? ATTMTU.minimum.value,
+        transport: .writeCommands(inFlight: 0))
     case (.writeControl, _):
       out.append(.log(.warning, "control-point write failed: \(detail)"))
       out.append(.emit(.controlWriteFailed(0xFF)))

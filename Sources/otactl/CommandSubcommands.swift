@@ -14,7 +14,7 @@ struct InfoCommand: ParsableCommand {
   func run() throws {
     let info = try talk(device, request: nil).info
     if device.json {
-      printJSON(describe(info))
+      JSONOutput.document(InfoJSON(info))
       return
     }
     print(
@@ -79,10 +79,11 @@ struct ConfirmCommand: ParsableCommand {
       return
     }
     if device.json {
-      printJSON([
-        "request": "confirm", "sent": false, "ok": nothing.exitCode == 0, "message": nothing.message,
-        "runningVersion": "\(result.info.runningVersion)", "runningSlot": "\(result.info.runningSlot)",
-      ])
+      JSONOutput.document(
+        NothingToConfirmJSON(
+          ok: nothing.exitCode == 0, message: nothing.message,
+          runningVersion: "\(result.info.runningVersion)",
+          runningSlot: "\(result.info.runningSlot)"))
     } else {
       print(nothing.message)
     }
@@ -114,39 +115,10 @@ private func answer(_ response: Response?, device: DeviceOptions) throws {
   guard let response else { throw ExitCode(.refused) }
   let opcode = Opcode(rawValue: response.requestOpcode).map { "\($0)" } ?? "?"
   if device.json {
-    printJSON(["request": opcode, "status": "\(response.status)", "ok": response.status == .success])
+    JSONOutput.document(
+      AnswerJSON(request: opcode, status: "\(response.status)", ok: response.status == .success))
   } else {
     print("\(opcode): \(response.status)")
   }
   if response.status != .success { throw ExitCode(.refused) }
-}
-
-private func describe(_ info: InfoRecord) -> [String: Any] {
-  [
-    "state": "\(info.state)", "runningSlot": "\(info.runningSlot)",
-    "runningVersion": "\(info.runningVersion)",
-    "onTrial": info.flags.contains(.runningOnTrial),
-    "signaturesRequired": info.flags.contains(.signaturesRequired),
-    "pairingRequired": info.flags.contains(.pairingRequired),
-    "bootStateRebuilt": info.flags.contains(.bootStateRebuilt),
-    "slotVersions": info.slotVersions.values.map { "\($0)" }, "inactiveSlot": "\(info.inactiveSlotContent)",
-    "slotCapacity": Int(info.slotCapacity), "windowCapacity": Int(info.windowCapacity),
-    "maxChunkPayload": Int(info.maxChunkPayload), "chunksDropped": Int(info.chunksDropped),
-    "transfer": [
-      "state": "\(info.transfer.state)", "size": Int(info.transfer.size),
-      "crc32": String(format: "%08x", info.transfer.crc32), "committed": Int(info.transfer.committedOffset),
-      "version": "\(info.transferVersion)",
-    ],
-    "lastOutcome": [
-      "result": "\(info.lastOutcome.result)", "from": "\(info.lastOutcome.from)",
-      "to": "\(info.lastOutcome.to)",
-      "reason": "\(info.lastOutcome.reason)", "attemptsUsed": Int(info.lastOutcome.attemptsUsed),
-    ],
-  ]
-}
-
-private func printJSON(_ object: [String: Any]) {
-  if let data = try? JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys]) {
-    print(String(decoding: data, as: UTF8.self))
-  }
 }

@@ -26,7 +26,7 @@ final class ProgressReporter {
   func start(image: String, size: Int, version: Version, over link: String) {
     switch style {
     case .json:
-      emit(["event": "start", "image": image, "size": size, "version": "\(version)", "link": link])
+      JSONOutput.line(PushEventLine.Start(image: image, size: size, version: "\(version)", link: link))
     case .terminal, .plain:
       line("pushing \(image) (\(size) bytes, version \(version)) over \(link)")
     }
@@ -39,7 +39,7 @@ final class ProgressReporter {
       if let offset = report.resumedFrom.last, offset > 0 {
         clearBar()
         if style == .json {
-          emit(["event": "resume", "offset": Int(offset)])
+          JSONOutput.line(PushEventLine.Resume(offset: Int(offset)))
         } else {
           line("resuming from byte \(offset) (committed on the device)")
         }
@@ -48,7 +48,7 @@ final class ProgressReporter {
     if progress.phase != lastPhase {
       lastPhase = progress.phase
       if style == .json {
-        emit(["event": "phase", "phase": progress.phase.rawValue, "t": seconds])
+        JSONOutput.line(PushEventLine.Phase(phase: progress.phase.rawValue, t: seconds))
       } else if style == .plain {
         line("[\(String(format: "%6.2f", seconds))s] \(progress.phase.rawValue)")
       }
@@ -57,9 +57,8 @@ final class ProgressReporter {
     let fraction = Double(progress.committed) / Double(progress.total)
     switch style {
     case .json:
-      emit([
-        "event": "progress", "committed": Int(progress.committed), "total": Int(progress.total), "t": seconds,
-      ])
+      JSONOutput.line(
+        PushEventLine.Progress(committed: Int(progress.committed), total: Int(progress.total), t: seconds))
     case .plain:
       let decile = Int(fraction * 10)
       if decile > lastDecile {
@@ -83,23 +82,18 @@ final class ProgressReporter {
     switch outcome {
     case .succeeded(let report):
       if style == .json {
-        var object: [String: Any] = [
-          "event": "result", "ok": true, "seconds": seconds, "goodput": goodput,
-          "bytesSent": Int(report.bytesSent), "windows": report.windowsCommitted,
-          "windowFailures": report.windowFailures, "reconnects": report.reconnects,
-          "resumedFrom": report.resumedFrom.map { Int($0) },
-          "runningVersion": report.deviceAfter.map { "\($0.runningVersion)" } ?? NSNull(),
-          "runningSlot": report.deviceAfter.map { "\($0.runningSlot)" } ?? NSNull(),
-          "confirmed": report.deviceAfter.map { !$0.flags.contains(.runningOnTrial) } ?? NSNull(),
-          "alreadyRunning": report.alreadyRunning, "joinedTrial": report.joinedTrial,
-        ]
-        if let air, let raw {
-          object["rawCapacity"] = raw
-          object["ratio"] = goodput / raw
-          object["mtu"] = air.conditions.mtu
-        }
-        if let connectToReady { object["connectToReady"] = Self.seconds(connectToReady) }
-        emit(object)
+        let linkFigures = air.flatMap { air in raw.map { (raw: $0, mtu: air.conditions.mtu) } }
+        JSONOutput.line(
+          PushEventLine.Succeeded(
+            seconds: seconds, goodput: goodput, bytesSent: Int(report.bytesSent),
+            windows: report.windowsCommitted, windowFailures: report.windowFailures,
+            reconnects: report.reconnects, resumedFrom: report.resumedFrom.map { Int($0) },
+            runningVersion: Nullable(report.deviceAfter.map { "\($0.runningVersion)" }),
+            runningSlot: Nullable(report.deviceAfter.map { "\($0.runningSlot)" }),
+            confirmed: Nullable(report.deviceAfter.map { !$0.flags.contains(.runningOnTrial) }),
+            alreadyRunning: report.alreadyRunning, joinedTrial: report.joinedTrial,
+            rawCapacity: linkFigures?.raw, ratio: linkFigures.map { goodput / $0.raw }, mtu: linkFigures?.mtu,
+            connectToReady: connectToReady.map(Self.seconds)))
         return
       }
       let after = report.deviceAfter.map {
@@ -125,24 +119,16 @@ final class ProgressReporter {
         """)
     case .failed(let failure, let report):
       if style == .json {
-        emit([
-          "event": "result", "ok": false, "exitCode": Int(failure.exitCode),
-          "error": failure.explanation(device: report.deviceBefore),
-          "seconds": seconds, "resumedFrom": report.resumedFrom.map { Int($0) },
-          "lastOutcome": report.deviceAfter.map { Self.describe($0.lastOutcome) } ?? NSNull(),
-        ])
+        JSONOutput.line(
+          PushEventLine.Failed(
+            exitCode: Int(failure.exitCode), error: failure.explanation(device: report.deviceBefore),
+            seconds: seconds, resumedFrom: report.resumedFrom.map { Int($0) },
+            lastOutcome: Nullable(report.deviceAfter.map { OutcomeJSON($0.lastOutcome) })))
         return
       }
       FileHandle.standardError.write(
         Data("otactl: \(failure.explanation(device: report.deviceBefore))\n".utf8))
     }
-  }
-
-  static func describe(_ outcome: UpdateOutcome) -> [String: Any] {
-    [
-      "result": "\(outcome.result)", "from": "\(outcome.from)", "to": "\(outcome.to)",
-      "reason": "\(outcome.reason)", "attemptsUsed": Int(outcome.attemptsUsed),
-    ]
   }
 
   static func seconds(_ duration: Duration) -> Double {
@@ -180,12 +166,5 @@ final class ProgressReporter {
   private func line(_ text: String) {
     clearBar()
     FileHandle.standardOutput.write(Data((text + "\n").utf8))
-  }
-
-  private func emit(_ object: [String: Any]) {
-    guard let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]) else {
-      return
-    }
-    FileHandle.standardOutput.write(data + Data("\n".utf8))
   }
 }

@@ -36,14 +36,11 @@ struct ScanCommand: ParsableCommand {
       throw ExitCode(.unreachable)
     }
     if json {
-      let objects = devices.map { device -> [String: Any] in
-        [
-          "address": device.address, "name": device.name ?? NSNull(),
-          "rssi": device.rssi.map { Int($0) } ?? NSNull(),
-        ]
-      }
-      let data = try JSONSerialization.data(withJSONObject: objects, options: [.prettyPrinted, .sortedKeys])
-      print(String(decoding: data, as: UTF8.self))
+      JSONOutput.document(
+        devices.map {
+          ScannedDeviceJSON(
+            address: $0.address, name: Nullable($0.name), rssi: Nullable($0.rssi.map { Int($0) }))
+        })
       return
     }
     if devices.isEmpty { print("no device offering the OTA service answered within \(seconds) s") }
@@ -52,4 +49,11 @@ struct ScanCommand: ParsableCommand {
         "\(device.address)  \(device.rssi.map { "\($0) dBm" } ?? "   ? dBm")  \(device.name ?? "(no name)")")
     }
   }
+}
+
+/// One device `otactl scan --json` found.
+struct ScannedDeviceJSON: Encodable {
+  let address: String
+  let name: Nullable<String>
+  let rssi: Nullable<Int>
 }

@@ -40,6 +40,13 @@ import Testing
     #expect(final["ok"] as? Bool == true)
     #expect((final["reconnects"] as? Int ?? 0) >= 2, "the link dropped more than once: \(final)")
     #expect(final["runningVersion"] as? String == "2.3.4+0")
+    // Every field docs/OTACTL.md names for a successful result line, and no other.
+    let documented: Set = [
+      "event", "ok", "seconds", "goodput", "rawCapacity", "ratio", "mtu", "bytesSent", "windows",
+      "windowFailures", "reconnects", "resumedFrom", "runningVersion", "runningSlot", "confirmed",
+      "alreadyRunning", "joinedTrial",
+    ]
+    #expect(Set(final.keys) == documented, "\(final)")
     let status = try daemon.status()
     #expect(running(status).slot == "B" && running(status).version == "2.3.4+0")
     #expect(daemon.slotBytes(daemon.slotB, count: 150_000) == testBytes(150_000, seed: 2))

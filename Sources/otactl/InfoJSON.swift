@@ -1,0 +1,67 @@
+import OTAWire
+
+/// `otactl info --json`: the device's Info, field by field.
+struct InfoJSON: Encodable {
+  struct Transfer: Encodable {
+    let state: String
+    let size: Int
+    let crc32: String
+    let committed: Int
+    let version: String
+  }
+
+  let state: String
+  let runningSlot: String
+  let runningVersion: String
+  let onTrial: Bool
+  let signaturesRequired: Bool
+  let pairingRequired: Bool
+  let bootStateRebuilt: Bool
+  let slotVersions: [String]
+  let inactiveSlot: String
+  let slotCapacity: Int
+  let windowCapacity: Int
+  let maxChunkPayload: Int
+  let chunksDropped: Int
+  let transfer: Transfer
+  let lastOutcome: OutcomeJSON
+
+  init(_ info: InfoRecord) {
+    state = "\(info.state)"
+    runningSlot = "\(info.runningSlot)"
+    runningVersion = "\(info.runningVersion)"
+    onTrial = info.flags.contains(.runningOnTrial)
+    signaturesRequired = info.flags.contains(.signaturesRequired)
+    pairingRequired = info.flags.contains(.pairingRequired)
+    bootStateRebuilt = info.flags.contains(.bootStateRebuilt)
+    slotVersions = info.slotVersions.values.map { "\($0)" }
+    inactiveSlot = "\(info.inactiveSlotContent)"
+    slotCapacity = Int(info.slotCapacity)
+    windowCapacity = Int(info.windowCapacity)
+    maxChunkPayload = Int(info.maxChunkPayload)
+    chunksDropped = Int(info.chunksDropped)
+    let crc = String(info.transfer.crc32, radix: 16)
+    transfer = Transfer(
+      state: "\(info.transfer.state)", size: Int(info.transfer.size),
+      crc32: String(repeating: "0", count: max(0, 8 - crc.count)) + crc,
+      committed: Int(info.transfer.committedOffset), version: "\(info.transferVersion)")
+    lastOutcome = OutcomeJSON(info.lastOutcome)
+  }
+}
+
+/// The answer to a control-point request (`abort`, `confirm`).
+struct AnswerJSON: Encodable {
+  let request: String
+  let status: String
+  let ok: Bool
+}
+
+/// `otactl confirm` when there is no trial to confirm: nothing was sent.
+struct NothingToConfirmJSON: Encodable {
+  let request = "confirm"
+  let sent = false
+  let ok: Bool
+  let message: String
+  let runningVersion: String
+  let runningSlot: String
+}

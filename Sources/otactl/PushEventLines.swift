@@ -1,0 +1,81 @@
+import OTAWire
+
+/// The JSON lines `otactl push --json` writes, one per event; docs/OTACTL.md lists their fields.
+enum PushEventLine {
+  struct Start: Encodable {
+    let event = "start"
+    let image: String
+    let size: Int
+    let version: String
+    let link: String
+  }
+
+  struct Resume: Encodable {
+    let event = "resume"
+    let offset: Int
+  }
+
+  struct Phase: Encodable {
+    let event = "phase"
+    let phase: String
+    let t: Double
+  }
+
+  struct Progress: Encodable {
+    let event = "progress"
+    let committed: Int
+    let total: Int
+    let t: Double
+  }
+
+  /// The last line of a push that succeeded. The device's state after it is null when the push
+  /// did not activate; the link's figures are there only on the simulated link.
+  struct Succeeded: Encodable {
+    let event = "result"
+    let ok = true
+    let seconds: Double
+    let goodput: Double
+    let bytesSent: Int
+    let windows: Int
+    let windowFailures: Int
+    let reconnects: Int
+    let resumedFrom: [Int]
+    let runningVersion: Nullable<String>
+    let runningSlot: Nullable<String>
+    let confirmed: Nullable<Bool>
+    let alreadyRunning: Bool
+    let joinedTrial: Bool
+    let rawCapacity: Double?
+    let ratio: Double?
+    let mtu: Int?
+    let connectToReady: Double?
+  }
+
+  /// The last line of a push that failed: the exit code and the explanation otactl prints.
+  struct Failed: Encodable {
+    let event = "result"
+    let ok = false
+    let exitCode: Int
+    let error: String
+    let seconds: Double
+    let resumedFrom: [Int]
+    let lastOutcome: Nullable<OutcomeJSON>
+  }
+}
+
+/// An update's outcome as Info reports it.
+struct OutcomeJSON: Encodable {
+  let result: String
+  let from: String
+  let to: String
+  let reason: String
+  let attemptsUsed: Int
+
+  init(_ outcome: UpdateOutcome) {
+    result = "\(outcome.result)"
+    from = "\(outcome.from)"
+    to = "\(outcome.to)"
+    reason = "\(outcome.reason)"
+    attemptsUsed = Int(outcome.attemptsUsed)
+  }
+}
