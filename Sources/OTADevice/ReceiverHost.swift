@@ -202,9 +202,11 @@ public struct ReceiverHost: Sendable {
   private mutating func performOrThrow(_ io: ReceiverIO) throws(StorageError) -> IOResult {
     switch io {
     case .write(let slot, let offset, let bytes):
-      if !gathered.continues(slot, at: offset, count: bytes.count) { try writeOutGathered() }
-      // Opened now, through the guard that refuses the running slot, so a refusal answers this chunk.
-      _ = try slotWriter(slot)
+      if !gathered.continues(slot, at: offset, count: bytes.count) {
+        try writeOutGathered()
+        // Opened now, through the guard that refuses the running slot, so a refusal answers this chunk.
+        _ = try slotWriter(slot)
+      }
       gathered.hold(bytes, of: slot, at: offset)
       return .done
     case .prepare, .discard:

@@ -199,7 +199,8 @@ public struct Simulation {
   }
 
   private mutating func deviceEvent(_ event: ReceiverEvent) throws {
-    guard var current = host else { return }
+    // Taken out while it runs, not copied: a copy left behind would make its buffers copy on write.
+    guard var current = host.take() else { return }
     if recordsDeviceEvents { result.deviceEvents.append(event) }
     let started = timesDevice ? clock.now : nil
     let startedCPU = timesDevice ? threadCPUTime() : .zero
@@ -207,15 +208,14 @@ public struct Simulation {
     do {
       outputs = try current.handle(event)
     } catch .powerCut {
-      host = nil
       try dropLink(restartDevice: true, powerCut: true)
       return
     }
+    host = consume current
     if let started {
       result.deviceTime += clock.now - started
       result.deviceCPUTime += threadCPUTime() - startedCPU
     }
-    host = current
     for output in outputs {
       switch output {
       case .notify(let bytes): if connected { downlink.append(bytes) }
