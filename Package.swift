@@ -107,7 +107,9 @@ let package = Package(
       ]),
     .executableTarget(
       name: "ota-bench",
-      dependencies: ["OTASimulation", "OTADevice", "OTAStorage", "OTATrust", "OTALink", "OTASocketLink"]),
+      dependencies: [
+        "OTASimulation", "OTADevice", "OTAStorage", "OTATrust", "OTALink", "OTASocketLink", "OTASystem",
+      ]),
 
     .testTarget(name: "OTAWireTests", dependencies: ["OTAWire"]),
     .testTarget(

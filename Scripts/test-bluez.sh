@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The real-stack test: builds otad and otactl on the host, then runs Scripts/bluez/guest-e2e.sh
+# The real-stack test: builds otad and otactl (release) on the host, then runs Scripts/bluez/guest-e2e.sh
 # inside the harness VM (Scripts/vm/run.sh: Debian's kernel, bluetoothd 5.66, two virtual LE
 # controllers), once with EATT on (BlueZ's default, which reorders writes) and once with it off.
 # Prints the figures of each run. Part of Scripts/test.sh; also runnable by hand.
@@ -7,9 +7,10 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 source Scripts/setup.sh
 
-swift build --product otad >/dev/null
-swift build --product otactl >/dev/null
-bin="$(swift build --show-bin-path)"
+# Release builds: the figures are the ones a device would see (a debug build's CPU bounds them).
+swift build -c release --product otad >/dev/null
+swift build -c release --product otactl >/dev/null
+bin="$(swift build -c release --show-bin-path)"
 status=0
 for eatt in on off; do
   echo "== real BlueZ in a VM, EATT $eatt"

@@ -31,6 +31,8 @@ public struct ReceiverHost: Sendable {
   /// Storage failures since the last `takeStorageFailures()`, for the log: the wire only says 0x0B.
   public private(set) var storageFailures: [StorageError] = []
   private var writer: (slot: SlotID, writer: any SlotWriter)?
+  /// Chunks that continue one another, held until a window needs them in the slot.
+  private var gathered = ChunkGatherer()
 
   /// Loads the boot state and the journal, and resumes a transfer that was under way. `running` is
   /// what the boot stage decided; by default what the bootloader reports, else what the state says.
@@ -199,6 +201,32 @@ public struct ReceiverHost: Sendable {
 
   private mutating func performOrThrow(_ io: ReceiverIO) throws(StorageError) -> IOResult {
     switch io {
+    case .write(let slot, let offset, let bytes):
+      if !gathered.continues(slot, at: offset, count: bytes.count) {
+        try writeOutGathered()
+        // Opened now, through the guard that refuses the running slot, so a refusal answers this chunk.
+        _ = try slotWriter(slot)
+      }
+      gathered.hold(bytes, of: slot, at: offset)
+      return .done
+    case .prepare, .discard:
+      // The transfer the held chunks belonged to is being replaced or dropped.
+      gathered.discard()
+    default:
+      try writeOutGathered()
+      if let failure = gathered.takeFailure() { throw failure }
+    }
+    return try performUngathered(io)
+  }
+
+  /// Writes the held chunks to their slot; a failure waits in `gathered` for the next window.
+  private mutating func writeOutGathered() throws(StorageError) {
+    guard let slot = gathered.slot, !gathered.isEmpty else { return }
+    try gathered.writeOut(to: try slotWriter(slot))
+  }
+
+  private mutating func performUngathered(_ io: ReceiverIO) throws(StorageError) -> IOResult {
+    switch io {
     case .prepare(let journal):
       guard journal.slot != running, journal.slot != boot.confirmed else {
         return .failed("slot \(journal.slot) holds the running or confirmed image")
@@ -211,13 +239,8 @@ public struct ReceiverHost: Sendable {
       }
       try slotWriter(journal.slot).prepare(forImageOf: UInt64(journal.size))
       try storage.records.replace(TransferJournal.recordName, with: journal.encoded)
-    case .write(let slot, let offset, let bytes):
-      let writer = try slotWriter(slot)
-      // withUnsafeBytes rethrows untyped errors: carry the typed one out in a Result.
-      let result = bytes.withUnsafeBytes { buffer in
-        Result { () throws(StorageError) in try writer.write(buffer, at: UInt64(offset)) }
-      }
-      try result.get()
+    case .write:
+      preconditionFailure("chunk writes are gathered")
     case .checkWindow(let slot, let offset, let length):
       let bytes = try slotWriter(slot).read(at: UInt64(offset), count: Int(length))
       return .crc32(CRC32.checksum(bytes))

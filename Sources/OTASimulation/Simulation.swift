@@ -26,9 +26,18 @@ public struct Simulation {
     /// What happened, in order, in virtual time: phases, drops, restarts, resumes.
     public var timeline: [(at: Duration, what: String)] = []
     /// Time spent inside the device host, wall clock and this thread's CPU, for benchmarks.
+    /// Zero unless `timesDevice`: the two clock reads per event are the benchmark's own cost.
     public var deviceTime: Duration = .zero
     public var deviceCPUTime: Duration = .zero
+    /// Every event the device hosts were given, in order, when `recordsDeviceEvents`: a benchmark
+    /// replays them into a fresh host to measure the device alone.
+    public var deviceEvents: [ReceiverEvent] = []
   }
+
+  /// Whether each device event is timed (wall clock and thread CPU) into `deviceTime`.
+  public var timesDevice = true
+  /// Whether `Result.deviceEvents` keeps every device event.
+  public var recordsDeviceEvents = false
 
   enum Packet {
     case data([UInt8])
@@ -190,20 +199,23 @@ public struct Simulation {
   }
 
   private mutating func deviceEvent(_ event: ReceiverEvent) throws {
-    guard var current = host else { return }
-    let started = clock.now
-    let startedCPU = threadCPUTime()
+    // Taken out while it runs, not copied: a copy left behind would make its buffers copy on write.
+    guard var current = host.take() else { return }
+    if recordsDeviceEvents { result.deviceEvents.append(event) }
+    let started = timesDevice ? clock.now : nil
+    let startedCPU = timesDevice ? threadCPUTime() : .zero
     let outputs: [ReceiverHost.Output]
     do {
       outputs = try current.handle(event)
     } catch .powerCut {
-      host = nil
       try dropLink(restartDevice: true, powerCut: true)
       return
     }
-    result.deviceTime += clock.now - started
-    result.deviceCPUTime += threadCPUTime() - startedCPU
-    host = current
+    host = consume current
+    if let started {
+      result.deviceTime += clock.now - started
+      result.deviceCPUTime += threadCPUTime() - startedCPU
+    }
     for output in outputs {
       switch output {
       case .notify(let bytes): if connected { downlink.append(bytes) }

@@ -98,6 +98,11 @@ public struct FrameDecoder: Sendable {
 
   public mutating func append(_ bytes: some Collection<UInt8>) { buffer.append(contentsOf: bytes) }
 
+  /// Appends raw bytes (a socket's read buffer) with one copy.
+  public mutating func append(_ bytes: UnsafeRawBufferPointer) {
+    buffer.append(contentsOf: bytes.bindMemory(to: UInt8.self))
+  }
+
   /// The next whole frame, or nil until more bytes arrive.
   public mutating func next() throws(LinkError) -> LinkFrame? {
     guard buffer.count - start >= 2 else { return nil }

@@ -5,9 +5,19 @@ import OTASystem
 /// Closed explicitly (`close()`) or when released.
 public final class UnixSocket {
   private let file: FileDescriptor
+  /// Where every read lands, allocated once: a read costs no allocation and no zero fill.
+  private let scratch: UnsafeMutableRawBufferPointer
   public var descriptor: Int32 { file.rawValue }
 
-  init(_ file: FileDescriptor) { self.file = file }
+  /// The most one read takes.
+  public static let readCapacity = 65536
+
+  init(_ file: FileDescriptor) {
+    self.file = file
+    scratch = .allocate(byteCount: Self.readCapacity, alignment: 16)
+  }
+
+  deinit { scratch.deallocate() }
 
   public func close() { try? file.close() }
 
@@ -58,17 +68,29 @@ public final class UnixSocket {
   }
 
   /// Reads what is there on a non-blocking socket: nil when nothing waits, empty when the peer closed.
-  public func readAvailable(maximum: Int = 65536) throws(LinkError) -> [UInt8]? {
-    var buffer = [UInt8](repeating: 0, count: maximum)
-    let result = buffer.withUnsafeMutableBytes { raw in
-      Result { () throws(SystemError) in try file.readSome(into: raw) }
+  public func readAvailable(maximum: Int = readCapacity) throws(LinkError) -> [UInt8]? {
+    try readAvailable(maximum: maximum) { Array($0) }
+  }
+
+  /// Reads what is there into the socket's own buffer and appends it to `decoder`, with no
+  /// allocation of its own: the count read, 0 when the peer closed, nil when nothing waits.
+  public func readAvailable(into decoder: inout FrameDecoder) throws(LinkError) -> Int? {
+    try readAvailable(maximum: Self.readCapacity) { bytes in
+      decoder.append(bytes)
+      return bytes.count
     }
-    switch result {
+  }
+
+  /// One non-blocking read into `scratch`; `body` sees the bytes read (none when the peer closed).
+  private func readAvailable<T>(
+    maximum: Int, _ body: (UnsafeRawBufferPointer) -> T
+  ) throws(LinkError) -> T? {
+    let target = UnsafeMutableRawBufferPointer(rebasing: scratch[..<min(max(maximum, 1), scratch.count)])
+    switch Result(catching: { () throws(SystemError) in try file.readSome(into: target) }) {
     case .success(nil): return nil
-    case .success(let count?):
-      buffer.removeLast(maximum - count)
-      return buffer
-    case .failure(let error) where error.errno == .connectionReset: return []
+    case .success(let count?): return body(UnsafeRawBufferPointer(rebasing: target[..<count]))
+    case .failure(let error) where error.errno == .connectionReset:
+      return body(UnsafeRawBufferPointer(start: nil, count: 0))
     case .failure(let error): throw LinkError(error)
     }
   }
@@ -89,7 +111,7 @@ public final class UnixSocket {
   }
 
   /// Reads what is there (the caller polled for it); an empty result means the peer closed.
-  public func read(maximum: Int = 65536) throws(LinkError) -> [UInt8] {
+  public func read(maximum: Int = readCapacity) throws(LinkError) -> [UInt8] {
     // Polled first, a blocking socket has something to read; "nothing waits" is an error here.
     guard let bytes = try readAvailable(maximum: maximum) else {
       throw .system(operation: "read", errno: .wouldBlock)

@@ -102,13 +102,15 @@ public final class SocketCentral: CentralLink {
   // MARK: Receiving
 
   private func receive(from socket: UnixSocket, _ events: inout [CentralEvent]) {
-    do {
-      let bytes = try socket.read()
-      guard !bytes.isEmpty else {
+    do throws(LinkError) {
+      // Polled first, a blocking socket has something to read; "nothing waits" is an error here.
+      guard let count = try socket.readAvailable(into: &decoder) else {
+        throw .system(operation: "read", errno: .wouldBlock)
+      }
+      guard count > 0 else {
         lose("the device closed the link", &events)
         return
       }
-      decoder.append(bytes)
       while let frame = try decoder.next() { handle(frame, &events) }
     } catch {
       lose(error.description, &events)

@@ -102,13 +102,12 @@ public final class SocketPeripheral: PeripheralLink {
   ) {
     do throws(LinkError) {
       try connection.flush()
-      guard let bytes = try connection.socket.readAvailable() else { return }
-      if bytes.isEmpty {
+      guard let count = try connection.socket.readAvailable(into: &connection.decoder) else { return }
+      if count == 0 {
         drop(nil, &events)
         return
       }
       connection.lastActive = now
-      connection.decoder.append(bytes)
       while let frame = try connection.decoder.next() {
         try handle(frame, on: connection, value: value, &events)
         if self.connection !== connection { break }

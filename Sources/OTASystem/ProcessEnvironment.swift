@@ -28,6 +28,13 @@ public enum ProcessEnvironment {
     return .seconds(spec.tv_sec) + .nanoseconds(spec.tv_nsec)
   }
 
+  /// CPU time used by the whole process so far (every thread, user and system).
+  public static func processCPUTime() -> Duration {
+    var spec = timespec()
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &spec)
+    return .seconds(spec.tv_sec) + .nanoseconds(spec.tv_nsec)
+  }
+
   /// Blocks the calling thread for `duration` (a wait, not a deadline: an interruption ends it early).
   public static func sleep(_ duration: Duration) {
     let components = duration.components

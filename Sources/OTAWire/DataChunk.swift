@@ -17,8 +17,8 @@ public struct DataChunk: Equatable, Sendable {
     guard bytes.count > DataChunk.headerSize else {
       throw .truncated(needed: DataChunk.headerSize + 1, available: bytes.count)
     }
-    var reader = ByteReader(bytes[0..<DataChunk.headerSize])
-    offset = try reader.readU32()
+    // Little-endian u32, read directly: this runs once per chunk, the hottest path of a transfer.
+    offset = UInt32(bytes[0]) | UInt32(bytes[1]) << 8 | UInt32(bytes[2]) << 16 | UInt32(bytes[3]) << 24
     payload = bytes[DataChunk.headerSize...]
   }
 

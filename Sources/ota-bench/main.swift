@@ -5,14 +5,20 @@ import OTALink
 import OTASimulation
 import OTASocketLink
 import OTAStorage
+import OTASystem
 // ota-bench: the receiver's ingest rate and CPU cost, over the in-memory link, into file slots.
 //
 //   swift run -c release ota-bench [--size MiB] [--mtu N ...] [--window KiB] [--dir PATH]
+//                                  [--floor PATH] [--breakdown]
 //
 // For each MTU it pushes one image of --size MiB (default 64) from the real sender engine to the
-// real receiver host, whose slots and journal are files under --dir (default: a new folder in
-// /tmp), and prints the time spent inside the device and where it went. The link is in virtual
-// time, so the figures are the device's own cost, not air time.
+// real receiver host over the in-memory link, recording every event the device is given; then it
+// replays those events into a fresh host whose slots and journal are files under --dir (default: a
+// new folder in /tmp), and measures the replay as a whole: wall time and process CPU time, two clock
+// reads in all, no timer per call. With --floor (the program Scripts/bench-ingest.sh builds from
+// Scripts/floor/ota-floor.c) it runs the floor for the same chunk size and prints device/floor.
+// --breakdown times each device event and each storage call instead, as before: the timers cost
+// CPU of their own, so its figures are higher.
 import OTATrust
 import OTAWire
 
@@ -21,6 +27,8 @@ struct Options {
   var mtus: [Int] = []
   var windowKiB = 64
   var directory: String?
+  var floor: String?
+  var breakdown = false
 
   init(arguments: [String]) {
     var iterator = arguments.makeIterator()
@@ -30,8 +38,12 @@ struct Options {
       case "--mtu": if let mtu = iterator.next().flatMap(Int.init) { mtus.append(mtu) }
       case "--window": windowKiB = iterator.next().flatMap(Int.init) ?? windowKiB
       case "--dir": directory = iterator.next()
+      case "--floor": floor = iterator.next()
+      case "--breakdown": breakdown = true
       case "-h", "--help":
-        print("usage: ota-bench [--size MiB] [--mtu N ...] [--window KiB] [--dir PATH]")
+        print(
+          "usage: ota-bench [--size MiB] [--mtu N ...] [--window KiB] [--dir PATH] [--floor PATH] [--breakdown]"
+        )
         exit(0)
       default:
         FileHandle.standardError.write(Data("ota-bench: unknown argument \(argument) (try --help)\n".utf8))
@@ -40,38 +52,159 @@ struct Options {
     }
     if mtus.isEmpty { mtus = [517, 247] }
   }
+
+  var base: String { directory ?? NSTemporaryDirectory() }
 }
 
 func seconds(_ duration: Duration) -> Double {
   Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
 }
 
-func run(options: Options, mtu: Int, image: [UInt8]) throws {
-  let base = options.directory ?? NSTemporaryDirectory()
-  let folder = (base as NSString).appendingPathComponent("ota-bench-\(getpid())-\(mtu)")
-  try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-  defer { try? FileManager.default.removeItem(atPath: folder) }
+func format(_ value: Double, _ decimals: Int = 2) -> String { String(format: "%.\(decimals)f", value) }
 
-  let timings = StorageTimings()
+/// A new folder under the benchmark's directory, removed by the caller.
+func makeFolder(_ options: Options, _ name: String) throws -> String {
+  let folder = (options.base as NSString).appendingPathComponent("ota-bench-\(getpid())-\(name)")
+  try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+  return folder
+}
+
+/// The device's storage on files in `folder`, each call timed into `timings` when given.
+func makeStorage(folder: String, imageSize: Int, timings: StorageTimings?) throws -> DeviceStorage {
   let slots = FileSlotMedium(
-    paths: SlotPair(a: folder + "/slot-a.img", b: folder + "/slot-b.img"), fileCapacity: UInt64(image.count))
+    paths: SlotPair(a: folder + "/slot-a.img", b: folder + "/slot-b.img"), fileCapacity: UInt64(imageSize))
   let records = try FileRecordStore(directory: folder + "/state")
-  let storage = DeviceStorage(
+  guard let timings else { return DeviceStorage(slots: SlotAccess(medium: slots), records: records) }
+  return DeviceStorage(
     slots: SlotAccess(medium: TimedSlotMedium(inner: slots, timings: timings)),
     records: TimedRecordStore(inner: records, timings: timings))
-  let conditions = LinkConditions(mtu: mtu, packetsPerEvent: 64, queueDepth: 128)
-  var simulation = try Simulation(
+}
+
+func makeHost(_ storage: DeviceStorage, _ options: Options) throws -> ReceiverHost {
+  try ReceiverHost(
+    storage: storage,
+    control: BootControl(
+      records: storage.records, backend: SimulatedBootloader(),
+      factoryVersion: Version(major: 1, minor: 0, revision: 0)),
+    windowCapacity: UInt32(options.windowKiB * 1024), imageCheck: .standard(ImagePolicy()))
+}
+
+func makeSimulation(image: [UInt8], mtu: Int, storage: DeviceStorage, options: Options) throws -> Simulation {
+  try Simulation(
     image: image,
     sender: SenderConfiguration(version: Version(major: 2, minor: 0, revision: 0), activate: false),
-    conditions: conditions, seed: 1
-  ) { _ in
-    try ReceiverHost(
-      storage: storage,
-      control: BootControl(
-        records: storage.records, backend: SimulatedBootloader(),
-        factoryVersion: Version(major: 1, minor: 0, revision: 0)),
-      windowCapacity: UInt32(options.windowKiB * 1024), imageCheck: .standard(ImagePolicy()))
+    conditions: LinkConditions(mtu: mtu, packetsPerEvent: 64, queueDepth: 128), seed: 1
+  ) { _ in try makeHost(storage, options) }
+}
+
+/// Bytes this process caused to be written to the disk so far (`write_bytes` of /proc/self/io).
+func diskBytesWritten() -> Int? {
+  guard let text = try? String(contentsOfFile: "/proc/self/io", encoding: .utf8) else { return nil }
+  for line in text.split(separator: "\n") where line.hasPrefix("write_bytes:") {
+    return Int(line.dropFirst("write_bytes:".count).trimmingCharacters(in: .whitespaces))
   }
+  return nil
+}
+
+/// The floor program's figures for `chunk`-byte chunks: CPU ms per MB and MB/s.
+func runFloor(_ path: String, chunk: Int, options: Options) -> (cpu: Double, rate: Double)? {
+  let process = Process()
+  process.executableURL = URL(fileURLWithPath: path)
+  process.arguments = [
+    "--dir", options.base, "--size", "\(options.sizeMiB)", "--chunk", "\(chunk)",
+    "--window", "\(options.windowKiB / 2)",
+  ]
+  let pipe = Pipe()
+  process.standardOutput = pipe
+  guard (try? process.run()) != nil else { return nil }
+  let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+  process.waitUntilExit()
+  var fields: [String: Double] = [:]
+  for pair in output.split(whereSeparator: { $0 == " " || $0 == "\n" }) {
+    let parts = pair.split(separator: "=")
+    if parts.count == 2, let value = Double(parts[1]) { fields[String(parts[0])] = value }
+  }
+  guard process.terminationStatus == 0, let cpu = fields["cpu_ms_per_mb"], let rate = fields["mb_per_s"]
+  else {
+    return nil
+  }
+  return (cpu, rate)
+}
+
+func header(_ mtu: Int, _ image: [UInt8], _ report: SenderReport, _ options: Options) -> String {
+  "MTU \(mtu): \(image.count / (1 << 20)) MiB in \(report.chunksSent) chunks of "
+    + "\(DataChunk.maxPayload(mtu: mtu)) B, \(report.windowsCommitted) windows of \(options.windowKiB / 2) KiB"
+}
+
+/// The default: one untimed transfer to learn the device's events, then their replay into a fresh
+/// host on fresh files, measured as a whole.
+func run(options: Options, mtu: Int, image: [UInt8]) throws {
+  let recordingFolder = try makeFolder(options, "\(mtu)-recording")
+  defer { try? FileManager.default.removeItem(atPath: recordingFolder) }
+  var simulation = try makeSimulation(
+    image: image, mtu: mtu,
+    storage: try makeStorage(folder: recordingFolder, imageSize: image.count, timings: nil),
+    options: options)
+  simulation.timesDevice = false
+  simulation.recordsDeviceEvents = true
+  let result = try simulation.run(limit: .seconds(1_000_000))
+  guard case .succeeded(let report) = result.outcome else {
+    print("MTU \(mtu): push failed: \(String(describing: result.outcome))")
+    return
+  }
+
+  let replayFolder = try makeFolder(options, "\(mtu)-replay")
+  defer { try? FileManager.default.removeItem(atPath: replayFolder) }
+  var host = try makeHost(
+    try makeStorage(folder: replayFolder, imageSize: image.count, timings: nil), options)
+  let events = result.deviceEvents
+  let writtenBefore = diskBytesWritten()
+  let replay = try IngestReplay.run(events, into: &host)
+  let wall = seconds(replay.wall)
+  let cpu = seconds(replay.cpu)
+  let writtenAfter = diskBytesWritten()
+  guard host.engine.statistics.windowsCommitted == report.windowsCommitted,
+    case .validated = host.engine.phase
+  else {
+    print("MTU \(mtu): the replay did not end where the transfer did (\(host.engine.phase))")
+    return
+  }
+  let megabytes = Double(image.count) / 1e6
+  let cpuPerMB = cpu * 1000 / megabytes
+  var lines = [
+    header(mtu, image, report, options),
+    "  device ingest  \(String(format: "%8.1f", megabytes / wall)) MB/s   (\(format(wall)) s replaying "
+      + "\(events.count) events into the receiver host, validation included)",
+    "  device CPU     \(String(format: "%8.2f", cpuPerMB)) ms per MB   (process CPU over the replay; CPU/wall "
+      + "\(format(cpu / wall)))",
+  ]
+  if let before = writtenBefore, let after = writtenAfter {
+    lines.append(
+      "  disk writes    \(String(format: "%8.0f", Double(after - before) / megabytes)) bytes per MB of image")
+  }
+  if let path = options.floor {
+    if let floor = runFloor(path, chunk: DataChunk.maxPayload(mtu: mtu), options: options) {
+      lines.append(
+        "  floor          \(String(format: "%8.2f", floor.cpu)) ms per MB, \(format(floor.rate, 1)) MB/s   "
+          + "device/floor CPU \(format(cpuPerMB / floor.cpu))x, MB/s \(format(megabytes / wall / floor.rate))x"
+      )
+    } else {
+      lines.append("  floor          \(path) did not run")
+    }
+  }
+  print(lines.joined(separator: "\n"))
+}
+
+/// --breakdown: the transfer itself, each device event and storage call timed (the timers' own cost
+/// included in the figures).
+func runWithBreakdown(options: Options, mtu: Int, image: [UInt8]) throws {
+  let folder = try makeFolder(options, "\(mtu)")
+  defer { try? FileManager.default.removeItem(atPath: folder) }
+  let timings = StorageTimings()
+  var simulation = try makeSimulation(
+    image: image, mtu: mtu,
+    storage: try makeStorage(folder: folder, imageSize: image.count, timings: timings),
+    options: options)
   let clock = ContinuousClock()
   let started = clock.now
   let result = try simulation.run(limit: .seconds(1_000_000))
@@ -83,29 +216,37 @@ func run(options: Options, mtu: Int, image: [UInt8]) throws {
   let megabytes = Double(image.count) / 1e6
   let device = seconds(result.deviceTime)
   let cpu = seconds(result.deviceCPUTime)
-  let io = StorageTimings.Kind.allCases.map {
-    "\($0.rawValue) \(String(format: "%.2f", seconds(timings.total($0))))s"
-  }
+  let io = StorageTimings.Kind.allCases.map { "\($0.rawValue) \(format(seconds(timings.total($0))))s" }
   print(
     """
-    MTU \(mtu): \(image.count / (1 << 20)) MiB in \(report.chunksSent) chunks of \
-    \(DataChunk.maxPayload(mtu: mtu)) B, \(report.windowsCommitted) windows of \(options.windowKiB / 2) KiB
-      device ingest  \(String(format: "%8.1f", megabytes / device)) MB/s   (\(String(format: "%.2f", device)) s \
-    inside the receiver host, validation included)
+    \(header(mtu, image, report, options))
+      device ingest  \(String(format: "%8.1f", megabytes / device)) MB/s   (\(format(device)) s \
+    inside the receiver host, validation included, timers included)
       device CPU     \(String(format: "%8.2f", cpu * 1000 / megabytes)) ms per MB   \
-    (CPU/wall \(String(format: "%.2f", cpu / device)))
+    (CPU/wall \(format(cpu / device)), timers included)
       storage calls  \(io.joined(separator: ", "))
       whole run      \(String(format: "%8.2f", seconds(wall))) s wall (sender engine and link simulation included)
     """)
 }
 
 let options = Options(arguments: Array(CommandLine.arguments.dropFirst()))
-var generator = SeededGenerator(seed: 64)
-let image = (0..<(options.sizeMiB << 20)).map { _ in UInt8.random(in: 0...255, using: &generator) }
-print("ota-bench: receiver ingest over the in-memory link, slots on files")
+/// The image: seeded bytes, made in a function (a top-level generator would be the main actor's,
+/// checked on every byte).
+func makeImage(size: Int) -> [UInt8] {
+  var generator = SeededGenerator(seed: 64)
+  return (0..<size).map { _ in UInt8.random(in: 0...255, using: &generator) }
+}
+let image = makeImage(size: options.sizeMiB << 20)
+print(
+  "ota-bench: receiver ingest over the in-memory link, slots on files"
+    + (options.breakdown ? ", each call timed" : ", the device's events replayed and measured as a whole"))
 for mtu in options.mtus {
   do {
-    try run(options: options, mtu: mtu, image: image)
+    if options.breakdown {
+      try runWithBreakdown(options: options, mtu: mtu, image: image)
+    } else {
+      try run(options: options, mtu: mtu, image: image)
+    }
   } catch {
     print("MTU \(mtu): \(error)")
   }
