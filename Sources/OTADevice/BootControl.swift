@@ -157,8 +157,7 @@ public struct BootControl: Sendable {
     -> RecoveryEvidence
   {
     try storage { () throws(StorageError) in
-      let journalBytes = try store.records.load(TransferJournal.recordName)
-      let journal = journalBytes.flatMap { try? TransferJournal(bytes: $0) }
+      let journal = try TransferJournalStore.peek(store.records).value
       var evidence = RecoveryEvidence(
         record: record, pointer: pointer,
         journal: journal.map {

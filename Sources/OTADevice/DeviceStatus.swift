@@ -19,9 +19,7 @@ public struct DeviceStatus: Equatable, Sendable {
   public static func read(_ storage: DeviceStorage) throws(StorageError) -> DeviceStatus {
     DeviceStatus(
       boot: try BootStateStore(records: storage.records).peek(),
-      transfer: Loaded.decoding(try storage.records.load(TransferJournal.recordName)) {
-        bytes throws(WireError) in try TransferJournal(bytes: bytes)
-      },
+      transfer: try TransferJournalStore.peek(storage.records),
       slotCapacities: try SlotPair.bySlot { slot throws(StorageError) in
         try storage.slots.reader(slot).capacity
       })

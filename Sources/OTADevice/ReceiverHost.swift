@@ -33,6 +33,8 @@ public struct ReceiverHost: Sendable {
   private var writer: (slot: SlotID, writer: any SlotWriter)?
   /// Chunks that continue one another, held until a window needs them in the slot.
   private var gathered = ChunkGatherer()
+  /// The transfer journal's file, written in place per committed window.
+  private var journalStore: TransferJournalStore
 
   /// Loads the boot state and the journal, and resumes a transfer that was under way. `running` is
   /// what the boot stage decided; by default what the bootloader reports, else what the state says.
@@ -53,12 +55,11 @@ public struct ReceiverHost: Sendable {
       runningSlot = try Self.storageErrors { () throws(BootError) in try control.runningSlot(boot) }
     }
     self.running = runningSlot
-    let loaded = try storage.loadRecord(TransferJournal.recordName) { bytes throws(WireError) in
-      try TransferJournal(bytes: bytes)
-    }
-    if case .damaged(let why) = loaded {
+    journalStore = TransferJournalStore(records: storage.records)
+    let (loaded, movedAside) = try journalStore.load()
+    for name in movedAside {
       startNotices.append(
-        "the transfer journal failed its checks (\(why)); moved aside to \(TransferJournal.recordName).damaged: "
+        "the transfer journal \(name) failed its checks; moved aside to \(name)\(RecordName.damagedSuffix): "
           + "a transfer under way starts again from PREPARE")
     }
     let journal = loaded.value
@@ -72,7 +73,7 @@ public struct ReceiverHost: Sendable {
     syncEngine()
     if journal != nil, engine.transfer == nil {
       // A journal for the slot that now runs (the activation happened) or one that no longer fits.
-      try storage.records.remove(TransferJournal.recordName)
+      try journalStore.remove()
     }
   }
 
@@ -233,12 +234,12 @@ public struct ReceiverHost: Sendable {
       }
       // An earlier transfer's journal goes first: the slot is about to change under it, and a
       // restart after a failure below must not resume (or activate) what it described.
-      try storage.records.remove(TransferJournal.recordName)
+      try journalStore.remove()
       if boot[journal.slot].status != .empty {
         try changeBoot { $0.invalidate(journal.slot) }
       }
       try slotWriter(journal.slot).prepare(forImageOf: UInt64(journal.size))
-      try storage.records.replace(TransferJournal.recordName, with: journal.encoded)
+      try journalStore.write(journal)
     case .write:
       preconditionFailure("chunk writes are gathered")
     case .checkWindow(let slot, let offset, let length):
@@ -246,14 +247,14 @@ public struct ReceiverHost: Sendable {
       return .crc32(CRC32.checksum(bytes))
     case .commit(let journal):
       try slotWriter(journal.slot).sync()
-      try storage.records.replace(TransferJournal.recordName, with: journal.encoded)
+      try journalStore.write(journal)
     case .checkImage(let journal):
       switch try checkImage(journal) {
       case .valid: return .image(.valid)
       case .invalid(let status, let reason): return .image(.invalid(status, reason: reason))
       }
     case .recordValidated(let journal):
-      try storage.records.replace(TransferJournal.recordName, with: journal.encoded)
+      try journalStore.write(journal)
     case .activate(let journal, let permanent):
       // Checked again right before the boot pointer moves: the slot may have changed since
       // VALIDATE (a restart in between), or the trusted keys may have.
@@ -268,11 +269,11 @@ public struct ReceiverHost: Sendable {
           journal.slot, version: journal.version, size: journal.size, crc32: journal.crc32,
           securityCounter: securityCounter, attempts: attempts, permanent: permanent)
       }
-      try storage.records.remove(TransferJournal.recordName)
+      try journalStore.remove()
     case .confirm:
       try changeBoot { $0.markGood() }
     case .discard:
-      try storage.records.remove(TransferJournal.recordName)
+      try journalStore.remove()
     }
     return .done
   }

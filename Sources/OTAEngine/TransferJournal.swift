@@ -2,15 +2,15 @@ import OTAChecksum
 import OTAWire
 
 /// The durable record of a transfer in progress: enough to resume after a restart or a power cut.
-/// It is replaced atomically after each committed window, and only after the window's data is synced,
-/// so `committedOffset` never claims bytes that are not durable.
+/// It is written after each committed window, and only after the window's data is synced, so
+/// `committedOffset` never claims bytes that are not durable. Where it is kept (OTADevice's
+/// `TransferJournalStore`) is not this value's business.
 ///
 /// Layout (32 bytes, little-endian; written to disk: never reorder):
 ///     0 magic "OTAJ"   4 format u8 = 1   5 slot u8   6 state u8   7 reserved u8 = 0
 ///     8 size u32       12 crc32 u32      16 version (8)           24 committed offset u32
 ///     28 CRC32 of bytes 0..<28
 public struct TransferJournal: Equatable, Sendable {
-  public static let recordName = "transfer.journal"
   public static let byteCount = 32
   static let magic: [UInt8] = Array("OTAJ".utf8)
   static let format: UInt8 = 1

@@ -33,6 +33,25 @@ public final class FileRecordStore: RecordStore {
     try DurableFile.replace(try path(of: name), with: bytes)
   }
 
+  /// pwrite and fdatasync on the record itself: the file's size and name do not change, so no
+  /// metadata waits on the disk but the data.
+  public func overwrite(_ name: String, at offset: Int, with bytes: [UInt8]) throws(StorageError) {
+    guard offset >= 0 else { throw .system(operation: "pwrite", path: name, errno: Errno.invalidArgument) }
+    let file = try POSIXFile.open(try path(of: name), flags: .writeOnly)
+    do throws(StorageError) {
+      // withUnsafeBytes rethrows untyped errors: carry the typed one out in a Result.
+      let written = bytes.withUnsafeBytes { buffer in
+        Result { () throws(StorageError) in try file.write(buffer, at: UInt64(offset)) }
+      }
+      try written.get()
+      try file.dataSync()
+    } catch {
+      try? file.close()
+      throw error
+    }
+    try file.close()
+  }
+
   /// Deletes the record; a missing record is fine. The directory is synced either way, so that an
   /// earlier unlink interrupted before its sync is made durable too.
   public func remove(_ name: String) throws(StorageError) {

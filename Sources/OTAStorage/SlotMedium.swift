@@ -25,12 +25,17 @@ public protocol SlotMedium: Sendable {
   func openForWriting(_ slot: SlotID) throws(StorageError) -> any SlotWriter
 }
 
-/// A directory of small records replaced atomically: the transfer journal, later the boot state.
+/// A directory of small records: the boot state, the transfer journal.
 /// `replace` writes a temporary file, syncs it, renames it over the old one and syncs the directory,
-/// so that after a power cut a record is either wholly old or wholly new.
+/// so that after a power cut a record is either wholly old or wholly new. `overwrite` changes bytes
+/// of an existing record in place (pwrite, fdatasync): cheap, but a power cut may leave the bytes
+/// old, new or torn at sector bounds, so only formats built for it use it (`AlternatingRecord`).
 public protocol RecordStore: Sendable {
   func load(_ name: String) throws(StorageError) -> [UInt8]?
   func replace(_ name: String, with bytes: [UInt8]) throws(StorageError)
+  /// Writes `bytes` at `offset` into the existing record `name` and makes them durable (fdatasync):
+  /// no temporary file, no rename, no directory sync. A missing record fails with ENOENT.
+  func overwrite(_ name: String, at offset: Int, with bytes: [UInt8]) throws(StorageError)
   func remove(_ name: String) throws(StorageError)
   /// Renames a damaged record to `name.damaged` (replacing an older one) so it is kept but not trusted.
   func moveAside(_ name: String) throws(StorageError)

@@ -24,9 +24,9 @@ extension MemoryMedium {
     case slotPrepare
     /// Reading a record.
     case recordLoad
-    /// Writing a record's temporary file (`name.tmp`, created or truncated).
+    /// Writing a record's temporary file (`name.tmp`, created or truncated), or a record in place.
     case recordWrite
-    /// Fsyncing a record's temporary file.
+    /// Fsyncing a record's temporary file, or fdatasyncing a record written in place.
     case recordSync
     /// Renaming a record: the temporary file over the record, or the record aside.
     case recordRename

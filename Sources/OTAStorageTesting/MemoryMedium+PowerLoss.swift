@@ -35,22 +35,7 @@ struct MemorySlot: Sendable {
   /// Decides what survived a power cut; afterwards volatile and durable agree again.
   mutating func reboot(random: inout SplitMix64?) {
     if var generator = random {
-      for write in unsynced {
-        let count = write.sectorRanges.count
-        let kept: [Bool]
-        if write.interrupted {
-          // The write was under way: the disk got some prefix of its sectors.
-          let prefix = generator.next(below: count + 1)
-          kept = (0..<count).map { $0 < prefix }
-        } else {
-          switch generator.next(below: 3) {
-          case 0: kept = Array(repeating: false, count: count)
-          case 1: kept = Array(repeating: true, count: count)
-          default: kept = (0..<count).map { _ in generator.next(below: 2) == 1 }  // Torn, any order.
-          }
-        }
-        write.apply(to: &durable, sectors: kept)
-      }
+      UnsyncedWrite.settle(unsynced, onto: &durable, random: &generator)
       random = generator
     }
     current = durable
@@ -58,9 +43,32 @@ struct MemorySlot: Sendable {
   }
 }
 
-/// A slot write that no sync has covered yet.
+/// A slot write (or a record's in-place write) that no sync has covered yet.
 struct UnsyncedWrite: Sendable {
   static let sectorSize = 512
+
+  /// Decides, write by write in order, which sectors reached the medium: each write whole, lost or
+  /// torn in any order; the write the cut interrupted at most a prefix of its sectors.
+  static func settle(
+    _ writes: [UnsyncedWrite], onto durable: inout [UInt8], random generator: inout SplitMix64
+  ) {
+    for write in writes {
+      let count = write.sectorRanges.count
+      let kept: [Bool]
+      if write.interrupted {
+        // The write was under way: the disk got some prefix of its sectors.
+        let prefix = generator.next(below: count + 1)
+        kept = (0..<count).map { $0 < prefix }
+      } else {
+        switch generator.next(below: 3) {
+        case 0: kept = Array(repeating: false, count: count)
+        case 1: kept = Array(repeating: true, count: count)
+        default: kept = (0..<count).map { _ in generator.next(below: 2) == 1 }  // Torn, any order.
+        }
+      }
+      write.apply(to: &durable, sectors: kept)
+    }
+  }
 
   let offset: Int
   let bytes: [UInt8]

@@ -41,6 +41,41 @@ extension MemoryMedium {
     try syncDirectory()
   }
 
+  /// pwrite into the existing record, then fdatasync it: two counted operations (`.recordWrite`,
+  /// `.recordSync`). Until the sync a power cut may keep the write, lose it or tear it at 512-byte
+  /// sectors; a cut during the write keeps at most a prefix of its sectors.
+  public func overwrite(_ name: String, at offset: Int, with bytes: [UInt8]) throws(StorageError) {
+    try RecordName.validate(name)
+    let path = Self.recordPath(name)
+    let file = try state.withLock { state throws(StorageError) in
+      let fault = try state.begin(.recordWrite)
+      guard let file = state.directory.current[name], offset >= 0 else {
+        throw .system(
+          operation: "open", path: path, errno: offset < 0 ? Errno.invalidArgument : Errno.noSuchFile)
+      }
+      switch fault {
+      case nil:
+        state.directory.files[file]?.write(bytes, at: offset, interrupted: false)
+      case .shortWrite:
+        let half = bytes.count / 2
+        state.directory.files[file]?.write(Array(bytes.prefix(half)), at: offset, interrupted: false)
+        throw .shortWrite(expected: bytes.count, written: half)
+      case .powerCut:
+        state.directory.files[file]?.write(bytes, at: offset, interrupted: true)
+        try state.fail(.powerCut, operation: "pwrite", path: path)
+      case let fault?:
+        try state.fail(fault, operation: "pwrite", path: path)
+      }
+      return file
+    }
+    try state.withLock { state throws(StorageError) in
+      if let fault = try state.begin(.recordSync) {
+        try state.fail(fault, operation: "fdatasync", path: path)
+      }
+      state.directory.sync(file)
+    }
+  }
+
   /// Unlink (a missing record is fine), then sync the directory.
   public func remove(_ name: String) throws(StorageError) {
     try RecordName.validate(name)
@@ -98,10 +133,22 @@ extension MemoryMedium {
 /// Files and directory entries. A file's content is durable after its fsync; an entry change
 /// (create, rename, unlink) is durable after the directory's fsync.
 struct MemoryDirectory: Sendable {
-  /// A file's bytes: as written, and as of its last fsync.
+  /// A file's bytes: as written, and as of its last fsync, with the in-place writes in between
+  /// (what a power cut may keep, lose or tear at sector bounds).
   struct File: Sendable {
     var current: [UInt8]
     var durable: [UInt8]
+    var unsynced: [UnsyncedWrite] = []
+
+    /// An in-place write: visible now, durable after `sync`. Past the end the file grows (with
+    /// zeros on the medium until a sync).
+    mutating func write(_ bytes: [UInt8], at offset: Int, interrupted: Bool) {
+      let end = offset + bytes.count
+      if current.count < end { current.append(contentsOf: repeatElement(0, count: end - current.count)) }
+      if durable.count < end { durable.append(contentsOf: repeatElement(0, count: end - durable.count)) }
+      if !interrupted { current.replaceSubrange(offset..<end, with: bytes) }
+      unsynced.append(UnsyncedWrite(offset: offset, bytes: bytes, interrupted: interrupted))
+    }
   }
 
   /// A change of directory entries, replayed in order onto the durable entries at a seeded reboot.
@@ -136,7 +183,10 @@ struct MemoryDirectory: Sendable {
 
   /// The file's fsync: its content becomes durable (its name does not; that is the directory's).
   mutating func sync(_ file: Int) {
-    if let content = files[file]?.current { files[file]?.durable = content }
+    if let content = files[file]?.current {
+      files[file]?.durable = content
+      files[file]?.unsynced.removeAll()
+    }
   }
 
   mutating func apply(_ change: Change) {
@@ -155,6 +205,11 @@ struct MemoryDirectory: Sendable {
     if var generator = random {
       let survivors = generator.next(below: unsynced.count + 1)
       for change in unsynced.prefix(survivors) { Self.apply(change, to: &durable) }
+      for id in files.keys.sorted() where !(files[id]?.unsynced.isEmpty ?? true) {
+        guard var file = files[id] else { continue }
+        UnsyncedWrite.settle(file.unsynced, onto: &file.durable, random: &generator)
+        files[id] = file
+      }
       random = generator
     }
     current = durable

@@ -8,7 +8,7 @@ import Synchronization
 /// Every slot byte and every record exists twice: a volatile version (what reads see now) and a
 /// durable version (what a reboot finds). Slot writes change the volatile bytes; `sync` makes them
 /// durable. Records go through the same steps as `FileRecordStore` (write temp, sync temp, rename,
-/// sync directory), each one counted operation. `inject` fails a chosen operation; after a
+/// sync directory; or pwrite and fdatasync in place), each one counted operation. `inject` fails a chosen operation; after a
 /// `.powerCut` nothing works until `reboot(seed:)` decides what the cut kept.
 ///
 /// Sendable through a `Mutex` around all state: one operation at a time, like a single disk queue.
@@ -47,7 +47,8 @@ public final class MemoryMedium: SlotMedium, RecordStore, Sendable {
   /// deterministic pseudo-random subset survives: each unsynced slot write is kept whole, lost or
   /// torn at 512-byte sectors (the write a cut interrupted keeps at most a prefix of its sectors);
   /// unsynced directory changes survive as a prefix in order, as a journaling file system commits
-  /// them. Record content is never torn: a file holds what its last fsync stored.
+  /// them. A record replaced holds what its temporary file's fsync stored; a record written in place
+  /// (`overwrite`) may keep, lose or tear its unsynced writes like a slot.
   /// Afterwards all state is durable, the power is on and the fault plan is empty.
   public func reboot(seed: UInt64?) {
     state.withLock { state in

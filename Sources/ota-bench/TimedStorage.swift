@@ -75,6 +75,11 @@ struct TimedRecordStore: RecordStore {
   func replace(_ name: String, with bytes: [UInt8]) throws(StorageError) {
     try timings.measure(.record) { () throws(StorageError) in try inner.replace(name, with: bytes) }
   }
+  func overwrite(_ name: String, at offset: Int, with bytes: [UInt8]) throws(StorageError) {
+    try timings.measure(.record) { () throws(StorageError) in
+      try inner.overwrite(name, at: offset, with: bytes)
+    }
+  }
   func remove(_ name: String) throws(StorageError) {
     try timings.measure(.record) { () throws(StorageError) in try inner.remove(name) }
   }

@@ -249,14 +249,17 @@ import Testing
     var bench = try ProtocolBench(policy: Self.signed)
     let before = bench.snapshot
     var generator = SeededGenerator(seed: 0x6A4B)
-    for size in [0, 1, TransferJournal.byteCount - 1, TransferJournal.byteCount, 4096] {
-      let garbage = (0..<size).map { _ in UInt8.random(in: 0...255, using: &generator) }
-      try bench.fixture.medium.replace(TransferJournal.recordName, with: garbage)
-      try bench.restart()
-      #expect(bench.host.engine.phase == .idle)
-      #expect(try bench.fixture.medium.load(TransferJournal.recordName) == nil)
-      #expect(try bench.fixture.medium.load(TransferJournal.recordName + ".damaged") == garbage)
-      #expect(bench.host.startNotices.count == 1 && bench.host.startNotices[0].contains("moved aside"))
+    let names = [TransferJournalStore.fileName, TransferJournalStore.legacyFileName]
+    for name in names {
+      for size in [0, 1, TransferJournal.byteCount - 1, TransferJournal.byteCount, 4096, 8192] {
+        let garbage = (0..<size).map { _ in UInt8.random(in: 0...255, using: &generator) }
+        try bench.fixture.medium.replace(name, with: garbage)
+        try bench.restart()
+        #expect(bench.host.engine.phase == .idle)
+        #expect(try bench.fixture.medium.load(name) == nil)
+        #expect(try bench.fixture.medium.load(name + ".damaged") == garbage)
+        #expect(bench.host.startNotices.count == 1 && bench.host.startNotices[0].contains("moved aside"))
+      }
     }
     #expect(bench.losses(since: before).isEmpty)
   }
@@ -273,10 +276,12 @@ import Testing
         slot: .b, state: .receiving, size: capacity + 1, crc32: 0, version: Self.v2, committedOffset: 0),
     ]
     for journal in lies {
-      try bench.fixture.medium.replace(TransferJournal.recordName, with: journal.encoded)
-      try bench.restart()
-      #expect(bench.host.engine.phase == .idle)
-      #expect(try bench.answer(.activate(permanent: false)).status == .invalidState)
+      for (name, bytes) in DeviceFixture.journalFiles(journal) {
+        try bench.fixture.medium.replace(name, with: bytes)
+        try bench.restart()
+        #expect(bench.host.engine.phase == .idle, "\(name)")
+        #expect(try bench.answer(.activate(permanent: false)).status == .invalidState)
+      }
     }
     #expect(bench.losses(since: before).isEmpty)
   }
@@ -292,7 +297,8 @@ import Testing
       slot: .b, state: .validated, size: UInt32(unsigned.count), crc32: CRC32.checksum(unsigned),
       version: Self.v2,
       committedOffset: UInt32(unsigned.count))
-    try bench.fixture.medium.replace(TransferJournal.recordName, with: journal.encoded)
+    try bench.fixture.medium.replace(
+      TransferJournalStore.fileName, with: DeviceFixture.inPlaceJournal(journal))
     try bench.restart()
     #expect(bench.host.engine.phase == .validated(journal))
     #expect(try bench.answer(.activate(permanent: true)).status == .signatureInvalid)

@@ -78,7 +78,10 @@ import Testing
     }
   }()
 
-  static let names = [BootState.recordName, BootStateStore.copyName, TransferJournal.recordName]
+  /// The journal as the previous otad kept it (one 32-byte record replaced whole): a device upgraded
+  /// with a damaged journal must fare as well as one that never was. (The in-place journal keeps two
+  /// copies; its damage is `AlternatingRecordTests`' and the power-cut loop's.)
+  static let names = [BootState.recordName, BootStateStore.copyName, TransferJournalStore.legacyFileName]
 
   /// The device's life: factory v1 on A; v2 confirmed on B; v3 rolled back on A; v3 being
   /// received into A; v3 validated in A; v3 on trial in A.
@@ -91,7 +94,11 @@ import Testing
       throws
     {
       var records: [String: [UInt8]] = [:]
-      for record in names { records[record] = try fixture.medium.load(record) }
+      for record in names where record != TransferJournalStore.legacyFileName {
+        records[record] = try fixture.medium.load(record)
+      }
+      records[TransferJournalStore.legacyFileName] = try TransferJournalStore.peek(fixture.medium).value?
+        .encoded
       let previous = scenes.last
       scenes.append(
         Scene(
@@ -122,7 +129,7 @@ import Testing
     var receiving = scenes[scenes.count - 1]
     receiving.name = "v3 half received in A"
     let half = UInt32(images.v3.count / 2)
-    receiving.records[TransferJournal.recordName] =
+    receiving.records[TransferJournalStore.legacyFileName] =
       TransferJournal(
         slot: .a, state: .receiving, size: UInt32(images.v3.count), crc32: CRC32.checksum(images.v3),
         version: v3,
@@ -143,7 +150,7 @@ import Testing
     fixture.medium.fill(.b, with: scene.slotB)
     try fixture.bootloader.apply(scene.plan)
     for (name, damage) in zip(names, damages) {
-      let old = name == TransferJournal.recordName ? scene.oldJournal : scene.oldBootState
+      let old = name == TransferJournalStore.legacyFileName ? scene.oldJournal : scene.oldBootState
       if let bytes = damage.apply(to: scene.records[name], old: old.isEmpty ? nil : old) {
         try fixture.medium.replace(name, with: bytes)
       }

@@ -125,3 +125,20 @@ struct DeviceFixture {
     return (0..<size).map { _ in UInt8.random(in: 0...255, using: &generator) }
   }
 }
+
+extension DeviceFixture {
+  /// The in-place journal file holding `journal` as its one copy (sequence `sequence`, place 0).
+  static func inPlaceJournal(_ journal: TransferJournal, sequence: UInt32 = 1) -> [UInt8] {
+    var file = RecordCopy(sequence: sequence, payload: journal.encoded).encoded
+    file.append(contentsOf: repeatElement(0, count: 2 * AlternatingRecord.defaultPlaceSize - file.count))
+    return file
+  }
+
+  /// `journal` as each otad kept it: the in-place file, and the previous otad's whole record.
+  static func journalFiles(_ journal: TransferJournal) -> [(name: String, bytes: [UInt8])] {
+    [
+      (TransferJournalStore.fileName, inPlaceJournal(journal)),
+      (TransferJournalStore.legacyFileName, journal.encoded),
+    ]
+  }
+}

@@ -74,7 +74,16 @@ import Testing
   }
 
   /// Whatever the boot state says runs must hold a complete, good image, and so must the confirmed slot.
+  /// The journal, written in place, never claims a byte that is not durable in the slot.
   func checkBootsAGoodImage(_ host: ReceiverHost, _ fixture: DeviceFixture, cut: Int?) throws {
+    if let transfer = host.engine.transfer {
+      let committed = Int(transfer.committedOffset)
+      #expect(
+        transfer.slot == .b && transfer.size == UInt32(Self.image.count), "cut at \(String(describing: cut))")
+      #expect(
+        fixture.medium.durableSlotBytes(.b).prefix(committed) == Self.image.prefix(committed),
+        "cut at \(String(describing: cut)): the journal claims \(committed) bytes the slot does not hold")
+    }
     let running = host.running
     try checkHoldsAGoodImage(running, host, fixture, cut: cut)
     if host.boot.confirmed != running {

@@ -207,10 +207,10 @@ import Testing
     var bench = try Self.prepared(size: 600)
     _ = try Self.send(&bench, 0..<300)
     #expect(try bench.controlBytes(Self.window(0, 300, Self.crc(0..<300))) == [Self.windowAnswer(0x00, 300)])
-    #expect(try bench.fixture.medium.load(TransferJournal.recordName) != nil)
+    #expect(try bench.fixture.medium.load(TransferJournalStore.fileName) != nil)
     #expect(try bench.controlBytes([0x06]) == [[0x60, 0x06, 0x00]])
     #expect(try bench.controlBytes([0x02]) == [[0x60, 0x02, 0x00, 0] + Array(repeating: 0, count: 12)])
-    #expect(try bench.fixture.medium.load(TransferJournal.recordName) == nil)
+    #expect(try bench.fixture.medium.load(TransferJournalStore.fileName) == nil)
   }
 
   // MARK: VALIDATE and ACTIVATE
@@ -239,7 +239,7 @@ import Testing
     #expect(try bench.controlBytes([0x04]) == [[0x60, 0x04, 0x06]])
     // "drops the transfer and its journal: STATUS then says idle".
     #expect(try bench.controlBytes([0x02]) == [[0x60, 0x02, 0x00, 0] + Array(repeating: 0, count: 12)])
-    #expect(try bench.fixture.medium.load(TransferJournal.recordName) == nil)
+    #expect(try bench.fixture.medium.load(TransferJournalStore.fileName) == nil)
   }
 
   @Test func activateRefusedForTheImageDropsTheTransfer() throws {

@@ -195,4 +195,33 @@ struct MemoryMediumPowerCutTests {
     let writer = try medium.openForWriting(.a)
     for _ in 0..<10 { try writer.sync() }
   }
+
+  @Test func anInPlaceWriteIsDurableAtItsFdatasyncAndMayBeTornBefore() throws {
+    let medium = MemoryMedium(slotCapacity: 0)
+    let old = [UInt8](repeating: 1, count: 1024)
+    try medium.replace("r", with: old)
+    try medium.overwrite("r", at: 256, with: [UInt8](repeating: 2, count: 512))
+    medium.reboot(seed: nil)  // Synced: kept.
+    let written = Array(old.prefix(256)) + [UInt8](repeating: 2, count: 512) + Array(old.suffix(256))
+    #expect(try medium.load("r") == written)
+    // Cut at the fdatasync: seeded reboots keep the write whole, lose it, or tear it at the sector
+    // bound at 512, never anything else.
+    var seen: Set<[UInt8]> = []
+    for seed in 0..<64 {
+      let medium = MemoryMedium(slotCapacity: 0)
+      try medium.replace("r", with: old)
+      medium.inject(.powerCut, atOperation: 1)
+      #expect(throws: StorageError.powerCut) {
+        try medium.overwrite("r", at: 256, with: [UInt8](repeating: 2, count: 512))
+      }
+      medium.reboot(seed: UInt64(seed))
+      let bytes = try #require(try medium.load("r"))
+      #expect(bytes.count == 1024)
+      let first = bytes[256..<512]
+      let second = bytes[512..<768]
+      #expect(first.allSatisfy { $0 == first.first } && second.allSatisfy { $0 == second.first })
+      seen.insert(bytes)
+    }
+    #expect(seen.count == 4)  // Lost, kept, and each half alone.
+  }
 }
