@@ -49,7 +49,7 @@ extension LinkConditions {
     case "packets": packetsPerEvent = try Self.integer(key, value, in: 1...1000)
     case "phy":
       guard let phy = PHY.allCases.first(where: { $0.rawValue.lowercased() == value.lowercased() }) else {
-        throw LinkSpecError("phy=\(value): use 1M, 2M or coded")
+        throw LinkSpecError("phy=\(value): use 1M, 2M, coded or coded-s2")
       }
       self.phy = phy
     case "dle":
