@@ -89,7 +89,7 @@ func run(options: Options, mtu: Int, image: [UInt8]) throws {
   print(
     """
     MTU \(mtu): \(image.count / (1 << 20)) MiB in \(report.chunksSent) chunks of \
-    \(DataChunk.maxPayload(mtu: mtu)) B, \(report.windowsCommitted) windows of \(options.windowKiB / 2) KiB
+    \(WriteSize.auto.valueLength(mtu: mtu, dataLength: conditions.dataLength) - DataChunk.headerSize) B, \(report.windowsCommitted) windows of \(options.windowKiB / 2) KiB
       device ingest  \(String(format: "%8.1f", megabytes / device)) MB/s   (\(String(format: "%.2f", device)) s \
     inside the receiver host, validation included)
       device CPU     \(String(format: "%8.2f", cpu * 1000 / megabytes)) ms per MB   \
