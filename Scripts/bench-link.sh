@@ -1,21 +1,26 @@
 #!/usr/bin/env bash
 # Benchmark over the simulated link, two real processes (release build):
-#  1. a 1 MiB image at ATT MTU 23, 185, 247 and 517, with a fixed connection interval and packets per
-#     event: the goodput as a fraction of the link's raw capacity (the ATT value bytes it could carry
-#     in the same time), and the wall time;
-#  2. otad's peak memory (VmHWM) while it receives a 64 MiB image.
+#  1. a 1 MiB image at ATT MTU 23, 185, 247 and 517 (or $MTUS), with a fixed connection interval,
+#     event length and packets per event: the goodput; the model's capacity for the same settings
+#     (the ATT value bytes the link could carry in the same time, at that MTU and packet limit) and
+#     the goodput's share of it; the physical ceiling for the same interval and event length (no
+#     controller packet limit, any MTU: what no ATT writes can beat on this air) and the goodput's
+#     share of that; and the wall time;
+#  2. otad's peak memory (VmHWM) while it receives a 64 MiB image (skipped with NO_MEMORY=1).
 # Prints a table; docs/BENCHMARKS.md keeps the figures.
 #
-#   Scripts/bench-link.sh [--interval 15ms] [--packets 6]
+#   Scripts/bench-link.sh [--interval 15ms] [--event 15ms] [--packets 6]
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 source Scripts/setup.sh
 
 interval=15ms
+event=""
 packets=6
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --interval) interval="$2"; shift 2 ;;
+    --event) event="$2"; shift 2 ;;
     --packets) packets="$2"; shift 2 ;;
     *) echo "bench-link: unknown argument $1" >&2; exit 2 ;;
   esac
@@ -32,23 +37,26 @@ start_otad() { # capacity
     --capacity "$1" --state-dir "$work/dev/state" --log-level warning
 }
 
-echo "simulated link: interval=$interval packets=$packets phy=2M dle=on; image Images/raw-1MiB.bin"
-printf "%-5s %12s %14s %10s %8s\n" "MTU" "goodput" "raw capacity" "ratio" "wall"
+link="interval=$interval,packets=$packets${event:+,event=$event}"
+echo "simulated link: $link phy=2M dle=on; image Images/raw-1MiB.bin"
+printf "%-5s %12s %14s %8s %14s %8s %8s\n" "MTU" "goodput" "capacity" "ratio" "ceiling" "ratio" "wall"
 for mtu in ${MTUS:-23 185 247 517}; do
   start_otad 2MiB
   result="$("$bin/otactl" push Images/raw-1MiB.bin --version 1.1.0 --no-activate --json \
-    --device "$work/dev/sock" --link "mtu=$mtu,interval=$interval,packets=$packets" | tail -n 1)"
+    --device "$work/dev/sock" --link "mtu=$mtu,$link" | tail -n 1)"
   otad_stop
   python3 - "$mtu" "$result" <<'PY'
 import json, sys
 mtu, result = sys.argv[1], json.loads(sys.argv[2])
 assert result["ok"], result
 assert result["mtu"] == int(mtu), f'negotiated MTU {result["mtu"]}, not {mtu}'
-print(f'{mtu:<5} {result["goodput"]/1000:9.1f} kB/s {result["rawCapacity"]/1000:9.1f} kB/s '
-      f'{100*result["ratio"]:9.1f}% {result["seconds"]:7.2f}s')
+print(f'{mtu:<5} {result["goodput"]/1000:7.1f} kB/s {result["rawCapacity"]/1000:9.1f} kB/s '
+      f'{100*result["ratio"]:7.1f}% {result["physicalCeiling"]/1000:9.1f} kB/s {100*result["ceilingRatio"]:7.1f}% '
+      f'{result["seconds"]:7.2f}s')
 PY
 done
 
+[[ "${NO_MEMORY:-}" == 1 ]] && exit 0
 echo
 echo "otad's peak memory receiving a 64 MiB image (link unpaced: pace=off, to measure the ends)"
 head -c $((64 << 20)) /dev/urandom >"$work/big.img"

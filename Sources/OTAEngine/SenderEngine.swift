@@ -110,10 +110,17 @@ public struct SenderEngine: Sendable {
 
   // MARK: Connection
 
+  /// The image bytes per chunk this side wants at the current MTU: the configured write size less
+  /// the chunk's offset. The device's max chunk payload may lower it further.
+  var chosenChunkPayload: Int {
+    let value = configuration.writeSize.valueLength(mtu: mtu, dataLength: configuration.linkLayerDataLength)
+    return max(1, value - DataChunk.headerSize)
+  }
+
   private mutating func connected(mtu: Int, _ out: inout [SenderAction]) {
     guard phase == .connecting || phase == .restarting else { return }
     self.mtu = ATTMTU(clamping: mtu).value
-    chunkPayload = DataChunk.maxPayload(mtu: self.mtu)
+    chunkPayload = chosenChunkPayload
     if phase == .restarting { restartDeadline = nil }
     phase = phase == .restarting ? .verifying : .readingInfo
     resetTransferMachinery()
@@ -317,7 +324,7 @@ public struct SenderEngine: Sendable {
     switch (response.status, response.payload) {
     case (.success, .prepared(let capacity, let maxChunk)):
       windowCapacity = capacity
-      chunkPayload = min(DataChunk.maxPayload(mtu: mtu), Int(max(1, maxChunk)))
+      chunkPayload = min(chosenChunkPayload, Int(max(1, maxChunk)))
       startTransfer(from: 0, &out)
     case (.busy, _), (.storageError, _):
       retryLater(.prepare, response.status, &out)

@@ -36,6 +36,11 @@ public struct SenderConfiguration: Equatable, Sendable {
   public var announcedCRC: UInt32?
   /// Send the image even when the device already runs its version, confirmed.
   public var force: Bool
+  /// How many value bytes each data write carries: `auto` fills whole link-layer packets.
+  public var writeSize: WriteSize
+  /// The link-layer payload of the link in use (251 with Data Length Extension, 27 without): the
+  /// simulated link knows it, BlueZ does not tell a central (`WriteSize.assumedDataLength`).
+  public var linkLayerDataLength: Int
 
   public init(
     version: Version, activate: Bool = true, permanent: Bool = false,
@@ -43,8 +48,11 @@ public struct SenderConfiguration: Equatable, Sendable {
     restartTimeout: Duration = .seconds(60), maxWindowAttempts: Int = 8, maxConnectAttempts: Int = 8,
     backoff: Duration = .milliseconds(100), maxBackoff: Duration = .seconds(5), windowsInFlight: Int = 2,
     confirm: Bool = false, trialTimeout: Duration = .seconds(300), trialPollInterval: Duration = .seconds(1),
-    announcedCRC: UInt32? = nil, force: Bool = false
+    announcedCRC: UInt32? = nil, force: Bool = false, writeSize: WriteSize = .auto,
+    linkLayerDataLength: Int = WriteSize.assumedDataLength
   ) {
+    self.writeSize = writeSize
+    self.linkLayerDataLength = linkLayerDataLength
     self.force = force
     self.confirm = confirm
     self.trialTimeout = trialTimeout

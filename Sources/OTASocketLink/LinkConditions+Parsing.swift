@@ -7,8 +7,11 @@ extension LinkConditions {
       mtu=N               ATT MTU, 23...517 (default 247)
       interval=T          connection interval, 7.5ms...4s (default 15ms; units ms or s)
       packets=N           link-layer packets per connection event (default 6)
-      phy=1M|2M|coded     radio rate (default 2M)
+      event=T             connection event length, at most the interval (default the whole interval)
+      phy=1M|2M|coded|coded-s2  radio rate (default 2M; coded is S=8)
       dle=on|off          Data Length Extension: 251-byte link-layer packets, else 27 (default on)
+      datalength=N        link-layer payload bytes, 27...251 (default 251)
+      encrypt=on|off      a 4-byte MIC in every link-layer packet with a payload (default off)
       queue=N             write-without-response packets buffered: the flow-control credit (default 16)
       loss=P              chance a data packet is lost (default 0)
       dup=P               chance a data packet arrives twice (default 0)
@@ -40,10 +43,13 @@ extension LinkConditions {
       guard connectionInterval >= .microseconds(500), connectionInterval <= .seconds(4) else {
         throw LinkSpecError("interval=\(value) is outside 0.5ms...4s")
       }
+    case "event": eventLength = try Self.duration(key, value)
+    case "datalength": dataLength = try Self.integer(key, value, in: 27...251)
+    case "encrypt": encrypted = try Self.flag(key, value)
     case "packets": packetsPerEvent = try Self.integer(key, value, in: 1...1000)
     case "phy":
       guard let phy = PHY.allCases.first(where: { $0.rawValue.lowercased() == value.lowercased() }) else {
-        throw LinkSpecError("phy=\(value): use 1M, 2M or coded")
+        throw LinkSpecError("phy=\(value): use 1M, 2M, coded or coded-s2")
       }
       self.phy = phy
     case "dle":
@@ -70,7 +76,7 @@ extension LinkConditions {
       self.seed = seed
     default:
       throw LinkSpecError(
-        "unknown key '\(key)' (known: mtu interval packets phy dle queue loss dup reorder flip drop disconnect-after seed pace)"
+        "unknown key '\(key)' (known: mtu interval event packets phy dle datalength encrypt queue loss dup reorder flip drop disconnect-after seed pace)"
       )
     }
   }
@@ -83,6 +89,14 @@ extension LinkConditions {
         "\(key)=\(value) is not a whole number in \(range.lowerBound)...\(range.upperBound)")
     }
     return number
+  }
+
+  private static func flag(_ key: String, _ value: String) throws(LinkSpecError) -> Bool {
+    switch value.lowercased() {
+    case "on", "yes", "1", "true": return true
+    case "off", "no", "0", "false": return false
+    default: throw LinkSpecError("\(key)=\(value): use on or off")
+    }
   }
 
   private static func probability(_ key: String, _ value: String) throws(LinkSpecError) -> Double {
@@ -110,8 +124,13 @@ extension LinkConditions {
   public var description: String {
     var parts = [
       "mtu=\(mtu)", "interval=\(Self.format(connectionInterval))", "packets=\(packetsPerEvent)",
-      "phy=\(phy.rawValue)", "dle=\(dataLength > 27 ? "on" : "off")", "queue=\(queueDepth)",
+      "phy=\(phy.rawValue)",
+      dataLength == 251 || dataLength == 27
+        ? "dle=\(dataLength > 27 ? "on" : "off")" : "datalength=\(dataLength)",
+      "queue=\(queueDepth)",
     ]
+    if let eventLength { parts.insert("event=\(Self.format(eventLength))", at: 2) }
+    if encrypted { parts.append("encrypt=on") }
     if loss > 0 { parts.append("loss=\(loss)") }
     if duplication > 0 { parts.append("dup=\(duplication)") }
     if reordering > 0 { parts.append("reorder=\(reordering)") }

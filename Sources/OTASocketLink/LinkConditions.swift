@@ -12,13 +12,28 @@ public struct LinkConditions: Equatable, Sendable, CustomStringConvertible {
     case le2M = "2M"
     /// LE Coded, S=8: 125 kbit/s.
     case coded = "coded"
+    /// LE Coded, S=2: 500 kbit/s.
+    case codedS2 = "coded-s2"
 
-    /// Microseconds per byte on the air.
+    /// Microseconds per byte of the PDU (header, payload, MIC) and CRC on the air.
     var microsecondsPerByte: Double {
       switch self {
       case .le1M: 8
       case .le2M: 4
       case .coded: 64
+      case .codedS2: 16
+      }
+    }
+
+    /// Microseconds of a packet besides its PDU and CRC: the preamble and access address (1M: 1 +
+    /// 4 bytes, 2M: 2 + 4 bytes); on the coded PHY the preamble (80 µs), access address (256),
+    /// coding indicator (16) and the two terminators, always coded S=8 but the second.
+    var framingMicroseconds: Double {
+      switch self {
+      case .le1M: 5 * 8
+      case .le2M: 6 * 4
+      case .coded: 80 + 256 + 16 + 24 + 24
+      case .codedS2: 80 + 256 + 16 + 24 + 6
       }
     }
   }
@@ -31,6 +46,11 @@ public struct LinkConditions: Equatable, Sendable, CustomStringConvertible {
   public var phy: PHY
   /// The link-layer payload: 27 bytes, or 251 with Data Length Extension.
   public var dataLength: Int
+  /// How long a connection event may last: the radio's time for this link in each interval (nil:
+  /// the whole interval).
+  public var eventLength: Duration?
+  /// Whether the link is encrypted: each link-layer packet with a payload carries a 4-byte MIC.
+  public var encrypted = false
   /// Write-without-response packets the link buffers: the sender's flow-control credit.
   public var queueDepth: Int
   public var loss: Double

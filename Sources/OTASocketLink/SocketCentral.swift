@@ -1,16 +1,26 @@
 import OTALink
 import OTAWire
 
-/// The central's end of the simulated link, where the air is modelled. Writes wait in a queue and
-/// leave only at connection events, as many as the event's link-layer packets and air time allow;
-/// the data queue's free space is the sender's flow-control credit. ATT requests (control-point
-/// writes, reads) go one at a time, each after the previous one's response. Notifications are
-/// delivered at connection events. Loss, duplication, reordering, bit flips and disconnects apply
-/// as `LinkConditions` says.
+/// The central's end of the simulated link, where the air is modelled (`AirTime`,
+/// `ConnectionEvent`). Writes wait in a queue and leave only at connection events, one link-layer
+/// packet per exchange, as many exchanges as fit whole in the event's length and the controller's
+/// packet limit; a write reaches the device when its last packet has gone. The device's answers
+/// (notifications, write and read responses) come back the same way, in the peripheral's packets
+/// of the exchanges (an empty PDU when it has nothing to say), and count only once they have
+/// crossed. The data queue's free space, a write counting until its last packet has gone, is the
+/// sender's flow-control credit. ATT requests (control-point writes, reads) go one at a time, each
+/// after the previous one's response. Loss, duplication, reordering, bit flips and disconnects
+/// apply as `LinkConditions` says.
 public final class SocketCentral: CentralLink {
   enum Request: Equatable {
     case write([UInt8])
     case read(offset: Int)
+  }
+
+  /// What the central's packets carry: an ATT request or a data write.
+  enum Uplink {
+    case request(Request)
+    case data([UInt8])
   }
 
   public let path: String
@@ -25,13 +35,12 @@ public final class SocketCentral: CentralLink {
   private var requests: [Request] = []
   private var requestInFlight: Request?
   private var dataQueue: [[UInt8]] = []
-  private var notifications: [[UInt8]] = []
+  /// The L2CAP frame going out now, packet by packet.
+  private var uplink: FragmentQueue<Uplink>
+  /// The device's answers on their way back, packet by packet.
+  private var downlink: FragmentQueue<LinkFrame>
   private var infoValue: [UInt8] = []
   private var nextEvent: Duration = .zero
-  /// Link-layer packets and air time left in the current connection event (may go negative: a
-  /// write longer than one event borrows from the next).
-  private var packetBudget = 0.0
-  private var airBudget = 0.0
   private var dataBytesSent = 0
   private var forcedDisconnectDone = false
   /// Statistics for reports and benchmarks.
@@ -42,6 +51,8 @@ public final class SocketCentral: CentralLink {
     self.path = path
     self.conditions = conditions
     air = AirTime(conditions)
+    uplink = FragmentQueue(dataLength: conditions.dataLength)
+    downlink = FragmentQueue(dataLength: conditions.dataLength)
     random = SeededGenerator(seed: conditions.seed)
   }
 
@@ -96,7 +107,8 @@ public final class SocketCentral: CentralLink {
     requests.removeAll()
     requestInFlight = nil
     dataQueue.removeAll()
-    notifications.removeAll()
+    uplink.removeAll()
+    downlink.removeAll()
   }
 
   // MARK: Receiving
@@ -111,9 +123,20 @@ public final class SocketCentral: CentralLink {
         lose("the device closed the link", &events)
         return
       }
-      while let frame = try decoder.next() { handle(frame, &events) }
+      while let frame = try decoder.next() { arrive(frame, &events) }
     } catch {
       lose(error.description, &events)
+    }
+  }
+
+  /// A frame from the device: the connection's setup at once, the device's ATT answers onto the
+  /// air, to be handled when their last packet has crossed.
+  private func arrive(_ frame: LinkFrame, _ events: inout [CentralEvent]) {
+    switch frame {
+    case .writeResponse: downlink.append(frame, frameLength: 1 + 4)
+    case .readResponse(_, let value): downlink.append(frame, frameLength: 1 + value.count + 4)
+    case .notification(_, let value): downlink.append(frame, frameLength: ATTMTU.headerSize + value.count + 4)
+    default: handle(frame, &events)
     }
   }
 
@@ -143,7 +166,7 @@ public final class SocketCentral: CentralLink {
         events.append(.info(infoValue))
       }
     case .notification(_, let value):
-      notifications.append(value)
+      events.append(.notification(value))
     case .hello, .writeRequest, .writeCommand, .readRequest:
       lose("the device sent \(frame)", &events)
     }
@@ -164,48 +187,66 @@ public final class SocketCentral: CentralLink {
       lose("the link dropped (simulated)", &events)
       return
     }
-    packetBudget = min(packetBudget, 0) + Double(conditions.packetsPerEvent)
-    airBudget = min(airBudget, 0) + air.intervalMicroseconds
-    let creditBefore = conditions.queueDepth - dataQueue.count
-    sendRequest(&events)
-    while connected, !dataQueue.isEmpty, packetBudget > 0, airBudget > 0 || !conditions.airTimePacing {
+    let creditBefore = credit
+    var event = ConnectionEvent(link: air)
+    while connected {
+      if uplink.isEmpty { startNextUplink() }
+      let central = uplink.nextPacket ?? 0
+      let peripheral = downlink.nextPacket ?? 0
+      guard !uplink.isEmpty || !downlink.isEmpty, event.fit(central: central, peripheral: peripheral) else {
+        break
+      }
+      if let sent = uplink.sendPacket() { transmit(sent, &events) }
+      if let answer = downlink.sendPacket() { handle(answer, &events) }
+    }
+    if connected, credit != creditBefore || creditBefore > 0 {
+      events.append(.writable(credit))
+    }
+  }
+
+  /// The sender's flow-control credit: the data queue's free places (a write holds its place until
+  /// its last packet has gone).
+  private var credit: Int {
+    let going = if case .data = uplink.head { 1 } else { 0 }
+    return conditions.queueDepth - dataQueue.count - going
+  }
+
+  /// Puts the next L2CAP frame on the uplink: the next ATT request if none waits for its response,
+  /// else the next data write (now and then the one after it, when the link reorders).
+  private func startNextUplink() {
+    if requestInFlight == nil, !requests.isEmpty {
+      let request = requests.removeFirst()
+      requestInFlight = request
+      switch request {
+      case .write(let bytes):
+        uplink.append(.request(request), frameLength: ATTMTU.headerSize + bytes.count + 4)
+      case .read(let offset): uplink.append(.request(request), frameLength: (offset == 0 ? 3 : 5) + 4)
+      }
+    } else if !dataQueue.isEmpty {
       var index = 0
       if dataQueue.count > 1, random.chance(conditions.reordering) { index = 1 }
       let packet = dataQueue.remove(at: index)
-      spend(on: packet.count)
-      transmitData(packet, &events)
-      if requestInFlight == nil { sendRequest(&events) }
-    }
-    for value in notifications { events.append(.notification(value)) }
-    notifications.removeAll()
-    if connected, conditions.queueDepth - dataQueue.count != creditBefore || creditBefore > 0 {
-      events.append(.writable(conditions.queueDepth - dataQueue.count))
+      uplink.append(.data(packet), frameLength: ATTMTU.headerSize + packet.count + 4)
     }
   }
 
-  /// Sends the next ATT request if none is waiting for its response and the event has room.
-  private func sendRequest(_ events: inout [CentralEvent]) {
-    guard connected, requestInFlight == nil, !requests.isEmpty, packetBudget > 0, let socket else { return }
-    let request = requests.removeFirst()
-    requestInFlight = request
-    do {
-      switch request {
-      case .write(let bytes):
-        spend(on: bytes.count)
-        try socket.send(.writeRequest(handle: Characteristic.controlPoint.rawValue, value: bytes))
-      case .read(let offset):
-        spend(on: 3)
-        try socket.send(.readRequest(handle: Characteristic.info.rawValue, offset: UInt16(offset)))
+  /// A frame whose last packet has gone: the device gets it now.
+  private func transmit(_ sent: Uplink, _ events: inout [CentralEvent]) {
+    switch sent {
+    case .data(let packet): transmitData(packet, &events)
+    case .request(let request):
+      guard let socket else { return }
+      do {
+        switch request {
+        case .write(let bytes):
+          try socket.send(.writeRequest(handle: Characteristic.controlPoint.rawValue, value: bytes))
+        case .read(let offset):
+          try socket.send(.readRequest(handle: Characteristic.info.rawValue, offset: UInt16(offset)))
+        }
+      } catch {
+        lose(error.description, &events)
       }
-    } catch {
-      lose(error.description, &events)
     }
-  }
-
-  private func spend(on valueLength: Int) {
-    let cost = air.cost(valueLength: valueLength)
-    packetBudget -= Double(cost.packets)
-    airBudget -= cost.microseconds
   }
 
   private func transmitData(_ packet: [UInt8], _ events: inout [CentralEvent]) {

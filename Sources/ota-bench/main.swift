@@ -133,7 +133,8 @@ func runFloor(_ path: String, chunk: Int, options: Options) -> (cpu: Double, rat
 
 func header(_ mtu: Int, _ image: [UInt8], _ report: SenderReport, _ options: Options) -> String {
   "MTU \(mtu): \(image.count / (1 << 20)) MiB in \(report.chunksSent) chunks of "
-    + "\(DataChunk.maxPayload(mtu: mtu)) B, \(report.windowsCommitted) windows of \(options.windowKiB / 2) KiB"
+    + "\(WriteSize.auto.valueLength(mtu: mtu, dataLength: LinkConditions(mtu: mtu).dataLength) - DataChunk.headerSize) B, "
+    + "\(report.windowsCommitted) windows of \(options.windowKiB / 2) KiB"
 }
 
 /// The default: one untimed transfer to learn the device's events, then their replay into a fresh

@@ -79,6 +79,7 @@ final class ProgressReporter {
     let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
     let goodput = Double(size) / max(seconds, 1e-9)
     let raw = air?.rawPayloadBytesPerSecond
+    let ceiling = air?.physicalCeilingBytesPerSecond
     switch outcome {
     case .succeeded(let report):
       if style == .json {
@@ -92,7 +93,8 @@ final class ProgressReporter {
             runningSlot: Nullable(report.deviceAfter.map { "\($0.runningSlot)" }),
             confirmed: Nullable(report.deviceAfter.map { !$0.flags.contains(.runningOnTrial) }),
             alreadyRunning: report.alreadyRunning, joinedTrial: report.joinedTrial,
-            rawCapacity: linkFigures?.raw, ratio: linkFigures.map { goodput / $0.raw }, mtu: linkFigures?.mtu,
+            rawCapacity: linkFigures?.raw, ratio: linkFigures.map { goodput / $0.raw },
+            physicalCeiling: ceiling, ceilingRatio: ceiling.map { goodput / $0 }, mtu: linkFigures?.mtu,
             connectToReady: connectToReady.map(Self.seconds)))
         return
       }
@@ -115,7 +117,7 @@ final class ProgressReporter {
         done in \(String(format: "%.2f", seconds)) s: \(after ?? "validated, not activated")
           \(report.windowsCommitted) windows committed, \(report.windowFailures) resent, \
         \(report.reconnects) reconnects, \(report.bytesSent) bytes sent for \(size)
-          goodput \(String(format: "%.1f", goodput / 1000)) kB/s\(raw.map { String(format: " = %.0f%% of the link's %.1f kB/s", 100 * goodput / $0, $0 / 1000) } ?? "")
+          goodput \(String(format: "%.1f", goodput / 1000)) kB/s\(raw.map { String(format: " = %.0f%% of the link's %.1f kB/s", 100 * goodput / $0, $0 / 1000) } ?? "")\(ceiling.map { String(format: ", %.0f%% of the air's %.1f kB/s", 100 * goodput / $0, $0 / 1000) } ?? "")
         """)
     case .failed(let failure, let report):
       if style == .json {

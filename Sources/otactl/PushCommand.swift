@@ -7,6 +7,10 @@ import OTALink
 import OTASocketLink
 import OTAWire
 
+extension WriteSize: ExpressibleByArgument {
+  public init?(argument: String) { self.init(argument) }
+}
+
 struct PushCommand: ParsableCommand {
   static let configuration = CommandConfiguration(
     commandName: "push",
@@ -60,6 +64,13 @@ struct PushCommand: ParsableCommand {
   var timeout = 5.0
 
   @Option(
+    name: .customLong("write-size"),
+    help: ArgumentHelp(
+      "Value bytes per data write: auto (whole link-layer packets: 495 at MTU ≥ 498 with a 251-byte data length) or a number (capped at MTU − 3).",
+      valueName: "auto|N"))
+  var writeSize: WriteSize = .auto
+
+  @Option(
     name: .customLong("announce-crc"),
     help: ArgumentHelp(
       "Announce this CRC32 (hex) instead of the image's: tests a device's VALIDATE.", visibility: .hidden)
@@ -91,7 +102,9 @@ struct PushCommand: ParsableCommand {
     var configuration = SenderConfiguration(
       version: imageVersion, activate: !noActivate, permanent: permanent,
       responseTimeout: .milliseconds(Int64(timeout * 1000)), maxConnectAttempts: maxReconnects,
-      confirm: confirm, trialTimeout: .milliseconds(Int64(trialTimeout * 1000)), force: force)
+      confirm: confirm, trialTimeout: .milliseconds(Int64(trialTimeout * 1000)), force: force,
+      writeSize: writeSize,
+      linkLayerDataLength: device.isSimulated ? conditions.dataLength : WriteSize.assumedDataLength)
     if let announceCRC {
       guard let value = UInt32(announceCRC, radix: 16) else {
         throw ValidationError("--announce-crc: not hex")

@@ -47,6 +47,9 @@ enum PushEventLine {
     let joinedTrial: Bool
     let rawCapacity: Double?
     let ratio: Double?
+    /// The air's ceiling for the same interval, event length and PHY (no packet limit, any MTU).
+    let physicalCeiling: Double?
+    let ceilingRatio: Double?
     let mtu: Int?
     let connectToReady: Double?
   }

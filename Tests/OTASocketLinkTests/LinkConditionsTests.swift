@@ -18,6 +18,18 @@ import Testing
     #expect(conditions.disconnectAfterBytes == 40000 && conditions.seed == 7)
   }
 
+  @Test func parsesTheAirKeys() throws {
+    let conditions = try LinkConditions(
+      spec: "interval=15ms,event=5ms,phy=coded-s2,datalength=100,encrypt=on")
+    #expect(conditions.eventLength == .milliseconds(5))
+    #expect(conditions.phy == .codedS2)
+    #expect(conditions.dataLength == 100)
+    #expect(conditions.encrypted)
+    var parsed = try LinkConditions(spec: conditions.description)
+    parsed.seed = conditions.seed
+    #expect(parsed == conditions, "\(conditions)")
+  }
+
   @Test func keepsTheBaseForKeysNotGiven() throws {
     let base = LinkConditions(mtu: 100, loss: 0.5)
     let conditions = try LinkConditions(spec: "interval=7.5ms", base: base)
@@ -37,7 +49,8 @@ import Testing
 
   @Test(arguments: [
     ("mtu=22", "mtu=22"), ("mtu=518", "23...517"), ("loss=1.5", "probability"), ("interval=5s", "outside"),
-    ("interval=fast", "duration"), ("phy=3M", "1M, 2M or coded"), ("color=red", "unknown key 'color'"),
+    ("interval=fast", "duration"), ("phy=3M", "1M, 2M, coded or coded-s2"), ("datalength=300", "27...251"),
+    ("encrypt=maybe", "on or off"), ("color=red", "unknown key 'color'"),
     ("mtu", "not key=value"), ("dle=maybe", "on or off"), ("seed=-1", "whole number"),
   ])
   func refusesBadValuesWithAReadableReason(_ spec: String, _ hint: String) {

@@ -42,7 +42,8 @@ import Testing
     #expect(final["runningVersion"] as? String == "2.3.4+0")
     // Every field docs/OTACTL.md names for a successful result line, and no other.
     let documented: Set = [
-      "event", "ok", "seconds", "goodput", "rawCapacity", "ratio", "mtu", "bytesSent", "windows",
+      "event", "ok", "seconds", "goodput", "rawCapacity", "ratio", "physicalCeiling", "ceilingRatio", "mtu",
+      "bytesSent", "windows",
       "windowFailures", "reconnects", "resumedFrom", "runningVersion", "runningSlot", "confirmed",
       "alreadyRunning", "joinedTrial",
     ]
