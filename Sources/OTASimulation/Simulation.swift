@@ -17,6 +17,8 @@ public struct Simulation {
     public var disconnects = 0
     public var restarts = 0
     public var powerCuts = 0
+    /// Starts that failed with a storage error, each followed by another start.
+    public var failedStarts = 0
     public var packetsLost = 0
     public var packetsDuplicated = 0
     public var packetsReordered = 0
@@ -64,6 +66,7 @@ public struct Simulation {
   var deviceTimer: Duration?
   var result = Result(elapsed: .zero)
   var lastRestartWasPowerCut = false
+  var consecutiveFailedStarts = 0
   var dataBytesCarried = 0
   var forcedDisconnectDone = false
   var lastPhase: SenderPhase = .idle
@@ -81,17 +84,32 @@ public struct Simulation {
     try boot(afterPowerCut: false)
   }
 
-  /// Starts the device; a power cut while it starts is a crash like any other.
+  /// Starts the device; a power cut while it starts is a crash like any other. A storage error
+  /// while it starts (the boot stage's write of the boot state, the confirmation after the health
+  /// check) is what makes otad exit with a failure, and its service manager start it again
+  /// (`Restart=on-failure`): the same here, up to `maxConsecutiveFailedStarts` in a row.
   private mutating func boot(afterPowerCut: Bool) throws {
     do {
       host = try makeHost(afterPowerCut)
+      consecutiveFailedStarts = 0
     } catch StorageError.powerCut {
       host = nil
       result.powerCuts += 1
       lastRestartWasPowerCut = true
       deviceDownUntil = now + faults.restartTime
+    } catch let error as StorageError {
+      consecutiveFailedStarts += 1
+      guard consecutiveFailedStarts <= Self.maxConsecutiveFailedStarts else { throw error }
+      host = nil
+      result.failedStarts += 1
+      note("the device fails to start (\(error)) and is started again")
+      lastRestartWasPowerCut = false
+      deviceDownUntil = now + faults.restartTime
     }
   }
+
+  /// Failed starts in a row after which the simulation gives up and throws the last one's error.
+  public static let maxConsecutiveFailedStarts = 5
 
   /// The device host as it stands (after the run: the one that survived every restart).
   public var device: ReceiverHost? { host }

@@ -114,6 +114,7 @@ extension MemoryState {
   mutating func begin(_ operation: MemoryMedium.Operation) throws(StorageError) -> MemoryMedium.Fault? {
     guard !isPoweredOff else { throw .powerCut }
     operationCount += 1
+    operationCounts[operation, default: 0] += 1
     return faults.take(operation)
   }
 

@@ -27,6 +27,10 @@ public final class MemoryMedium: SlotMedium, RecordStore, Sendable {
   /// How many operations have been attempted (including failed ones; not those refused while the
   /// power is off, which never reach the medium).
   public var operationCount: Int { state.withLock { $0.operationCount } }
+  /// How many operations of `kind` ran so far (refused ones after a power cut not counted).
+  public func operationCount(of kind: Operation) -> Int {
+    state.withLock { $0.operationCounts[kind, default: 0] }
+  }
 
   /// True between a `.powerCut` fault and `reboot(seed:)`.
   public var isPoweredOff: Bool { state.withLock { $0.isPoweredOff } }
@@ -148,6 +152,7 @@ struct MemoryState: Sendable {
   var directory = MemoryDirectory()
   var faults = FaultPlan()
   var operationCount = 0
+  var operationCounts: [MemoryMedium.Operation: Int] = [:]
   var isPoweredOff = false
 
   init(slotCapacity: Int) {

@@ -23,15 +23,25 @@ import Testing
     var description: String { "\(fault) at \(kind) #\(nth)" }
   }
 
+  static let renamesPerPush = 7
+  static let directorySyncsPerPush = 9
+
   static let cases: [Case] = [MemoryMedium.Fault.ioError, .noSpace, .shortWrite].flatMap { fault in
     [
       MemoryMedium.Operation.slotWrite, .slotRead, .slotSync, .recordWrite, .recordSync, .recordRename,
       .directorySync,
     ]
     .flatMap { kind in
-      // The journal is written in place per window (recordWrite, recordSync); a transfer renames and
-      // syncs the directory only at PREPARE (the journal's removal and creation): the first two.
-      let nths = [.recordRename, .directorySync].contains(kind) ? [0, 1] : [0, 3, 7]
+      // The journal is written in place per window (recordWrite, recordSync); a push renames and
+      // syncs the directory only at PREPARE (the journal's removal and creation), at ACTIVATE (the
+      // boot state's two copies), and at the start after it (the trial's boot, its confirmation).
+      // Every one of those (`aStorageErrorWhileConfirmingTheTrialIsRetriedAtTheNextStart` keeps the counts true).
+      let nths =
+        switch kind {
+        case .recordRename: Array(0..<renamesPerPush)
+        case .directorySync: Array(0..<directorySyncsPerPush)
+        default: [0, 3, 7]
+        }
       return nths.map { Case(fault: fault, kind: kind, nth: $0) }
     }
   }
@@ -52,6 +62,30 @@ import Testing
     #expect(Array(fixture.medium.slotBytes(.b).prefix(Self.image.count)) == Self.image)
     #expect(fixture.runningSlotUntouched)
     #expect(try #require(run.device).running == .b)
+  }
+
+  /// otad exits when it cannot record the trial's boot or its confirmation, and its service manager
+  /// starts it again (`Restart=on-failure`): that next start confirms the new firmware.
+  @Test func aStorageErrorWhileConfirmingTheTrialIsRetriedAtTheNextStart() throws {
+    let fixture = DeviceFixture(slotCapacity: 32 * 1024, windowCapacity: 4096)
+    let clean = try fixture.push(
+      Self.image, version: Self.newVersion, conditions: LinkConditions(mtu: 185), seed: 8)
+    #expect(clean.result.failedStarts == 0)
+    // aStorageErrorWhileConfirmingTheTrialIsRetriedAtTheNextStart: the cases above fault each of these.
+    #expect(fixture.medium.operationCount(of: .recordRename) == Self.renamesPerPush)
+    #expect(fixture.medium.operationCount(of: .directorySync) == Self.directorySyncsPerPush)
+
+    let faulted = DeviceFixture(slotCapacity: 32 * 1024, windowCapacity: 4096)
+    // The last two renames are the confirmation's two copies of the boot state: fail the first.
+    faulted.medium.inject(.ioError, atOperation: Self.renamesPerPush - 2, of: [.recordRename])
+    let run = try faulted.push(
+      Self.image, version: Self.newVersion, conditions: LinkConditions(mtu: 185), seed: 8)
+    #expect(run.result.failedStarts == 1)
+    #expect(faulted.medium.pendingFaultCount == 0)
+    let device = try #require(run.device)
+    #expect(device.running == .b)
+    #expect(device.boot.confirmed == .b)
+    #expect(faulted.runningSlotUntouched)
   }
 
   @Test func aStorageErrorAtCommitIsAnsweredWithStatusAndResent() throws {
