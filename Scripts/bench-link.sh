@@ -5,7 +5,8 @@
 #     (the ATT value bytes the link could carry in the same time, at that MTU and packet limit) and
 #     the goodput's share of it; the physical ceiling for the same interval and event length (no
 #     controller packet limit, any MTU: what no ATT writes can beat on this air) and the goodput's
-#     share of that; and the wall time;
+#     share of that; the wall time; and the transfer's goodput (PREPARE to VALIDATE's answer,
+#     without the connection, Info and STATUS) and its share of the ceiling;
 #  2. otad's peak memory (VmHWM) while it receives a 64 MiB image (skipped with NO_MEMORY=1).
 # Prints a table; docs/BENCHMARKS.md keeps the figures.
 #
@@ -39,7 +40,8 @@ start_otad() { # capacity
 
 link="interval=$interval,packets=$packets${event:+,event=$event}"
 echo "simulated link: $link phy=2M dle=on; image Images/raw-1MiB.bin"
-printf "%-5s %12s %14s %8s %14s %8s %8s\n" "MTU" "goodput" "capacity" "ratio" "ceiling" "ratio" "wall"
+echo "goodput: the image over the whole push (connect to VALIDATE's answer); transfer: over PREPARE to VALIDATE's answer"
+printf "%-5s %12s %14s %8s %14s %8s %8s %14s %8s\n" "MTU" "goodput" "capacity" "ratio" "ceiling" "ratio" "wall" "transfer" "ratio"
 for mtu in ${MTUS:-23 185 247 517}; do
   start_otad 2MiB
   result="$("$bin/otactl" push Images/raw-1MiB.bin --version 1.1.0 --no-activate --json \
@@ -52,7 +54,7 @@ assert result["ok"], result
 assert result["mtu"] == int(mtu), f'negotiated MTU {result["mtu"]}, not {mtu}'
 print(f'{mtu:<5} {result["goodput"]/1000:7.1f} kB/s {result["rawCapacity"]/1000:9.1f} kB/s '
       f'{100*result["ratio"]:7.1f}% {result["physicalCeiling"]/1000:9.1f} kB/s {100*result["ceilingRatio"]:7.1f}% '
-      f'{result["seconds"]:7.2f}s')
+      f'{result["seconds"]:7.2f}s {result["transferGoodput"]/1000:9.1f} kB/s {100*result["transferCeilingRatio"]:7.1f}%')
 PY
 done
 

@@ -17,6 +17,10 @@ final class ProgressReporter {
   private var lastDecile = -1
   private var resumesShown = 0
   private var lastDraw: ContinuousClock.Instant?
+  /// When the first PREPARE went out and when VALIDATE was answered: the transfer itself, without
+  /// the connection, Info and STATUS before it or the activation after it.
+  private var preparingAt: Double?
+  private var validatedAt: Double?
 
   init(style: Style) {
     self.style = style
@@ -46,6 +50,8 @@ final class ProgressReporter {
       }
     }
     if progress.phase != lastPhase {
+      if progress.phase == .preparing, preparingAt == nil { preparingAt = seconds }
+      if lastPhase == .validating, validatedAt == nil { validatedAt = seconds }
       lastPhase = progress.phase
       if style == .json {
         JSONOutput.line(PushEventLine.Phase(phase: progress.phase.rawValue, t: seconds))
@@ -78,6 +84,8 @@ final class ProgressReporter {
     clearBar()
     let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
     let goodput = Double(size) / max(seconds, 1e-9)
+    let transferSeconds = preparingAt.flatMap { start in validatedAt.map { $0 - start } }
+    let transferGoodput = transferSeconds.map { Double(size) / max($0, 1e-9) }
     let raw = air?.rawPayloadBytesPerSecond
     let ceiling = air?.physicalCeilingBytesPerSecond
     switch outcome {
@@ -95,7 +103,9 @@ final class ProgressReporter {
             alreadyRunning: report.alreadyRunning, joinedTrial: report.joinedTrial,
             rawCapacity: linkFigures?.raw, ratio: linkFigures.map { goodput / $0.raw },
             physicalCeiling: ceiling, ceilingRatio: ceiling.map { goodput / $0 }, mtu: linkFigures?.mtu,
-            connectToReady: connectToReady.map(Self.seconds)))
+            connectToReady: connectToReady.map(Self.seconds), transferSeconds: transferSeconds,
+            transferGoodput: transferGoodput,
+            transferCeilingRatio: transferGoodput.flatMap { g in ceiling.map { g / $0 } }))
         return
       }
       let after = report.deviceAfter.map {
@@ -117,7 +127,7 @@ final class ProgressReporter {
         done in \(String(format: "%.2f", seconds)) s: \(after ?? "validated, not activated")
           \(report.windowsCommitted) windows committed, \(report.windowFailures) resent, \
         \(report.reconnects) reconnects, \(report.bytesSent) bytes sent for \(size)
-          goodput \(String(format: "%.1f", goodput / 1000)) kB/s\(raw.map { String(format: " = %.0f%% of the link's %.1f kB/s", 100 * goodput / $0, $0 / 1000) } ?? "")\(ceiling.map { String(format: ", %.0f%% of the air's %.1f kB/s", 100 * goodput / $0, $0 / 1000) } ?? "")
+          goodput \(String(format: "%.1f", goodput / 1000)) kB/s\(raw.map { String(format: " = %.0f%% of the link's %.1f kB/s", 100 * goodput / $0, $0 / 1000) } ?? "")\(ceiling.map { String(format: ", %.0f%% of the air's %.1f kB/s", 100 * goodput / $0, $0 / 1000) } ?? "")\(transferGoodput.map { String(format: "\n  transfer (PREPARE to VALIDATE's answer) %.2f s, %.1f kB/s", transferSeconds ?? 0, $0 / 1000) } ?? "")
         """)
     case .failed(let failure, let report):
       if style == .json {

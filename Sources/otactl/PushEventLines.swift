@@ -52,6 +52,11 @@ enum PushEventLine {
     let ceilingRatio: Double?
     let mtu: Int?
     let connectToReady: Double?
+    /// From the first PREPARE to VALIDATE's answer, and the image's bytes over that time: the
+    /// transfer without the connection, Info and STATUS before it or the activation after it.
+    let transferSeconds: Double?
+    let transferGoodput: Double?
+    let transferCeilingRatio: Double?
   }
 
   /// The last line of a push that failed: the exit code and the explanation otactl prints.
