@@ -45,7 +45,7 @@ import Testing
       "event", "ok", "seconds", "goodput", "rawCapacity", "ratio", "physicalCeiling", "ceilingRatio", "mtu",
       "bytesSent", "windows",
       "windowFailures", "reconnects", "resumedFrom", "runningVersion", "runningSlot", "confirmed",
-      "alreadyRunning", "joinedTrial",
+      "alreadyRunning", "joinedTrial", "transferSeconds", "transferGoodput", "transferCeilingRatio",
     ]
     #expect(Set(final.keys) == documented, "\(final)")
     let status = try daemon.status()
