@@ -75,7 +75,7 @@ let package = Package(
     .target(
       name: "OTADevice",
       dependencies: [
-        "OTAEngine", "OTAStorage", "OTABoot", "OTALink", "OTASocketLink", "OTASystem",
+        "OTAEngine", "OTAStorage", "OTABoot", "OTALink", "OTASocketLink", "OTASystem", "OTASMP", "OTACBOR",
         .product(name: "Logging", package: "swift-log"),
         .product(name: "TOMLKit", package: "TOMLKit"),
       ]),

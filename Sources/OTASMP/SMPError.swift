@@ -22,6 +22,7 @@ public enum SMPImageReturnCode: UInt16, Equatable, Sendable {
   case ok = 0
   case unknown = 1
   case noImage = 3
+  case invalidTLV = 5
   case hashNotFound = 8
   case noFreeSlot = 9
   case flashWriteFailed = 12
@@ -30,6 +31,7 @@ public enum SMPImageReturnCode: UInt16, Equatable, Sendable {
   case invalidOffset = 20
   case invalidLength = 21
   case invalidImageHeader = 22
+  case invalidImageHeaderMagic = 23
   case invalidHash = 24
   case currentVersionIsNewer = 27
   case imageAlreadyPending = 28
@@ -44,7 +46,10 @@ public enum SMPImageReturnCode: UInt16, Equatable, Sendable {
     case .unknown, .flashWriteFailed, .flashEraseFailed: .unknown
     case .noImage, .hashNotFound: .noEntry
     case .noFreeSlot, .imageAlreadyPending, .imageConfirmationDenied, .settingTestToActiveDenied: .badState
-    case .invalidSlot, .invalidOffset, .invalidLength, .invalidImageHeader, .invalidHash: .invalidValue
+    case .invalidSlot, .invalidOffset, .invalidLength, .invalidImageHeader, .invalidImageHeaderMagic,
+      .invalidHash,
+      .invalidTLV:
+      .invalidValue
     case .currentVersionIsNewer: .accessDenied
     case .imageTooLarge: .messageTooLarge
     }

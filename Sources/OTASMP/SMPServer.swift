@@ -118,7 +118,8 @@ public struct SMPServer: Sendable {
     }
   }
 
-  static func imageState(_ device: SMPDeviceView) -> [CBOR.Entry] {
+  /// The body image state read answers (and state write, after its change).
+  public static func imageState(_ device: SMPDeviceView) -> [CBOR.Entry] {
     let images: [CBOR] = device.images.map { slot in
       .map([
         CBOR.Entry(.text("image"), .unsigned(0)),
