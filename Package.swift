@@ -155,7 +155,7 @@ let package = Package(
         "OTADevice", "OTABoot", "OTAEngine", "OTAStorage", "OTAStorageTesting", "OTASimulation", "OTAWire",
         "OTAChecksum",
         "OTALink",
-        "OTASocketLink", "OTATrust",
+        "OTASocketLink", "OTATrust", "OTASMP", "OTACBOR",
       ]),
   ]
 )
