@@ -24,7 +24,11 @@ extension SMPDevice {
       case .success(nil): break
       }
     }
-    guard case .receiving(var journal)? = host.engine.phase.smpReceiving, let received else {
+    // The transfer must still be this upload's: an OTA PREPARE may have replaced it (its journal
+    // carries the image's CRC32; an SMP upload's says 0 until its last chunk).
+    guard case .receiving(var journal)? = host.engine.phase.smpReceiving, journal.crc32 == 0, let received
+    else {
+      self.received = nil
       return .failure(.generic(.badState))
     }
     guard upload.offset == UInt64(received) else {
@@ -71,6 +75,7 @@ extension SMPDevice {
       return .failure(.image(.imageTooLarge))
     }
     if case .receiving(let journal)? = host.engine.phase.smpReceiving, journal.size == size,
+      journal.crc32 == 0,
       let sha = upload.sha,
       SMPUploadRecord.load(host.storage.records) == SMPUploadRecord(size: size, sha: sha),
       journal.committedOffset > 0

@@ -33,6 +33,13 @@ public struct SMPEndpoint: Sendable {
       if datagram.bytes.count >= SMPHeader.byteCount, datagram.bytes[5] == 1, datagram.bytes[7] == 1 {
         lastUpload = now
       }
+      if datagram.truncated {
+        if case .respond(let answer) = device.server.refuseTooLarge(datagram.bytes) {
+          try socket.send(answer, to: datagram.from)
+        }
+        served.notes.append("\(datagram.from): a datagram over \(maxLength) bytes refused")
+        continue
+      }
       let output = try device.handle(datagram.bytes, host: &host, otaBusy: otaBusy)
       if let note = output.note { served.notes.append("\(datagram.from): \(note)") }
       if let response = output.response { try socket.send(response, to: datagram.from) }

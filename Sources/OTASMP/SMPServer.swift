@@ -59,6 +59,15 @@ public struct SMPServer: Sendable {
     }
   }
 
+  /// The answer "message too large" (rc 7) to a message cut short by its transport (a datagram
+  /// over `bufferSize`); nothing without a whole header to answer to.
+  public func refuseTooLarge(_ message: [UInt8]) -> Step {
+    guard let header = try? SMPHeader(bytes: message), header.operation.isRequest else {
+      return .ignore("a message over \(configuration.bufferSize) bytes")
+    }
+    return .respond(answer(header, .failure(.generic(.messageTooLarge))))
+  }
+
   /// The answer to a device command the host carried out.
   public func respond(to pending: Pending, with result: Result<[CBOR.Entry], SMPFailure>) -> [UInt8] {
     answer(pending.header, result)

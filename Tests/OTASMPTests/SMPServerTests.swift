@@ -79,6 +79,13 @@ import Testing
     #expect(Hex.string(tooLarge) == "0300000500000100a162726307")
   }
 
+  @Test func aMessageCutShortByItsTransportIsTooLarge() {
+    #expect(
+      server.refuseTooLarge(Hex.bytes("0a0008020000070000"))
+        == .respond(Hex.bytes("0b00000500000700a162726307")))
+    #expect(server.refuseTooLarge(Hex.bytes("0a00")) == .ignore("a message over 2048 bytes"))
+  }
+
   @Test func responsesAndShortMessagesAreNotAnswered() {
     #expect(
       server.handle(Hex.bytes("0300000000000100"), device: view)

@@ -1,4 +1,5 @@
 import Foundation
+import Glibc
 import Testing
 
 /// otad's SMP server over UDP on loopback, driven by a real MCUmgr client: Intercreate's smpmgr
@@ -117,6 +118,142 @@ import Testing
     let status = try daemon.status()
     #expect(status["running"] as? String == "A" && status["confirmed"] as? String == "A")
     #expect(daemon.stop() == 0)
+  }
+}
+
+extension SMPProcessTests {
+  /// smpclient uploads part of `image` and stops (the client killed), or sends the first chunk again
+  /// and prints the offset the device answers.
+  static func partialUpload(_ image: String, address: String, stopAfter: Int?) -> String {
+    """
+    import asyncio, hashlib
+    from smpclient import SMPClient
+    from smpclient.transport.udp import SMPUDPTransport
+    from smpclient.requests.image_management import ImageUploadWrite
+    image = open("\(image)", "rb").read()
+    async def main():
+        async with SMPClient(SMPUDPTransport(), "\(address)") as client:
+            if \(stopAfter.map(String.init) ?? "None") is None:
+                r = await client.request(ImageUploadWrite(
+                    off=0, data=image[:512], image=1, len=len(image), sha=hashlib.sha256(image).digest()))
+                print("resumed at", r.off)
+                return
+            async for off in client.upload(image, 1):
+                if off > \(stopAfter ?? 0):
+                    print("stopped at", off)
+                    return
+    asyncio.run(main())
+    """
+  }
+
+  static func number(after prefix: String, in output: String) -> Int? {
+    guard let line = output.split(separator: "\n").first(where: { $0.hasPrefix(prefix) }) else { return nil }
+    return Int(line.dropFirst(prefix.count).trimmingCharacters(in: .whitespaces))
+  }
+
+  @Test func anUploadResumesAfterTheClientOrOtadWasKilled() throws {
+    let smpmgr = try SMPManager.locate()
+    let image = Self.sample("firmware-v2.bin")
+    let daemon = try device("127.0.0.25", extra: ["--window", "4KiB"])
+    // The client stops past 20000 bytes; a new one asks again from 0 with the same sha.
+    let first = try smpmgr.python(Self.partialUpload(image, address: "127.0.0.25", stopAfter: 20000))
+    let stopped = try #require(Self.number(after: "stopped at", in: first.output), "\(first.output)")
+    let again = try smpmgr.python(Self.partialUpload(image, address: "127.0.0.25", stopAfter: nil))
+    let resumed = try #require(Self.number(after: "resumed at", in: again.output), "\(again.output)")
+    #expect(resumed > 16000 && resumed <= stopped, "committed windows are kept: \(resumed) of \(stopped)")
+
+    // otad killed -9 and started again: the journal's committed offset is where the upload goes on.
+    daemon.killHard()
+    try daemon.start(extra: [
+      "--smp-udp", "127.0.0.25:1337", "--health-check", TrialBootProcessTests.healthCheck, "--attempts", "2",
+      "--factory-version", "1.0.0", "--window", "4KiB",
+    ])
+    let afterKill = try smpmgr.python(Self.partialUpload(image, address: "127.0.0.25", stopAfter: nil))
+    let restarted = try #require(
+      Self.number(after: "resumed at", in: afterKill.output), "\(afterKill.output)")
+    #expect(restarted > 16000 && restarted <= stopped, "\(restarted) of \(stopped)\n\(daemon.log)")
+
+    // And smpmgr finishes it: from there to a confirmed image.
+    let upgrade = try smpmgr.run(["--ip", "127.0.0.25", "upgrade", "--slot", "1", image])
+    #expect(upgrade.status == 0, "\(upgrade.output)\n\(daemon.log)")
+    let status = try waitForStatus(daemon) { $0["confirmed"] as? String == "B" }
+    #expect(status["running"] as? String == "B" && status["onTrial"] as? Bool == false, "\(daemon.log)")
+    #expect(daemon.stop() == 0)
+  }
+
+  @Test func malformedDatagramsAreAnsweredOrDroppedAndOtadKeepsServing() throws {
+    let daemon = try device("127.0.0.26")
+    let client = try UDPClient(address: "127.0.0.26")
+    let other = try UDPClient(address: "127.0.0.26")
+    // A header whose length lies (10 announced, 1 sent): rc 3.
+    #expect(try client.ask("0200000a00000100a0") == "0300000500000100a162726303")
+    // Not CBOR: rc 3. A map with the wrong type: rc 3. An unknown group: rc 8. SMP version 3: rc 13.
+    #expect(try client.ask("02000002000001 00ffff") == "0300000500000100a162726303")
+    #expect(try client.ask("0200000400000100a1616401") == "0300000500000100a162726303")
+    #expect(try client.ask("0000000000400700") == "0100000500400700a162726308")
+    #expect(try client.ask("1800000000000506") == "0900000500000506a16272630d")
+    // Over buf_size (2048): rc 7.
+    let big = "02000802" + "00000100" + String(repeating: "00", count: 2050)
+    #expect(try client.ask(big) == "0300000500000100a162726307")
+    // Shorter than a header, and a response sent to the server: no answer, nothing else happens.
+    try client.send("0200")
+    try client.send("0300000000000100")
+    // Two clients interleaved: each gets its own answer.
+    try client.send("0200000600000700a16164626869")
+    #expect(try other.ask("0200000600000800a16164626f74") == "0300000600000800a16172626f74")
+    #expect(try client.receive() == "0300000600000700a16172626869")
+    // Still serving.
+    #expect(try client.ask("0000000000000506") != nil)
+    let status = try daemon.status()
+    #expect(status["running"] as? String == "A" && status["confirmed"] as? String == "A")
+    #expect(daemon.stop() == 0)
+  }
+}
+
+/// A bare UDP client on loopback, for sending what no MCUmgr client would.
+final class UDPClient {
+  private let descriptor: Int32
+  private var address = sockaddr_in()
+
+  init(address text: String) throws {
+    descriptor = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_port = UInt16(1337).bigEndian
+    guard inet_pton(AF_INET, text, &address.sin_addr) == 1 else { throw DaemonError("bad address \(text)") }
+    var timeout = timeval(tv_sec: 5, tv_usec: 0)
+    setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+  }
+
+  deinit { close(descriptor) }
+
+  func send(_ hex: String) throws {
+    let bytes = Self.bytes(hex)
+    let sent = withUnsafePointer(to: &address) {
+      $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+        sendto(descriptor, bytes, bytes.count, 0, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+      }
+    }
+    guard sent == bytes.count else { throw DaemonError("sendto failed") }
+  }
+
+  /// The next datagram as hex; nil after 5 s without one.
+  func receive() throws -> String? {
+    var buffer = [UInt8](repeating: 0, count: 4096)
+    let count = recv(descriptor, &buffer, buffer.count, 0)
+    guard count >= 0 else { return nil }
+    return buffer.prefix(count).map { ($0 < 16 ? "0" : "") + String($0, radix: 16) }.joined()
+  }
+
+  func ask(_ hex: String) throws -> String? {
+    try send(hex)
+    return try receive()
+  }
+
+  static func bytes(_ hex: String) -> [UInt8] {
+    let digits = Array(hex.filter { $0 != " " })
+    return stride(from: 0, to: digits.count - 1, by: 2).map {
+      UInt8(String(digits[$0...$0 + 1]), radix: 16) ?? 0
+    }
   }
 }
 
