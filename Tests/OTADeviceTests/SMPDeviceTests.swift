@@ -130,7 +130,59 @@ import Testing
     }
     #expect(final.first?["confirmed"] == .bool(true) && final.first?["active"] == .bool(true))
     #expect(!host.runningOnTrial && host.boot.confirmed == .b)
-    #expect(final.last?["version"] == .text("1.0.0") || final.count == 1)
+    // Slot A's bytes are no MCUboot image (the fixture's factory firmware is raw): nothing to show there.
+    #expect(final.count == 1)
+  }
+
+  /// nRF Connect Device Manager's "confirm only": upload, state write confirm with the new image's
+  /// hash (permanent), reset: the new image runs confirmed, with no trial.
+  @Test func confirmOnlyMakesTheNewImagePermanentWithoutATrial() throws {
+    let fixture = DeviceFixture(slotCapacity: 64 * 1024, windowCapacity: 4096)
+    var host = try fixture.makeHost()
+    var device = SMPDevice()
+    var client = Client()
+    _ = try Self.upload(try Self.image(), device: &device, host: &host, client: &client)
+    let hash = try #require(try Self.states(&device, &host, &client).last?["hash"]?.bytesValue)
+    let answer = try client.body(
+      try device.handle(
+        client.message(
+          .write, group: 1, command: 0, .textMap(["hash": .bytes(hash), "confirm": .bool(true)])),
+        host: &host))
+    guard case .array(let images) = answer["images"] else {
+      Issue.record("no state: \(answer)")
+      return
+    }
+    #expect(images.last?["pending"] == .bool(true) && images.last?["permanent"] == .bool(true))
+    #expect(try device.handle(client.message(.write, group: 0, command: 5, .map([])), host: &host).restart)
+    host = try fixture.boot(verdict: .silent)
+    #expect(host.running == .b && !host.runningOnTrial && host.boot.confirmed == .b)
+    let states = try Self.states(&device, &host, &client)
+    #expect(states.first?["hash"] == .bytes(hash) && states.first?["confirmed"] == .bool(true))
+  }
+
+  /// "Test only": nobody confirms over SMP; otad's own trial decides (here its health check fails
+  /// at every boot) and the failed image shows in slot 1, not bootable.
+  @Test func testOnlyLeavesTheVerdictToTheTrialAndARollbackShows() throws {
+    let fixture = DeviceFixture(slotCapacity: 64 * 1024, windowCapacity: 4096)
+    var host = try fixture.makeHost()
+    var device = SMPDevice()
+    var client = Client()
+    _ = try Self.upload(try Self.image(), device: &device, host: &host, client: &client)
+    let hash = try #require(try Self.states(&device, &host, &client).last?["hash"]?.bytesValue)
+    _ = try device.handle(
+      client.message(.write, group: 1, command: 0, .textMap(["hash": .bytes(hash)])), host: &host)
+    #expect(try device.handle(client.message(.write, group: 0, command: 5, .map([])), host: &host).restart)
+    host = try fixture.boot(verdict: .fails)
+    #expect(host.running == .a && host.boot.confirmed == .a)
+    let states = try Self.states(&device, &host, &client)
+    #expect(states.first?["version"] == .text("1.0.0") && states.first?["active"] == .bool(true))
+    #expect(states.last?["hash"] == .bytes(hash) && states.last?["bootable"] == .bool(false))
+    #expect(states.last?["pending"] == .bool(false) && states.last?["active"] == .bool(false))
+    // Testing it again is refused: it was marked bad.
+    let again = try client.body(
+      try device.handle(
+        client.message(.write, group: 1, command: 0, .textMap(["hash": .bytes(hash)])), host: &host))
+    #expect(again == .textMap(["err": .textMap(["group": .unsigned(1), "rc": .unsigned(32)])]))
   }
 
   @Test func anUploadResumesAfterARestartAtTheCommittedOffset() throws {

@@ -324,3 +324,22 @@ struct SMPResult {
     return blocks.first { $0.hasPrefix("slot=\(slot),") } ?? ""
   }
 }
+
+extension SMPProcessTests {
+  @Test func anOTAPrepareIsBusyWhileAnSMPUploadIsUnderWay() throws {
+    let smpmgr = try SMPManager.locate()
+    let daemon = try device("127.0.0.27", extra: ["--window", "4KiB"])
+    let image = Self.sample("firmware-v2.bin")
+    let partial = try smpmgr.python(Self.partialUpload(image, address: "127.0.0.27", stopAfter: 8000))
+    #expect(Self.number(after: "stopped at", in: partial.output) != nil, "\(partial.output)")
+    let push = try runTool(
+      "otactl",
+      ["push", image, "--device", daemon.socket, "--link", "mtu=247,interval=2ms,packets=8", "--json"])
+    #expect(push.status != 0, "\(push.output)\n\(daemon.log)")
+    #expect(daemon.log.contains("PREPARE refused: an SMP upload is under way"), "\(daemon.log)")
+    // The SMP client comes back and finishes.
+    let again = try smpmgr.python(Self.partialUpload(image, address: "127.0.0.27", stopAfter: nil))
+    #expect((Self.number(after: "resumed at", in: again.output) ?? 0) > 4000, "\(again.output)")
+    #expect(daemon.stop() == 0)
+  }
+}
