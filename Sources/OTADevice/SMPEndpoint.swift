@@ -30,7 +30,9 @@ public struct SMPEndpoint: Sendable {
     let maxLength = device.server.configuration.bufferSize
     for _ in 0..<limit {
       guard let datagram = try socket.receive(maxLength: maxLength) else { break }
-      if datagram.bytes.count >= SMPHeader.byteCount, datagram.bytes[5] == 1, datagram.bytes[7] == 1 {
+      if datagram.bytes.count >= SMPHeader.byteCount, datagram.bytes[4] == 0, datagram.bytes[5] == 1,
+        datagram.bytes[7] == 1
+      {
         lastUpload = now
       }
       if datagram.truncated {

@@ -26,8 +26,9 @@ public struct SMPServer: Sendable {
     public let header: SMPHeader
   }
 
-  /// One whole message (a UDP datagram, or what `SMPFrameAssembler` produced).
-  public func handle(_ message: [UInt8], device: SMPDeviceView) -> Step {
+  /// One whole message (a UDP datagram, or what `SMPFrameAssembler` produced). `device` is asked
+  /// for only by the commands that report it (reading it may read both slots: not per upload chunk).
+  public func handle(_ message: [UInt8], device: @autoclosure () -> SMPDeviceView) -> Step {
     let header: SMPHeader
     do {
       header = try SMPHeader(bytes: message)
@@ -78,7 +79,7 @@ public struct SMPServer: Sendable {
     case device(SMPDeviceCommand)
   }
 
-  private func route(_ header: SMPHeader, _ body: SMPBody, _ device: SMPDeviceView) throws(SMPFailure)
+  private func route(_ header: SMPHeader, _ body: SMPBody, _ device: () -> SMPDeviceView) throws(SMPFailure)
     -> Routed
   {
     let write = header.operation == .write
@@ -94,12 +95,12 @@ public struct SMPServer: Sendable {
         CBOR.Entry(.text("buf_count"), .unsigned(UInt64(configuration.bufferCount))),
       ])
     case (SMPGroup.os, SMPGroup.OS.info, false):
-      let output = try SMPSystemInfoFormat.render(try body.text("format") ?? "s", device.system)
+      let output = try SMPSystemInfoFormat.render(try body.text("format") ?? "s", device().system)
       return .answer([CBOR.Entry(.text("output"), .text(output))])
     case (SMPGroup.os, SMPGroup.OS.bootloaderInfo, false):
-      return .answer(try bootloaderInfo(query: try body.text("query"), device))
+      return .answer(try bootloaderInfo(query: try body.text("query"), device()))
     case (SMPGroup.image, SMPGroup.Image.state, false):
-      return .answer(Self.imageState(device))
+      return .answer(Self.imageState(device()))
     case (SMPGroup.image, SMPGroup.Image.state, true):
       let hash = try body.bytes("hash")
       if let hash, hash.count != 32 { throw .image(.invalidHash) }

@@ -229,3 +229,27 @@ enum Hex {
 extension String {
   var compact: String { filter { $0 != " " } }
 }
+
+/// Reading the device's view may hash both slots: an upload chunk must not cost that.
+@Suite struct SMPDeviceViewReadTests {
+  final class Reads {
+    var count = 0
+  }
+
+  @Test func onlyTheCommandsThatReportTheDeviceReadIt() {
+    let server = SMPServer()
+    let reads = Reads()
+    func view() -> SMPDeviceView {
+      reads.count += 1
+      return SMPDeviceView(images: [], downgradesRefused: true)
+    }
+    let upload = "a4636f666600636c656e0a6464617461430102036775706772616465f4"
+    _ = server.handle(Hex.bytes("0a00001d00010501" + upload), device: view())
+    _ = server.handle(Hex.bytes("0200000600000100a16164626869"), device: view())
+    _ = server.handle(Hex.bytes("0000000000000506"), device: view())
+    #expect(reads.count == 0)
+    _ = server.handle(Hex.bytes("0800000000010300"), device: view())
+    _ = server.handle(Hex.bytes("0800000000000108"), device: view())
+    #expect(reads.count == 2)
+  }
+}

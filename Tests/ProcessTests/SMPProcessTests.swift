@@ -77,7 +77,7 @@ import Testing
     #expect(echo.status == 0 && echo.output.contains("r='hello otad'"), "\(echo.output)")
     // smpmgr has no command for these: smpclient (its library, in the same venv) asks directly.
     let script = """
-      import asyncio
+      asyncio = __import__("asyncio")
       from smpclient import SMPClient
       from smpclient.transport.udp import SMPUDPTransport
       from smpclient.requests.os_management import MCUMgrParametersRead, OSApplicationInfoRead, BootloaderInformationRead
@@ -88,7 +88,7 @@ import Testing
               print(await client.request(BootloaderInformationRead()))
       asyncio.run(main())
       # smpclient's model takes no "mode" answer: bootloader info's mode query as raw bytes.
-      import socket
+      socket = __import__("socket")
       s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
       s.settimeout(5)
       s.sendto(bytes.fromhex("0800000c00000108a1657175657279646d6f6465"), ("127.0.0.23", 1337))
@@ -126,7 +126,7 @@ extension SMPProcessTests {
   /// and prints the offset the device answers.
   static func partialUpload(_ image: String, address: String, stopAfter: Int?) -> String {
     """
-    import asyncio, hashlib
+    asyncio, hashlib = __import__("asyncio"), __import__("hashlib")
     from smpclient import SMPClient
     from smpclient.transport.udp import SMPUDPTransport
     from smpclient.requests.image_management import ImageUploadWrite
