@@ -41,6 +41,10 @@ let package = Package(
     .target(name: "OTAWire"),
     // The receiver and sender state machines: events in, actions out. No IO, no clock.
     .target(name: "OTAEngine", dependencies: ["OTAWire", "OTAChecksum"]),
+    // A strict CBOR codec (RFC 8949's integers, strings, arrays, maps, bool, null) with bounds. No IO.
+    .target(name: "OTACBOR"),
+    // The Simple Management Protocol (MCUmgr): header, framing, the server's requests and answers. No IO.
+    .target(name: "OTASMP", dependencies: ["OTACBOR"]),
     // Image trust: signing keys (Ed25519, ECDSA P-256) in PEM, MCUboot signatures, making and signing
     // MCUboot images (otactl image), and the checks of an image in a slot (through ImageSource).
     .target(
@@ -71,7 +75,7 @@ let package = Package(
     .target(
       name: "OTADevice",
       dependencies: [
-        "OTAEngine", "OTAStorage", "OTABoot", "OTALink", "OTASocketLink", "OTASystem",
+        "OTAEngine", "OTAStorage", "OTABoot", "OTALink", "OTASocketLink", "OTASystem", "OTASMP", "OTACBOR",
         .product(name: "Logging", package: "swift-log"),
         .product(name: "TOMLKit", package: "TOMLKit"),
       ]),
@@ -112,6 +116,8 @@ let package = Package(
       ]),
 
     .testTarget(name: "OTAWireTests", dependencies: ["OTAWire"]),
+    .testTarget(name: "OTACBORTests", dependencies: ["OTACBOR"]),
+    .testTarget(name: "OTASMPTests", dependencies: ["OTASMP", "OTACBOR"]),
     .testTarget(
       name: "OTASystemTests", dependencies: ["OTASystem", "OTASystemTesting", "OTAStorage", "OTAWire"]),
     .testTarget(
@@ -149,7 +155,7 @@ let package = Package(
         "OTADevice", "OTABoot", "OTAEngine", "OTAStorage", "OTAStorageTesting", "OTASimulation", "OTAWire",
         "OTAChecksum",
         "OTALink",
-        "OTASocketLink", "OTATrust",
+        "OTASocketLink", "OTATrust", "OTASMP", "OTACBOR",
       ]),
   ]
 )
@@ -159,7 +165,7 @@ let package = Package(
 // The per-input logic of every fuzz target: decoders and the receiver engine driven by arbitrary
 // bytes, with invariant checkers. Always built, so the ordinary test suite runs the same checks.
 package.targets.append(contentsOf: [
-  .target(name: "OTAFuzzing", dependencies: ["OTAWire", "OTAEngine", "OTAChecksum"]),
+  .target(name: "OTAFuzzing", dependencies: ["OTAWire", "OTAEngine", "OTAChecksum", "OTACBOR", "OTASMP"]),
   // Keys and signatures: apart, because it pulls swift-crypto into its fuzzer build (minutes).
   .target(
     name: "OTATrustFuzzing",
@@ -173,7 +179,7 @@ package.targets.append(contentsOf: [
 // libFuzzer executables, only when asked for (Scripts/fuzz.sh sets BLUEOTA_FUZZ=1 and builds with
 // `-sanitize=fuzzer,address` into .build-fuzz): each is a few lines around an OTAFuzzing entry.
 if Context.environment["BLUEOTA_FUZZ"] == "1" {
-  let fuzzTargets = ["wire", "mcuboot", "receiver", "trust"]
+  let fuzzTargets = ["wire", "mcuboot", "receiver", "trust", "cbor"]
   package.targets.append(
     contentsOf: fuzzTargets.map { name in
       .executableTarget(

@@ -80,5 +80,33 @@ blueota_install_imgtool() {
   export BLUEOTA_IMGTOOL="$imgtool"
 }
 
+# smpmgr (Intercreate's MCUmgr client, PyPI), pinned, in a venv at <repo>/.build-smpmgr: the SMP
+# process tests (Tests/ProcessTests/SMPProcessTests) drive otad's SMP server over UDP with it.
+# Exports BLUEOTA_SMPMGR, where the tests look first.
+blueota_smpmgr_version=0.19.1
+
+blueota_install_smpmgr() {
+  local root venv smpmgr python
+  root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+  venv="$root/.build-smpmgr"
+  smpmgr="$venv/bin/smpmgr"
+  python="${PYTHON:-python3}"
+  if [[ ! -x "$smpmgr" ]] || ! "$venv/bin/python" -m pip show smpmgr 2>/dev/null | grep -qx "Version: $blueota_smpmgr_version"; then
+    echo "setup: installing smpmgr $blueota_smpmgr_version into $venv"
+    if [[ ! -x "$venv/bin/python" ]]; then
+      "$python" -m venv "$venv" || {
+        echo "setup: '$python -m venv' failed; on Debian install python3-venv" >&2
+        return 1
+      }
+    fi
+    "$venv/bin/python" -m pip install --quiet --disable-pip-version-check --no-input \
+      "smpmgr==$blueota_smpmgr_version" </dev/null || {
+      echo "setup: pip could not install smpmgr $blueota_smpmgr_version (network? PyPI?)" >&2
+      return 1
+    }
+  fi
+  export BLUEOTA_SMPMGR="$smpmgr"
+}
+
 blueota_install_packages
 blueota_find_swift

@@ -13,6 +13,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 source Scripts/setup.sh
 # The real imgtool, for the interop tests (Tests/OTATrustTests): a venv in .build-imgtool.
 blueota_install_imgtool
+blueota_install_smpmgr
 
 echo "== lint (swift format with .swift-format; Tests/.swift-format allows force unwraps in tests)"
 lint_status=0

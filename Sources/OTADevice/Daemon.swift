@@ -88,9 +88,10 @@ public struct Daemon: Sendable {
       // Only a trial runs the health check; the boot stage has checked the image already, if it ran.
       imageCheck: host.runningOnTrial
         ? runningImage ?? (try? control.checkInstalledImage(host.running, in: host.boot)) : nil)
+    let smp = try openSMP(logger: logger)
     let service = DeviceService(
       host: host, link: opened.link, logger: logger, trial: configuration.boot.trial,
-      healthEnvironment: healthEnvironment)
+      healthEnvironment: healthEnvironment, smp: smp)
     let stop = try service.run(stopSignals: stopSignals)
     host = service.host
     opened.close()
@@ -101,6 +102,15 @@ public struct Daemon: Sendable {
       environment.withdraw()
       try environment.restart(host.boot.plan)
     }
+  }
+
+  /// SMP over UDP when the configuration asks for it (off by default: it has no pairing).
+  private func openSMP(logger: Logger) throws -> SMPEndpoint? {
+    guard let address = configuration.smpUDP else { return nil }
+    let socket = try UDPSocket(binding: address)
+    logger.warning(
+      "serving SMP (MCUmgr) over UDP on \(socket.boundAddress ?? address): no pairing, no authentication")
+    return SMPEndpoint(socket: socket, device: SMPDevice(system: SMPDevice.systemInfo()))
   }
 
   /// What runs, on what terms: the running slot, the transfer, the trust policy, and a bootloader

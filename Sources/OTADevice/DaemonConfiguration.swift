@@ -1,6 +1,7 @@
 import Logging
 import OTALink
 import OTASocketLink
+import OTASystem
 import OTAWire
 import TOMLKit
 
@@ -29,6 +30,9 @@ public struct DaemonConfiguration: Equatable, Sendable {
   public var logLevel: Logger.Level = .info
   public var boot = BootConfiguration()
   public var trust = TrustConfiguration()
+  /// Serve SMP (MCUmgr) over UDP on this address: off unless set. SMP over UDP has no pairing and no
+  /// authentication: anyone who reaches the port can upload, test and reset (docs/SMP.md).
+  public var smpUDP: UDPAddress?
 
   public init() {}
 
@@ -41,7 +45,8 @@ public struct DaemonConfiguration: Equatable, Sendable {
       throw ConfigurationError("not valid TOML: \(error)")
     }
     try Self.onlyKeys(
-      table, ["slots", "state", "device", "bluez", "link", "transfer", "log", "boot", "trust"], in: "the file"
+      table, ["slots", "state", "device", "bluez", "link", "transfer", "log", "boot", "trust", "smp"],
+      in: "the file"
     )
     if let trust = try Self.section(table, "trust", keys: ["keys", "allow-downgrade"]) {
       try self.trust.read(trust)
@@ -97,6 +102,11 @@ public struct DaemonConfiguration: Equatable, Sendable {
       if let grace = try Self.string(transfer, "grace", in: "transfer") {
         windowGrace = try Self.duration(grace)
       }
+    }
+    if let smp = try Self.section(table, "smp", keys: ["udp"]),
+      let text = try Self.string(smp, "udp", in: "smp")
+    {
+      smpUDP = try Self.udpAddress(text)
     }
     if let log = try Self.section(table, "log", keys: ["level"]),
       let level = try Self.string(log, "level", in: "log")
@@ -161,6 +171,14 @@ public struct DaemonConfiguration: Equatable, Sendable {
     case "h": return .seconds(number * 3600)
     default: throw ConfigurationError("'\(text)' is not a duration like 400ms, 60s or 10min")
     }
+  }
+
+  /// `127.0.0.1:1337`: an IPv4 address and a port, as `--smp-udp` and `[smp] udp` take them.
+  public static func udpAddress(_ text: String) throws(ConfigurationError) -> UDPAddress {
+    guard let address = UDPAddress(parsing: text.trimmingSpaces) else {
+      throw ConfigurationError("'\(text)' is not an IPv4 address and port like 127.0.0.1:1337")
+    }
+    return address
   }
 
   static func version(_ text: String) throws(ConfigurationError) -> Version {

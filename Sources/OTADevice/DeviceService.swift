@@ -30,14 +30,21 @@ public final class DeviceService {
   public private(set) var restartReason = ""
   /// The storage failure logged last: its repeats (every chunk of a full disk) go to debug.
   private var lastStorageFailure: StorageError?
+  /// SMP over UDP, when configured.
+  public private(set) var smp: SMPEndpoint?
+  /// A central is connected on the OTA link, and when it last wrote: SMP changes nothing while an
+  /// OTA transfer is under way (one transfer at a time).
+  private var otaConnected = false
+  private var lastOTAWrite: Duration?
 
   /// `trial` says how a slot on trial proves itself; `healthEnvironment` is what the health check
   /// learns about the trial (OTAD_SLOT, OTAD_VERSION, ...).
   public init(
     host: ReceiverHost, link: any PeripheralLink, logger: Logger, trial: TrialPolicy = TrialPolicy(),
-    healthEnvironment: [String: String] = [:]
+    healthEnvironment: [String: String] = [:], smp: SMPEndpoint? = nil
   ) {
     self.host = host
+    self.smp = smp
     self.link = link
     self.logger = logger
     self.healthEnvironment = healthEnvironment
@@ -57,7 +64,7 @@ public final class DeviceService {
       let deadline = [timer, link.nextDeadline, trial?.nextDeadline].compactMap { $0 }.min()
       let descriptors =
         link.descriptors + (stopSignals.map { [$0.descriptor] } ?? [])
-        + (healthCheck.map { [$0.descriptor] } ?? [])
+        + (healthCheck.map { [$0.descriptor] } ?? []) + (smp.map { [$0.socket.descriptor.rawValue] } ?? [])
       let readable = try Poller.wait(
         for: descriptors, writable: link.writeDescriptors, timeout: deadline.map { max(.zero, $0 - now) })
       if let stopSignals, readable.contains(stopSignals.descriptor) {
@@ -83,12 +90,38 @@ public final class DeviceService {
       for event in events {
         if try handle(event) { return .restart }
       }
+      if let endpoint = smp, readable.contains(endpoint.socket.descriptor.rawValue), try serveSMP() {
+        return .restart
+      }
       if let due = timer, now >= due {
         timer = nil
         if try apply(try host.handle(.tick(now: now))) { return .restart }
       }
       if trial != nil, try supervise({ $0.tick(now: now) }) { return .restart }
     }
+  }
+
+  // MARK: SMP
+
+  /// Answers the waiting SMP datagrams; true when one asked for a reset.
+  private func serveSMP() throws -> Bool {
+    guard var endpoint = smp else { return false }
+    let busy =
+      otaConnected && host.engine.phase != .idle && lastOTAWrite.map { now - $0 < .seconds(30) } == true
+    let served = try endpoint.serve(host: &host, otaBusy: busy, now: now)
+    smp = endpoint
+    logStorageFailures()
+    for note in served.notes { logger.info("SMP: \(note)") }
+    if trial != nil, !host.runningOnTrial {
+      logger.notice("an SMP client confirmed the trial: slot \(host.running) is good")
+      _ = try supervise { $0.confirmed() }
+      trial = nil
+    }
+    guard served.restart else { return false }
+    restartReason = "SMP reset: \(host.boot.plan)"
+    logger.notice("restarting on an SMP reset into \(host.boot.plan)")
+    link.disconnect()
+    return true
   }
 
   // MARK: The trial
@@ -165,6 +198,7 @@ public final class DeviceService {
     switch event {
     case .connected(let mtu):
       logger.info("central connected", metadata: ["mtu": "\(mtu)"])
+      otaConnected = true
       return try apply(try host.handle(.connected(mtu: mtu)))
     case .disconnected:
       logger.info(
@@ -175,9 +209,16 @@ public final class DeviceService {
         ])
       timer = nil
       lastStorageFailure = nil
+      otaConnected = false
       return try apply(try host.handle(.disconnected))
     case .controlWrite(let bytes):
       logRequest(bytes)
+      lastOTAWrite = now
+      if let smp, smp.uploading(now: now), case .prepare? = try? Request(bytes: bytes) {
+        logger.warning("PREPARE refused: an SMP upload is under way")
+        link.notify(Response(.prepare, .busy).encoded)
+        return false
+      }
       let restart = try apply(try host.handle(.control(bytes, now: now)))
       if trial != nil, !host.runningOnTrial {
         logger.notice("the central confirmed the trial: slot \(host.running) is good")
@@ -186,6 +227,7 @@ public final class DeviceService {
       }
       return restart
     case .dataWrite(let bytes):
+      lastOTAWrite = now
       return try apply(try host.handle(.data(bytes, now: now)))
     case .droppedPeer(let why):
       logger.warning("dropped a client: \(why)")

@@ -16,7 +16,7 @@ public struct ReceiverHost: Sendable {
 
   public let storage: DeviceStorage
   public let control: BootControl
-  public private(set) var engine: ReceiverEngine
+  public internal(set) var engine: ReceiverEngine
   /// The boot state as last read or written.
   public private(set) var boot: BootState
   /// The slot this process runs from: never written.
@@ -34,7 +34,7 @@ public struct ReceiverHost: Sendable {
   /// Chunks that continue one another, held until a window needs them in the slot.
   private var gathered = ChunkGatherer()
   /// The transfer journal's file, written in place per committed window.
-  private var journalStore: TransferJournalStore
+  var journalStore: TransferJournalStore
 
   /// Loads the boot state and the journal, and resumes a transfer that was under way. `running` is
   /// what the boot stage decided; by default what the bootloader reports, else what the state says.
@@ -133,6 +133,17 @@ public struct ReceiverHost: Sendable {
     return outputs
   }
 
+  /// Rebuilds the engine from the journal as stored, as a start does: after the SMP server changed
+  /// the transfer behind the engine's back (an upload, an activation, an erase).
+  mutating func reloadTransfer() throws(StorageError) {
+    let journal = try journalStore.load().journal.value
+    engine = ReceiverEngine(
+      configuration: engine.configuration, runningSlot: running,
+      runningOnTrial: Self.unconfirmed(boot, running),
+      journal: journal)
+    syncEngine()
+  }
+
   /// Tells the engine what the boot state and the policy say: whether PREPARE is allowed at all
   /// (not while on trial) and from which version on.
   private mutating func syncEngine() {
@@ -182,7 +193,9 @@ public struct ReceiverHost: Sendable {
 
   // MARK: IO
 
-  private mutating func perform(_ io: ReceiverIO) throws(StorageError) -> IOResult {
+  /// Carries out one IO the way the engine's are: the SMP server's uploads go through here too, so
+  /// both protocols share one storage path, journal and image check.
+  mutating func perform(_ io: ReceiverIO) throws(StorageError) -> IOResult {
     do {
       return try performOrThrow(io)
     } catch .powerCut {
@@ -278,7 +291,7 @@ public struct ReceiverHost: Sendable {
     return .done
   }
 
-  private mutating func changeBoot(_ change: (inout BootState) -> Void) throws(StorageError) {
+  mutating func changeBoot(_ change: (inout BootState) -> Void) throws(StorageError) {
     let control = control
     boot = try Self.storageErrors { () throws(BootError) in try control.update(change) }
     syncEngine()

@@ -38,6 +38,13 @@ struct DaemonOptions: ParsableArguments {
   @Flag(name: .customLong("require-pairing"), help: "Accept writes only over an encrypted, bonded link.")
   var requirePairing = false
 
+  @Option(
+    name: .customLong("smp-udp"),
+    help: ArgumentHelp(
+      "Also serve SMP (MCUmgr) over UDP on ADDR:PORT, e.g. 127.0.0.1:1337. Off by default: no pairing, no authentication.",
+      valueName: "addr:port"))
+  var smpUDP: String?
+
   @Option(help: ArgumentHelp("Link conditions on the device's side.", discussion: LinkConditions.help))
   var link: String?
 
@@ -105,6 +112,7 @@ struct DaemonOptions: ParsableArguments {
       if let adapter { configuration.bluezAdapter = adapter }
       if let name { configuration.localName = name }
       if requirePairing { configuration.requirePairing = true }
+      if let smpUDP { configuration.smpUDP = try DaemonConfiguration.udpAddress(smpUDP) }
       if let link { configuration.link = try LinkConditions(spec: link, base: configuration.link) }
       if let window {
         configuration.windowCapacity = UInt32(clamping: try DaemonConfiguration.byteSize(window))

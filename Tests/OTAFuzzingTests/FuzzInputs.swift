@@ -22,7 +22,7 @@ enum FuzzInputs {
 
   static let entries: [String: @Sendable ([UInt8]) -> [InvariantViolation]] = [
     "wire": WireFuzzer.check, "mcuboot": MCUbootFuzzer.check, "receiver": ReceiverFuzzer.check,
-    "trust": TrustFuzzer.check,
+    "trust": TrustFuzzer.check, "cbor": CBORFuzzer.check,
   ]
 }
 

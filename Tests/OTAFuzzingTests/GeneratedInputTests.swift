@@ -9,6 +9,7 @@ import Testing
 struct GeneratedInputTests {
   @Test(arguments: [
     ("wire", 4000, 96), ("mcuboot", 3000, 700), ("receiver", 2000, 400), ("trust", 1500, 900),
+    ("cbor", 4000, 160),
   ])
   func generatedInputsRunClean(target: String, count: Int, maxLength: Int) throws {
     let check = try #require(FuzzInputs.entries[target])

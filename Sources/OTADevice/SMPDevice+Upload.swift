@@ -1,0 +1,160 @@
+import OTACBOR
+import OTAChecksum
+import OTAEngine
+import OTASMP
+import OTAStorage
+import OTAWire
+
+/// Image upload: chunks into the inactive slot through `ReceiverHost.perform`, the OTA protocol's
+/// own IO: PREPARE's erase and journal, gathered writes, a commit (sync, then the journal) per
+/// window, the image check at the end. The journal's CRC32 is 0 until the last chunk: SMP sends none,
+/// so the device computes it from the slot at the end (the image's own SHA-256 and signature are
+/// what vouch for it, as on an MCUboot device).
+extension SMPDevice {
+  mutating func upload(_ upload: SMPUpload, host: inout ReceiverHost) throws(StorageError)
+    -> Result<[CBOR.Entry], SMPFailure>
+  {
+    // Image 0 is the one image; 1 is what smpmgr sends for "slot 1" (`upgrade --slot 1`): both mean the
+    // inactive slot, the only one that can be written.
+    guard upload.image <= 1 else { return .failure(.image(.invalidSlot)) }
+    if upload.offset == 0 {
+      switch try begin(upload, host: &host) {
+      case .failure(let failure): return .failure(failure)
+      case .success(let resumedAt?): return .success([CBOR.Entry(.text("off"), .unsigned(UInt64(resumedAt)))])
+      case .success(nil): break
+      }
+    }
+    // The transfer must still be this upload's: an OTA PREPARE may have replaced it (its journal
+    // carries the image's CRC32; an SMP upload's says 0 until its last chunk).
+    guard case .receiving(var journal)? = host.engine.phase.smpReceiving, journal.crc32 == 0, let received
+    else {
+      self.received = nil
+      return .failure(.generic(.badState))
+    }
+    guard upload.offset == UInt64(received) else {
+      // Not where the device is: tell the client where to go on (it resends from there).
+      return .success([CBOR.Entry(.text("off"), .unsigned(UInt64(received)))])
+    }
+    let end = upload.offset + UInt64(upload.data.count)
+    guard end <= UInt64(journal.size) else { return .failure(.image(.invalidLength)) }
+    if !upload.data.isEmpty {
+      guard
+        case .done = try host.perform(.write(slot: journal.slot, offset: received, bytes: upload.data[...]))
+      else {
+        return .failure(.image(.flashWriteFailed))
+      }
+    }
+    self.received = UInt32(end)
+    let window = host.engine.configuration.windowCapacity
+    if UInt32(end) == journal.size || UInt32(end) - journal.committedOffset >= window {
+      journal.committedOffset = UInt32(end)
+      guard case .done = try host.perform(.commit(journal)) else {
+        self.received = nil
+        try host.reloadTransfer()
+        return .failure(.image(.flashWriteFailed))
+      }
+      try host.reloadTransfer()
+    }
+    if UInt32(end) == journal.size {
+      if let failure = try finish(journal, host: &host) { return .failure(failure) }
+    }
+    return .success([CBOR.Entry(.text("off"), .unsigned(end))])
+  }
+
+  /// The first chunk: resumes the upload of the same image (same length and `sha`) at its committed
+  /// offset, or starts a new one. Returns the offset to resume at, or nil when a new upload began
+  /// (its first chunk is then written by the caller).
+  private mutating func begin(_ upload: SMPUpload, host: inout ReceiverHost) throws(StorageError)
+    -> Result<UInt32?, SMPFailure>
+  {
+    guard let length = upload.length, length > 0, length <= UInt64(UInt32.max) else {
+      return .failure(.image(.invalidLength))
+    }
+    let size = UInt32(length)
+    guard UInt64(size) <= host.engine.configuration.slotCapacity else {
+      return .failure(.image(.imageTooLarge))
+    }
+    if case .receiving(let journal)? = host.engine.phase.smpReceiving, journal.size == size,
+      journal.crc32 == 0,
+      let sha = upload.sha,
+      SMPUploadRecord.load(host.storage.records) == SMPUploadRecord(size: size, sha: sha),
+      journal.committedOffset > 0
+    {
+      received = journal.committedOffset
+      return .success(journal.committedOffset)
+    }
+    guard upload.data.count >= MCUbootHeader.byteCount, MCUbootHeader.looksLikeMCUboot(upload.data) else {
+      return .failure(.image(.invalidImageHeaderMagic))
+    }
+    var reader = ByteReader(upload.data)
+    guard let header = try? MCUbootHeader(from: &reader) else { return .failure(.image(.invalidImageHeader)) }
+    guard !ReceiverHost.unconfirmed(host.boot, host.running) else {
+      // A trial still needs its verdict: the other slot may hold the only known-good image.
+      return .failure(.image(.noFreeSlot))
+    }
+    if upload.upgrade, header.version <= host.boot[host.running].version {
+      return .failure(.image(.currentVersionIsNewer))
+    }
+    let journal = TransferJournal(
+      slot: host.running.other, state: .receiving, size: size, crc32: 0, version: header.version,
+      committedOffset: 0)
+    try? host.storage.records.remove(SMPUploadRecord.name)
+    guard case .done = try host.perform(.prepare(journal)) else {
+      try host.reloadTransfer()
+      return .failure(.image(.flashEraseFailed))
+    }
+    if let sha = upload.sha {
+      try host.storage.records.replace(
+        SMPUploadRecord.name, with: SMPUploadRecord(size: size, sha: sha).encoded)
+    }
+    try host.reloadTransfer()
+    received = 0
+    return .success(nil)
+  }
+
+  /// The whole image is in the slot and committed: its CRC32 from the slot into the journal, then the
+  /// image check VALIDATE makes; valid, the journal says validated (state write "test" activates it).
+  private mutating func finish(_ committed: TransferJournal, host: inout ReceiverHost) throws(StorageError)
+    -> SMPFailure?
+  {
+    received = nil
+    var journal = committed
+    guard
+      case .crc32(let crc) = try host.perform(
+        .checkWindow(slot: journal.slot, offset: 0, length: journal.size))
+    else { return .image(.flashWriteFailed) }
+    journal.crc32 = crc
+    guard case .done = try host.perform(.commit(journal)) else { return .image(.flashWriteFailed) }
+    switch try host.perform(.checkImage(journal)) {
+    case .image(.valid):
+      journal.state = .validated
+      guard case .done = try host.perform(.recordValidated(journal)) else { return .image(.flashWriteFailed) }
+      try host.reloadTransfer()
+      return nil
+    case .image(.invalid(let status, _)):
+      _ = try host.perform(.discard(answer: Response(requestOpcode: 0, status: status, payload: .none)))
+      try host.reloadTransfer()
+      return Self.failure(for: status)
+    default:
+      return .image(.flashWriteFailed)
+    }
+  }
+
+  /// The image group's code for the device's own verdict on an image.
+  static func failure(for status: StatusCode) -> SMPFailure {
+    switch status {
+    case .signatureInvalid: .image(.invalidTLV)
+    case .downgradeRefused: .image(.currentVersionIsNewer)
+    case .tooLarge: .image(.imageTooLarge)
+    case .storageError: .image(.flashWriteFailed)
+    default: .image(.invalidImageHeader)
+    }
+  }
+}
+
+extension ReceiverEngine.Phase {
+  /// The transfer as an SMP upload sees it: receiving (resumable), or nothing.
+  var smpReceiving: ReceiverEngine.Phase? {
+    if case .receiving = self { self } else { nil }
+  }
+}

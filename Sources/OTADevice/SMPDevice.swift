@@ -1,0 +1,96 @@
+import OTABoot
+import OTACBOR
+import OTAEngine
+import OTASMP
+import OTAStorage
+import OTASystem
+import OTAWire
+
+/// The SMP server on the device: `SMPServer` decodes and answers, this carries out what needs the
+/// device, on the SAME `ReceiverHost` the OTA protocol uses (its storage, journal, durable windows,
+/// image checks and boot control). Slot 0 is the running slot, slot 1 the other, as MCUboot's swap
+/// modes show them.
+public struct SMPDevice: Sendable {
+  public struct Output: Equatable, Sendable {
+    /// The answer to send back (nil: the message is not answered, see `SMPServer.Step.ignore`).
+    public var response: [UInt8]?
+    /// Restart after sending (OS reset), as after ACTIVATE.
+    public var restart = false
+    /// For the log.
+    public var note: String?
+  }
+
+  public let server: SMPServer
+  public var system: SMPSystemInfo
+  /// Bytes received of the upload in progress in this process (written, not all committed yet).
+  var received: UInt32?
+
+  public init(
+    configuration: SMPServerConfiguration = SMPServerConfiguration(), system: SMPSystemInfo = SMPSystemInfo()
+  ) {
+    server = SMPServer(configuration: configuration)
+    self.system = system
+  }
+
+  /// One whole SMP message. `otaBusy` is true while an OTA central is connected with a transfer under
+  /// way: SMP then changes nothing (one transfer at a time, see docs/SMP.md).
+  public mutating func handle(_ message: [UInt8], host: inout ReceiverHost, otaBusy: Bool = false)
+    throws(StorageError) -> Output
+  {
+    switch server.handle(message, device: view(host)) {
+    case .ignore(let why):
+      return Output(response: nil, note: why)
+    case .respond(let bytes):
+      return Output(response: bytes)
+    case .perform(let command, let pending):
+      if otaBusy, command.changesStorage {
+        return Output(
+          response: server.respond(to: pending, with: .failure(.generic(.busy))),
+          note: "OTA transfer under way")
+      }
+      let result: Result<[CBOR.Entry], SMPFailure>
+      var restart = false
+      switch command {
+      case .reset:
+        result = .success([])
+        restart = true
+      case .upload(let upload):
+        result = try self.upload(upload, host: &host)
+      case .stateWrite(let hash, let confirm):
+        result = try stateWrite(hash: hash, confirm: confirm, host: &host)
+      case .erase(let slot):
+        result = try erase(slot: slot, host: &host)
+      }
+      return Output(response: server.respond(to: pending, with: result), restart: restart)
+    }
+  }
+
+  /// What image state read and bootloader info report now.
+  public func view(_ host: ReceiverHost) -> SMPDeviceView {
+    SMPDeviceView(
+      images: images(host), system: system, downgradesRefused: !host.imageCheck.policy.allowDowngrade)
+  }
+}
+
+extension SMPDeviceCommand {
+  var changesStorage: Bool {
+    if case .reset = self { false } else { true }
+  }
+}
+
+extension SMPDevice {
+  /// OS info's answers from `uname(2)`.
+  public static func systemInfo() -> SMPSystemInfo {
+    let name = SystemName.current()
+    var info = SMPSystemInfo()
+    info.kernelName = name.kernelName
+    info.nodeName = name.nodeName
+    info.kernelRelease = name.release
+    info.kernelVersion = name.version
+    info.machine = name.machine
+    info.processor = name.machine
+    info.hardwarePlatform = name.machine
+    info.operatingSystem = "otad"
+    return info
+  }
+}

@@ -1,0 +1,190 @@
+import OTACBOR
+
+/// The SMP server's protocol logic, pure: a request message in, an answer (or a command the device
+/// must carry out first) out. Requests the server can answer from an `SMPDeviceView` are answered at
+/// once; the rest become `SMPDeviceCommand`s, answered through `respond(to:with:)`. Every request
+/// gets an answer; an unknown group or command answers "not supported" (rc 8).
+public struct SMPServer: Sendable {
+  public let configuration: SMPServerConfiguration
+
+  public init(configuration: SMPServerConfiguration = SMPServerConfiguration()) {
+    self.configuration = configuration
+  }
+
+  /// What to do with one message.
+  public enum Step: Equatable, Sendable {
+    /// Send these bytes back.
+    case respond([UInt8])
+    /// Carry out the command, then answer with `respond(to:with:)`.
+    case perform(SMPDeviceCommand, Pending)
+    /// Nothing to answer (a response sent to the server, or fewer bytes than a header): the reason, for the log.
+    case ignore(String)
+  }
+
+  /// The request a device command answers.
+  public struct Pending: Equatable, Sendable {
+    public let header: SMPHeader
+  }
+
+  /// One whole message (a UDP datagram, or what `SMPFrameAssembler` produced). `device` is asked
+  /// for only by the commands that report it (reading it may read both slots: not per upload chunk).
+  public func handle(_ message: [UInt8], device: @autoclosure () -> SMPDeviceView) -> Step {
+    let header: SMPHeader
+    do {
+      header = try SMPHeader(bytes: message)
+    } catch {
+      return .ignore(error.description)
+    }
+    guard header.operation != .readResponse, header.operation != .writeResponse else {
+      return .ignore("an SMP response sent to the server")
+    }
+    let body = message.dropFirst(SMPHeader.byteCount)
+    guard header.version <= 1 else { return .respond(answer(header, .failure(.generic(.tooNew)))) }
+    guard body.count == Int(header.length) else {
+      return .respond(answer(header, .failure(.generic(.invalidValue))))
+    }
+    guard message.count <= configuration.bufferSize else {
+      return .respond(answer(header, .failure(.generic(.messageTooLarge))))
+    }
+    guard header.operation.isRequest else {
+      return .respond(answer(header, .failure(.generic(.notSupported))))
+    }
+    do {
+      let decoded = try SMPBody(bytes: Array(body), limits: configuration.limits)
+      switch try route(header, decoded, device) {
+      case .answer(let entries): return .respond(answer(header, .success(entries)))
+      case .device(let command): return .perform(command, Pending(header: header))
+      }
+    } catch {
+      return .respond(answer(header, .failure(error)))
+    }
+  }
+
+  /// The answer "message too large" (rc 7) to a message cut short by its transport (a datagram
+  /// over `bufferSize`); nothing without a whole header to answer to.
+  public func refuseTooLarge(_ message: [UInt8]) -> Step {
+    guard let header = try? SMPHeader(bytes: message), header.operation.isRequest else {
+      return .ignore("a message over \(configuration.bufferSize) bytes")
+    }
+    return .respond(answer(header, .failure(.generic(.messageTooLarge))))
+  }
+
+  /// The answer to a device command the host carried out.
+  public func respond(to pending: Pending, with result: Result<[CBOR.Entry], SMPFailure>) -> [UInt8] {
+    answer(pending.header, result)
+  }
+
+  private enum Routed {
+    case answer([CBOR.Entry])
+    case device(SMPDeviceCommand)
+  }
+
+  private func route(_ header: SMPHeader, _ body: SMPBody, _ device: () -> SMPDeviceView) throws(SMPFailure)
+    -> Routed
+  {
+    let write = header.operation == .write
+    switch (header.group, header.command, write) {
+    case (SMPGroup.os, SMPGroup.OS.echo, true):
+      guard let text = try body.text("d") else { throw .generic(.invalidValue) }
+      return .answer([CBOR.Entry(.text("r"), .text(text))])
+    case (SMPGroup.os, SMPGroup.OS.reset, true):
+      return .device(.reset(force: try body.bool("force") ?? false))
+    case (SMPGroup.os, SMPGroup.OS.parameters, false):
+      return .answer([
+        CBOR.Entry(.text("buf_size"), .unsigned(UInt64(configuration.bufferSize))),
+        CBOR.Entry(.text("buf_count"), .unsigned(UInt64(configuration.bufferCount))),
+      ])
+    case (SMPGroup.os, SMPGroup.OS.info, false):
+      let output = try SMPSystemInfoFormat.render(try body.text("format") ?? "s", device().system)
+      return .answer([CBOR.Entry(.text("output"), .text(output))])
+    case (SMPGroup.os, SMPGroup.OS.bootloaderInfo, false):
+      return .answer(try bootloaderInfo(query: try body.text("query"), device()))
+    case (SMPGroup.image, SMPGroup.Image.state, false):
+      return .answer(Self.imageState(device()))
+    case (SMPGroup.image, SMPGroup.Image.state, true):
+      let hash = try body.bytes("hash")
+      if let hash, hash.count != 32 { throw .image(.invalidHash) }
+      return .device(.stateWrite(hash: hash, confirm: try body.bool("confirm") ?? false))
+    case (SMPGroup.image, SMPGroup.Image.upload, true):
+      return .device(.upload(try Self.upload(body)))
+    case (SMPGroup.image, SMPGroup.Image.erase, true):
+      return .device(.erase(slot: try body.unsigned("slot") ?? 1))
+    default:
+      throw .generic(.notSupported)
+    }
+  }
+
+  private func bootloaderInfo(query: String?, _ device: SMPDeviceView) throws(SMPFailure) -> [CBOR.Entry] {
+    switch query {
+    case nil:
+      return [CBOR.Entry(.text("bootloader"), .text("MCUboot"))]
+    case "mode":
+      return [
+        CBOR.Entry(.text("mode"), .int(configuration.bootloaderMode)),
+        CBOR.Entry(.text("no-downgrade"), .bool(device.downgradesRefused)),
+      ]
+    default:
+      throw .generic(.invalidValue)
+    }
+  }
+
+  /// The body image state read answers (and state write, after its change).
+  public static func imageState(_ device: SMPDeviceView) -> [CBOR.Entry] {
+    let images: [CBOR] = device.images.map { slot in
+      .map([
+        CBOR.Entry(.text("image"), .unsigned(0)),
+        CBOR.Entry(.text("slot"), .unsigned(slot.slot)),
+        CBOR.Entry(.text("version"), .text(slot.version)),
+        CBOR.Entry(.text("hash"), .bytes(slot.hash)),
+        CBOR.Entry(.text("bootable"), .bool(slot.bootable)),
+        CBOR.Entry(.text("pending"), .bool(slot.pending)),
+        CBOR.Entry(.text("confirmed"), .bool(slot.confirmed)),
+        CBOR.Entry(.text("active"), .bool(slot.active)),
+        CBOR.Entry(.text("permanent"), .bool(slot.permanent)),
+      ])
+    }
+    return [CBOR.Entry(.text("images"), .array(images)), CBOR.Entry(.text("splitStatus"), .unsigned(0))]
+  }
+
+  static func upload(_ body: SMPBody) throws(SMPFailure) -> SMPUpload {
+    guard let offset = try body.unsigned("off"), let data = try body.bytes("data") else {
+      throw .generic(.invalidValue)
+    }
+    let length = try body.unsigned("len")
+    if offset == 0, length == nil { throw .generic(.invalidValue) }
+    let sha = try body.bytes("sha")
+    if let sha, sha.isEmpty || sha.count > 32 { throw .generic(.invalidValue) }
+    return SMPUpload(
+      image: try body.unsigned("image") ?? 0, offset: offset, length: offset == 0 ? length : nil, data: data,
+      sha: offset == 0 ? sha : nil, upgrade: try body.bool("upgrade") ?? false)
+  }
+
+  /// The response message: the request's header with the response operation and the body's length.
+  private func answer(_ request: SMPHeader, _ result: Result<[CBOR.Entry], SMPFailure>) -> [UInt8] {
+    let body: CBOR
+    switch result {
+    case .success(let entries): body = .map(entries)
+    case .failure(.generic(let code)):
+      body = .map([CBOR.Entry(.text("rc"), .unsigned(UInt64(code.rawValue)))])
+    case .failure(.image(let code)):
+      if request.version >= 1 {
+        body = .map([
+          CBOR.Entry(
+            .text("err"),
+            .map([
+              CBOR.Entry(.text("group"), .unsigned(UInt64(SMPGroup.image))),
+              CBOR.Entry(.text("rc"), .unsigned(UInt64(code.rawValue))),
+            ]))
+        ])
+      } else {
+        body = .map([CBOR.Entry(.text("rc"), .unsigned(UInt64(code.generic.rawValue)))])
+      }
+    }
+    let bytes = body.encoded
+    let operation = request.operation.isRequest ? request.operation.response : .writeResponse
+    let header = SMPHeader(
+      operation: operation, version: min(request.version, 1), flags: 0, length: UInt16(clamping: bytes.count),
+      group: request.group, sequence: request.sequence, command: request.command)
+    return header.encoded + bytes
+  }
+}

@@ -1,0 +1,29 @@
+import OTADevice
+import OTASystem
+import Testing
+
+/// SMP over UDP is off unless the configuration names an address.
+@Suite struct SMPConfigurationTests {
+  @Test func udpIsOffByDefault() throws {
+    #expect(DaemonConfiguration().smpUDP == nil)
+    #expect(try DaemonConfiguration(toml: "[log]\nlevel = \"info\"").smpUDP == nil)
+  }
+
+  @Test func theSMPSectionNamesAnAddressAndPort() throws {
+    let configuration = try DaemonConfiguration(toml: "[smp]\nudp = \"127.0.0.1:1337\"")
+    #expect(configuration.smpUDP == UDPAddress(octets: [127, 0, 0, 1], port: 1337))
+    #expect(configuration.smpUDP?.description == "127.0.0.1:1337")
+  }
+
+  @Test(arguments: [
+    "localhost:1337", "127.0.0.1", "127.0.0.1:70000", "1.2.3:5", "1.2.3.4.5:6", "256.0.0.1:1", ":1",
+  ])
+  func anythingButIPv4AndAPortIsRefused(text: String) {
+    #expect(throws: ConfigurationError.self) { try DaemonConfiguration(toml: "[smp]\nudp = \"\(text)\"") }
+    #expect(UDPAddress(parsing: text) == nil)
+  }
+
+  @Test func unknownKeysInTheSectionAreErrors() {
+    #expect(throws: ConfigurationError.self) { try DaemonConfiguration(toml: "[smp]\nport = 1337") }
+  }
+}
