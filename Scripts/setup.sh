@@ -91,7 +91,10 @@ blueota_install_smpmgr() {
   venv="$root/.build-smpmgr"
   smpmgr="$venv/bin/smpmgr"
   python="${PYTHON:-python3}"
-  if [[ ! -x "$smpmgr" ]] || ! "$venv/bin/python" -m pip show smpmgr 2>/dev/null | grep -qx "Version: $blueota_smpmgr_version"; then
+  # sed reads pip's whole output: `grep -q` would stop early, and under pipefail pip's SIGPIPE
+  # would read as "not installed" and install again on every run.
+  if [[ ! -x "$smpmgr" ]] \
+    || [[ "$("$venv/bin/python" -m pip show smpmgr 2>/dev/null | sed -n 's/^Version: //p')" != "$blueota_smpmgr_version" ]]; then
     echo "setup: installing smpmgr $blueota_smpmgr_version into $venv"
     if [[ ! -x "$venv/bin/python" ]]; then
       "$python" -m venv "$venv" || {
