@@ -5,8 +5,8 @@
 public struct MissingReport: Equatable, Sendable {
   /// The first byte, distinct from every response's `0x60`.
   public static let marker: UInt8 = 0x61
-  static let headerSize = 5
-  static let rangeSize = 6
+  public static let headerSize = 5
+  public static let rangeSize = 6
   /// The most ranges one report carries, whatever the MTU.
   public static let maxRanges = 16
 
