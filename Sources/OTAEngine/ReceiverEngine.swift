@@ -42,6 +42,9 @@ public struct ReceiverEngine: Sendable {
   public private(set) var missing = MissingRanges()
   /// The features the connected central turned on with FEATURES; none until it does.
   public private(set) var enabledFeatures: Features = []
+  /// The smallest MTU seen since the central connected: with EATT each bearer has its own MTU and
+  /// a report must fit whichever bearer carries it.
+  var smallestMTU: Int?
   /// The lowest offset whose write failed since the last storage error was answered: the window
   /// holding it fails with "storage error", never with "missing data" (the bytes arrived; the
   /// device could not keep them).
@@ -97,6 +100,7 @@ public struct ReceiverEngine: Sendable {
     switch event {
     case .connected(let mtu):
       self.mtu = ATTMTU(clamping: mtu).value
+      smallestMTU = min(smallestMTU ?? self.mtu, self.mtu)
     case .disconnected:
       windows.removeAll()
       deadline = nil
@@ -104,6 +108,7 @@ public struct ReceiverEngine: Sendable {
       missing.reset(from: transferStatus.committedOffset)
       failedWrite = nil
       enabledFeatures = []
+      smallestMTU = nil
       mtu = ATTMTU.minimum.value
     case .control(let bytes, let now):
       self.now = now
@@ -323,7 +328,7 @@ public struct ReceiverEngine: Sendable {
 
   private var reportsMissing: Bool { enabledFeatures.contains(.missingRanges) }
 
-  private var reportLimit: Int { MissingReport.capacity(mtu: mtu) }
+  private var reportLimit: Int { MissingReport.capacity(mtu: smallestMTU ?? mtu) }
 
   /// Reports the gaps that later chunks proved lost (and those whose resend was lost too).
   private mutating func reportProvenGaps(_ out: inout [ReceiverAction]) {

@@ -282,11 +282,9 @@ public struct SenderEngine: Sendable {
 
   private mutating func handleNotification(_ bytes: [UInt8], _ out: inout [SenderAction]) {
     if bytes.first == MissingReport.marker {
-      do {
-        handleMissingReport(try MissingReport(bytes: bytes), &out)
-      } catch {
-        finish(.protocolError("unreadable missing-range report \(bytes): \(error)"), &out)
-      }
+      // A report is advice: one cut short (a bearer with a smaller MTU) is dropped, the device's
+      // next report or its WINDOW's answer says the same again.
+      if let missing = try? MissingReport(bytes: bytes) { handleMissingReport(missing, &out) }
       return
     }
     let response: Response

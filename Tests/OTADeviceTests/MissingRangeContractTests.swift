@@ -107,3 +107,20 @@ import Testing
     #expect(try Contract.send(&bench, 300..<2600, payload: 100) == [Contract.windowAnswer(0x07, 200)])
   }
 }
+
+extension MissingRangeContractTests {
+  @Test func reportsFitTheSmallestMTUTheCentralUsed() throws {
+    var bench = try Self.optedIn()
+    // EATT: another bearer with MTU 23 (20-byte notifications) on the same connection.
+    try bench.bearer(mtu: 23)
+    try bench.bearer(mtu: 247)  // and the first bearer writes again
+    _ = try bench.controlBytes(Contract.window(0, 1000, Contract.crc(0..<1000)))
+    for start in [0, 100, 200, 300, 400, 600, 800] {
+      #expect(try Contract.send(&bench, start..<start + 100, payload: 100).isEmpty)
+    }
+    // Three gaps after the grace; "at most (MTU − 3 − 5) / 6 ranges": 2 in 17 bytes.
+    let report = try bench.tick(after: .milliseconds(400))
+    #expect(report == [Self.report(highest: 900, [(500, 100), (700, 100)])])
+    #expect(report.allSatisfy { $0.count <= 20 })
+  }
+}

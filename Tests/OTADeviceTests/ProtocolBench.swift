@@ -62,6 +62,9 @@ struct ProtocolBench {
     }
   }
 
+  /// The central writes over another bearer with its own MTU (EATT): the device hears of the MTU.
+  mutating func bearer(mtu: Int) throws { _ = try host.handle(.connected(mtu: mtu)) }
+
   /// The link drops and the central connects again.
   mutating func reconnect(mtu: Int = 247) throws {
     _ = try host.handle(.disconnected)
