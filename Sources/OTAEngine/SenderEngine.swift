@@ -557,6 +557,7 @@ public struct SenderEngine: Sendable {
         windowSize = max(min(UInt32(chunkPayload) * 4, largestWindow), windowSize / 2)
       }
       resendQueue.removeAll()
+      resentChunks.removeAll()
       let resendFrom = min(max(offset, head.offset), head.end)
       var tries = attempts[head.offset] ?? (0, head.offset)
       // Missing data whose first gap moved on is progress, not a failed attempt.
