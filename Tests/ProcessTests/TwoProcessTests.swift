@@ -40,11 +40,15 @@ import Testing
     #expect(final["ok"] as? Bool == true)
     #expect((final["reconnects"] as? Int ?? 0) >= 2, "the link dropped more than once: \(final)")
     #expect(final["runningVersion"] as? String == "2.3.4+0")
+    // Lost chunks were named by the device and resent: both processes took the new path.
+    #expect(
+      (final["missingReports"] as? Int ?? 0) > 0 && (final["chunksResent"] as? Int ?? 0) > 0, "\(final)")
     // Every field docs/OTACTL.md names for a successful result line, and no other.
     let documented: Set = [
       "event", "ok", "seconds", "goodput", "rawCapacity", "ratio", "physicalCeiling", "ceilingRatio", "mtu",
       "bytesSent", "windows",
-      "windowFailures", "reconnects", "resumedFrom", "runningVersion", "runningSlot", "confirmed",
+      "windowFailures", "bytesResent", "chunksResent", "missingReports", "reconnects", "resumedFrom",
+      "runningVersion", "runningSlot", "confirmed",
       "alreadyRunning", "joinedTrial",
     ]
     #expect(Set(final.keys) == documented, "\(final)")
