@@ -206,6 +206,7 @@ public final class DeviceService {
         metadata: [
           "committed": "\(host.engine.transferStatus.committedOffset)",
           "chunks-dropped": "\(host.engine.statistics.chunksDropped)",
+          "missing-reports": "\(host.engine.statistics.missingReports)",
         ])
       timer = nil
       lastStorageFailure = nil

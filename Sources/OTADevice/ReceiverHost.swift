@@ -40,7 +40,8 @@ public struct ReceiverHost: Sendable {
   /// what the boot stage decided; by default what the bootloader reports, else what the state says.
   public init(
     storage: DeviceStorage, control: BootControl, running: SlotID? = nil, windowCapacity: UInt32 = 64 * 1024,
-    windowGrace: Duration = .milliseconds(400), imageCheck: ImageCheck, pairingRequired: Bool = false
+    windowGrace: Duration = .milliseconds(400), imageCheck: ImageCheck, pairingRequired: Bool = false,
+    features: Features = .all
   ) throws(StorageError) {
     self.storage = storage
     self.pairingRequired = pairingRequired
@@ -65,7 +66,7 @@ public struct ReceiverHost: Sendable {
     let journal = loaded.value
     let capacity = try storage.slots.reader(runningSlot.other).capacity
     let configuration = ReceiverConfiguration(
-      slotCapacity: capacity, windowCapacity: windowCapacity, windowGrace: windowGrace)
+      slotCapacity: capacity, windowCapacity: windowCapacity, windowGrace: windowGrace, features: features)
     engine = ReceiverEngine(
       configuration: configuration, runningSlot: runningSlot,
       runningOnTrial: Self.unconfirmed(boot, runningSlot),
@@ -179,7 +180,8 @@ public struct ReceiverHost: Sendable {
       slotCapacity: UInt32(clamping: engine.configuration.slotCapacity),
       windowCapacity: engine.configuration.windowCapacity, maxChunkPayload: maxChunkPayload,
       transfer: engine.transferStatus, transferVersion: transfer?.version ?? .zero, lastOutcome: boot.outcome,
-      chunksDropped: UInt32(clamping: engine.statistics.chunksDropped))
+      chunksDropped: UInt32(clamping: engine.statistics.chunksDropped),
+      features: engine.configuration.features)
   }
 
   private var infoFlags: InfoRecord.Flags {

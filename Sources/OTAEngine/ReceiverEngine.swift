@@ -21,6 +21,8 @@ public struct ReceiverEngine: Sendable {
     var crc32: UInt32
     /// Chunks stored past this window's end while it waited for a gap to fill.
     var laterChunks = 0
+    /// Times this window waited out the grace and reported its gaps (missing-range reports on).
+    var graceReports = 0
     var end: UInt64 { UInt64(offset) + UInt64(length) }
   }
 
@@ -36,6 +38,13 @@ public struct ReceiverEngine: Sendable {
   public private(set) var statistics = ReceiverStatistics()
   /// Stored, not yet committed bytes past the committed offset.
   public private(set) var coverage = ByteRanges()
+  /// The gaps in `coverage` with their ages, for missing-range reports.
+  public private(set) var missing = MissingRanges()
+  /// The features the connected central turned on with FEATURES; none until it does.
+  public private(set) var enabledFeatures: Features = []
+  /// The smallest MTU seen since the central connected: with EATT each bearer has its own MTU and
+  /// a report must fit whichever bearer carries it.
+  var smallestMTU: Int?
   /// The lowest offset whose write failed since the last storage error was answered: the window
   /// holding it fails with "storage error", never with "missing data" (the bytes arrived; the
   /// device could not keep them).
@@ -56,6 +65,7 @@ public struct ReceiverEngine: Sendable {
     self.runningOnTrial = runningOnTrial
     if let journal, journal.slot != runningSlot, UInt64(journal.size) <= configuration.slotCapacity {
       phase = journal.state == .validated ? .validated(journal) : .receiving(journal)
+      missing = MissingRanges(from: journal.committedOffset)
     }
   }
 
@@ -90,11 +100,15 @@ public struct ReceiverEngine: Sendable {
     switch event {
     case .connected(let mtu):
       self.mtu = ATTMTU(clamping: mtu).value
+      smallestMTU = min(smallestMTU ?? self.mtu, self.mtu)
     case .disconnected:
       windows.removeAll()
       deadline = nil
       coverage.removeAll()
+      missing.reset(from: transferStatus.committedOffset)
       failedWrite = nil
+      enabledFeatures = []
+      smallestMTU = nil
       mtu = ATTMTU.minimum.value
     case .control(let bytes, let now):
       self.now = now
@@ -126,6 +140,17 @@ public struct ReceiverEngine: Sendable {
     } catch {
       let opcode = bytes.first ?? 0
       out.append(.notify(response(opcode, error.status)))
+      return
+    }
+    if case .features(let wanted) = request {
+      // No IO: answered even while an IO runs. A device without features answers as one from
+      // before FEATURES did: unknown opcode.
+      guard !configuration.features.isEmpty else {
+        out.append(.notify(response(request.opcode.rawValue, .unknownOpcode)))
+        return
+      }
+      enabledFeatures = wanted.intersection(configuration.features)
+      out.append(.notify(Response(.features, .success, .features(enabledFeatures)).encoded))
       return
     }
     guard inFlight == nil else {
@@ -167,6 +192,8 @@ public struct ReceiverEngine: Sendable {
       }
     case .confirm:
       perform(.confirm, &out)
+    case .features:
+      break  // answered above
     }
   }
 
@@ -266,7 +293,7 @@ public struct ReceiverEngine: Sendable {
       if coverage.contains(range) {
         deadline = nil
         perform(.checkWindow(slot: journal.slot, offset: head.offset, length: head.length), &out)
-      } else if head.laterChunks >= configuration.lossEvidenceChunks {
+      } else if !reportsMissing, head.laterChunks >= configuration.lossEvidenceChunks {
         failHeadForMissingData(&out)
       } else if deadline == nil {
         let due = now + configuration.windowGrace
@@ -278,8 +305,48 @@ public struct ReceiverEngine: Sendable {
   }
 
   private mutating func handleTick(_ out: inout [ReceiverAction]) {
-    guard let due = deadline, now >= due, inFlight == nil, !windows.isEmpty else { return }
+    guard let due = deadline, now >= due, inFlight == nil, let head = windows.first else { return }
+    if reportsMissing, head.graceReports < configuration.maxGraceReports {
+      // No later chunk proved the gaps (the image's tail, or the resend was lost): name them all.
+      windows[0].graceReports += 1
+      let window = head.offset..<UInt32(head.end)
+      var ranges = missing.takeAll(in: window, limit: reportLimit)
+      // The window's end may lie past everything stored: no gap records it, it is missing all the same.
+      if missing.highestStored < window.upperBound {
+        ranges.append(max(missing.highestStored, window.lowerBound)..<window.upperBound)
+      }
+      reportMissing(ranges, &out)
+      let next = now + configuration.windowGrace
+      deadline = next
+      out.append(.armTimer(at: next))
+      return
+    }
     failHeadForMissingData(&out)
+  }
+
+  // MARK: Missing-range reports
+
+  private var reportsMissing: Bool { enabledFeatures.contains(.missingRanges) }
+
+  private var reportLimit: Int { MissingReport.capacity(mtu: smallestMTU ?? mtu) }
+
+  /// Reports the gaps that later chunks proved lost (and those whose resend was lost too).
+  private mutating func reportProvenGaps(_ out: inout [ReceiverAction]) {
+    guard reportsMissing else { return }
+    let proven = missing.takeProven(
+      threshold: configuration.lossEvidenceChunks, repeatAfter: configuration.reportRepeatChunks,
+      limit: reportLimit)
+    reportMissing(proven, &out)
+  }
+
+  private mutating func reportMissing(_ ranges: [Range<UInt32>], _ out: inout [ReceiverAction]) {
+    guard !ranges.isEmpty else { return }
+    let report = MissingReport(
+      highestStored: missing.highestStored,
+      ranges: MissingReport.reportable(ranges, limit: reportLimit))
+    statistics.missingReports += 1
+    statistics.missingRangesReported += report.ranges.count
+    out.append(.notify(report.encoded))
   }
 
   /// The first waiting WINDOW still has a gap: all waiting ones fail, resend from the first gap.
@@ -297,6 +364,7 @@ public struct ReceiverEngine: Sendable {
   private mutating func failForStorage(_ out: inout [ReceiverAction]) {
     failedWrite = nil
     coverage.removeAll()
+    missing.reset(from: transferStatus.committedOffset)
     failAllWindows(.storageError, resendFrom: transferStatus.committedOffset, &out)
   }
 
@@ -328,6 +396,7 @@ public struct ReceiverEngine: Sendable {
     switch io {
     case .prepare(let journal):
       phase = .receiving(journal)
+      missing.reset(from: 0)
       out.append(
         .notify(
           Response(
@@ -338,7 +407,9 @@ public struct ReceiverEngine: Sendable {
       statistics.chunksStored += 1
       statistics.bytesStored += UInt64(bytes.count)
       coverage.insert(offset..<offset + UInt32(bytes.count))
+      missing.stored(offset..<offset + UInt32(bytes.count))
       if let head = windows.first, UInt64(offset) >= head.end { windows[0].laterChunks += 1 }
+      reportProvenGaps(&out)
       processHeadWindow(&out)
     case .checkWindow:
       guard case .crc32(let crc) = result, let head = windows.first, case .receiving(var journal) = phase
@@ -349,12 +420,14 @@ public struct ReceiverEngine: Sendable {
       } else {
         statistics.windowsFailedCRC += 1
         coverage.removeAll()
+        missing.reset(from: journal.committedOffset)
         failAllWindows(.crcMismatch, resendFrom: journal.committedOffset, &out)
       }
     case .commit(let journal):
       phase = .receiving(journal)
       statistics.windowsCommitted += 1
       coverage.removeAll(below: journal.committedOffset)
+      missing.removeAll(below: journal.committedOffset)
       // A disconnect while the commit ran dropped the waiting WINDOWs: nobody is left to answer.
       guard !windows.isEmpty else { return }
       windows.removeFirst()
@@ -398,8 +471,10 @@ public struct ReceiverEngine: Sendable {
     case .prepare:
       phase = .idle
       out.append(.notify(response(Opcode.prepare.rawValue, .storageError)))
-    case .write(_, let offset, _):
+    case .write(_, let offset, let bytes):
       statistics.writeFailures += 1
+      // The bytes arrived: no gap to report (the WINDOW holding them fails with storage error).
+      missing.stored(offset..<offset + UInt32(bytes.count))
       failedWrite = min(failedWrite ?? offset, offset)
       processHeadWindow(&out)
     case .checkWindow, .commit:

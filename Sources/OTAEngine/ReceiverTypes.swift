@@ -15,11 +15,24 @@ public struct ReceiverConfiguration: Equatable, Sendable {
   /// chunk rather than been overtaken (TCP's fast retransmit reasoning): it fails at once instead
   /// of waiting out `windowGrace`. Reordering on a BLE link moves a chunk a few places at most.
   public var lossEvidenceChunks: Int
+  /// The features Info announces and FEATURES may turn on; empty acts as a device from before them
+  /// (FEATURES is then an unknown opcode).
+  public var features: Features
+  /// With missing-range reports on: a gap already reported is reported again once this many more
+  /// chunks were stored while it stayed open (its resend was lost too).
+  public var reportRepeatChunks: Int
+  /// With missing-range reports on: how many times a WINDOW waits out `windowGrace` (reporting its
+  /// gaps each time) before it fails with "missing data" as without them.
+  public var maxGraceReports: Int
 
   public init(
     slotCapacity: UInt64, windowCapacity: UInt32 = 64 * 1024, windowGrace: Duration = .milliseconds(400),
-    maxQueuedWindows: Int = 4, lossEvidenceChunks: Int = 16
+    maxQueuedWindows: Int = 4, lossEvidenceChunks: Int = 16, features: Features = .all,
+    reportRepeatChunks: Int = 32, maxGraceReports: Int = 4
   ) {
+    self.features = features
+    self.reportRepeatChunks = reportRepeatChunks
+    self.maxGraceReports = maxGraceReports
     self.slotCapacity = slotCapacity
     self.windowCapacity = windowCapacity
     self.windowGrace = windowGrace
@@ -100,6 +113,9 @@ public struct ReceiverStatistics: Equatable, Sendable {
   public var windowsCommitted = 0
   public var windowsFailedCRC = 0
   public var windowsFailedMissing = 0
+  /// Missing-range reports sent, and the ranges they named.
+  public var missingReports = 0
+  public var missingRangesReported = 0
   public init() {}
 
   /// Adds another instance's counters (the same device across restarts).
@@ -112,5 +128,7 @@ public struct ReceiverStatistics: Equatable, Sendable {
     total.windowsCommitted += more.windowsCommitted
     total.windowsFailedCRC += more.windowsFailedCRC
     total.windowsFailedMissing += more.windowsFailedMissing
+    total.missingReports += more.missingReports
+    total.missingRangesReported += more.missingRangesReported
   }
 }

@@ -47,6 +47,14 @@ public struct SenderEngine: Sendable {
   /// Answers still to come for WINDOW commands abandoned after a failure: they are skipped.
   var ignoredWindowAnswers = 0
   var credits = 0
+  /// Missing-range reports are on for this connection (the device announced them, FEATURES agreed).
+  var missingReportsOn = false
+  /// Chunk-sized ranges the device reported missing, to send before any new data.
+  var resendQueue: [Range<UInt32>] = []
+  /// Per resent chunk (by its offset): the new-data frontier and the time when it went out.
+  var resentChunks: [UInt32: (frontier: UInt32, at: Duration)] = [:]
+  /// One past the highest image byte sent since the transfer (re)started.
+  var sentFrontier: UInt32 = 0
   /// Failed attempts at the window starting at each offset, and where its last resend started.
   var attempts: [UInt32: (count: Int, resendFrom: UInt32)] = [:]
   var connectFailures = 0
@@ -122,6 +130,7 @@ public struct SenderEngine: Sendable {
     self.mtu = ATTMTU(clamping: mtu).value
     chunkPayload = chosenChunkPayload
     if phase == .restarting { restartDeadline = nil }
+    missingReportsOn = false
     phase = phase == .restarting ? .verifying : .readingInfo
     resetTransferMachinery()
     deadline = now + configuration.responseTimeout
@@ -166,6 +175,8 @@ public struct SenderEngine: Sendable {
     outstanding.removeAll()
     ignoredWindowAnswers = 0
     credits = 0
+    resendQueue.removeAll()
+    resentChunks.removeAll()
   }
 
   // MARK: Info
@@ -213,7 +224,11 @@ public struct SenderEngine: Sendable {
     windowCapacity = info.windowCapacity
     chunkPayload = min(chunkPayload, Int(max(1, info.maxChunkPayload)))
     phase = .checkingStatus
-    sendControl(.status, timeout: configuration.responseTimeout, &out)
+    if configuration.missingRangeReports, info.features.contains(.missingRanges) {
+      sendControl(.features(.missingRanges), timeout: configuration.responseTimeout, &out)
+    } else {
+      sendControl(.status, timeout: configuration.responseTimeout, &out)
+    }
   }
 
   private mutating func verify(_ info: InfoRecord, _ out: inout [SenderAction]) {
@@ -266,6 +281,12 @@ public struct SenderEngine: Sendable {
   // MARK: Control-point answers
 
   private mutating func handleNotification(_ bytes: [UInt8], _ out: inout [SenderAction]) {
+    if bytes.first == MissingReport.marker {
+      // A report is advice: one cut short (a bearer with a smaller MTU) is dropped, the device's
+      // next report or its WINDOW's answer says the same again.
+      if let missing = try? MissingReport(bytes: bytes) { handleMissingReport(missing, &out) }
+      return
+    }
     let response: Response
     do {
       response = try Response(bytes: bytes)
@@ -277,6 +298,12 @@ public struct SenderEngine: Sendable {
     case (.window, .transferring), (.window, .validating), (.window, .checkingStatus), (.window, .preparing):
       handleWindowAnswer(response, &out)
     case (.status, .checkingStatus): handleStatusAnswer(response, &out)
+    case (.features, .checkingStatus):
+      // Whatever the answer, go on: without the feature the transfer takes the base protocol's path.
+      if response.status == .success, case .features(let enabled) = response.payload {
+        missingReportsOn = enabled.contains(.missingRanges)
+      }
+      sendControl(.status, timeout: configuration.responseTimeout, &out)
     case (.prepare, .preparing): handlePrepareAnswer(response, &out)
     case (.validate, .validating): handleValidateAnswer(response, &out)
     case (.activate, .activating): handleActivateAnswer(response, &out)
@@ -392,6 +419,9 @@ public struct SenderEngine: Sendable {
     if largestWindow < UInt32(chunkPayload) { largestWindow = max(1, windowCapacity) }
     windowSize = largestWindow
     goodWindowsInARow = 0
+    sentFrontier = offset
+    resendQueue.removeAll()
+    resentChunks.removeAll()
     out.append(.progress(SenderProgress(phase: .transferring, committed: committed, total: size)))
     if committed == size {
       startValidate(&out)
@@ -422,15 +452,18 @@ public struct SenderEngine: Sendable {
         tasks.append(WindowTask(window: window, dataFrom: nextWindowStart))
         nextWindowStart = end
       }
+      if credits > 0, !resendQueue.isEmpty {
+        let range = resendQueue.removeFirst()
+        guard range.lowerBound >= committed else { continue }
+        resentChunks[range.lowerBound] = (sentFrontier, now)
+        sendChunk(range, &out)
+        continue
+      }
       guard var task = tasks.first else { return }
       if task.dataFrom < task.window.end {
         guard credits > 0 else { return }
         let end = min(task.dataFrom + UInt32(chunkPayload), task.window.end)
-        let chunk = DataChunk(offset: task.dataFrom, payload: image[Int(task.dataFrom)..<Int(end)])
-        out.append(.writeData(chunk.encoded))
-        credits -= 1
-        report.chunksSent += 1
-        report.bytesSent += UInt64(end - task.dataFrom)
+        sendChunk(task.dataFrom..<end, &out)
         task.dataFrom = end
         tasks[0] = task
         continue
@@ -443,6 +476,48 @@ public struct SenderEngine: Sendable {
             .encoded))
     }
   }
+
+  private mutating func sendChunk(_ range: Range<UInt32>, _ out: inout [SenderAction]) {
+    let chunk = DataChunk(
+      offset: range.lowerBound, payload: image[Int(range.lowerBound)..<Int(range.upperBound)])
+    out.append(.writeData(chunk.encoded))
+    credits -= 1
+    report.chunksSent += 1
+    report.bytesSent += UInt64(range.count)
+    if range.lowerBound < sentFrontier {
+      report.chunksResent += 1
+      report.bytesResent += UInt64(range.count)
+    }
+    sentFrontier = max(sentFrontier, range.upperBound)
+  }
+
+  /// The device named what it is missing: queue those chunks ahead of new data. A chunk already
+  /// resent goes again only when chunks sent after it arrived without it, or after `resendTimeout`.
+  private mutating func handleMissingReport(_ missing: MissingReport, _ out: inout [SenderAction]) {
+    guard phase == .transferring, missingReportsOn else { return }
+    report.missingReports += 1
+    let evidence = UInt64(Self.resendEvidenceChunks) * UInt64(chunkPayload)
+    for range in missing.ranges {
+      var lower = max(range.lowerBound, committed)
+      let upper = min(range.upperBound, sentFrontier)
+      while lower < upper {
+        let end = min(lower + UInt32(chunkPayload), upper)
+        defer { lower = end }
+        if resendQueue.contains(where: { $0.overlaps(lower..<end) }) { continue }
+        if let previous = resentChunks[lower],
+          UInt64(missing.highestStored) < UInt64(previous.frontier) + evidence,
+          now - previous.at < configuration.resendTimeout
+        {
+          continue
+        }
+        resendQueue.append(lower..<end)
+      }
+    }
+    pump(&out)
+  }
+
+  /// Chunks sent after a resend that must have arrived before a new report proves the resend lost.
+  static let resendEvidenceChunks = 4
 
   private mutating func handleWindowAnswer(_ response: Response, _ out: inout [SenderAction]) {
     if ignoredWindowAnswers > 0 {
@@ -461,6 +536,7 @@ public struct SenderEngine: Sendable {
       deviceRetries = 0
       report.windowsCommitted += 1
       goodWindowsInARow += 1
+      if !resentChunks.isEmpty { resentChunks = resentChunks.filter { $0.key >= committed } }
       if goodWindowsInARow >= 4, windowSize < largestWindow {
         windowSize = min(largestWindow, windowSize * 2)
         goodWindowsInARow = 0
@@ -476,7 +552,12 @@ public struct SenderEngine: Sendable {
       goodWindowsInARow = 0
       // A failed window costs a resend from its first gap (or all of it): on a lossy or noisy link
       // smaller windows arrive whole more often and resend less. More of them stay in flight.
-      windowSize = max(min(UInt32(chunkPayload) * 4, largestWindow), windowSize / 2)
+      // Not for loss the device reported range by range: loss on BLE is not congestion.
+      if !(missingReportsOn && response.status == .missingData) {
+        windowSize = max(min(UInt32(chunkPayload) * 4, largestWindow), windowSize / 2)
+      }
+      resendQueue.removeAll()
+      resentChunks.removeAll()
       let resendFrom = min(max(offset, head.offset), head.end)
       var tries = attempts[head.offset] ?? (0, head.offset)
       // Missing data whose first gap moved on is progress, not a failed attempt.

@@ -41,6 +41,13 @@ public struct SenderConfiguration: Equatable, Sendable {
   /// The link-layer payload of the link in use (251 with Data Length Extension, 27 without): the
   /// simulated link knows it, BlueZ does not tell a central (`WriteSize.assumedDataLength`).
   public var linkLayerDataLength: Int
+  /// Turn on missing-range reports when the device announces them (Info features bit 0): resend
+  /// only what the device names, keep streaming, never shrink windows for loss. Off acts as a
+  /// central from before the feature.
+  public var missingRangeReports: Bool
+  /// A range resent once is resent again on a new report only when chunks sent after the resend
+  /// arrived without it, or after this long (the device repeats its report after its grace).
+  public var resendTimeout: Duration
 
   public init(
     version: Version, activate: Bool = true, permanent: Bool = false,
@@ -49,8 +56,11 @@ public struct SenderConfiguration: Equatable, Sendable {
     backoff: Duration = .milliseconds(100), maxBackoff: Duration = .seconds(5), windowsInFlight: Int = 2,
     confirm: Bool = false, trialTimeout: Duration = .seconds(300), trialPollInterval: Duration = .seconds(1),
     announcedCRC: UInt32? = nil, force: Bool = false, writeSize: WriteSize = .auto,
-    linkLayerDataLength: Int = WriteSize.assumedDataLength
+    linkLayerDataLength: Int = WriteSize.assumedDataLength, missingRangeReports: Bool = true,
+    resendTimeout: Duration = .milliseconds(300)
   ) {
+    self.missingRangeReports = missingRangeReports
+    self.resendTimeout = resendTimeout
     self.writeSize = writeSize
     self.linkLayerDataLength = linkLayerDataLength
     self.force = force
@@ -124,6 +134,11 @@ public struct SenderReport: Equatable, Sendable {
   /// Image bytes sent in data chunks, resends included.
   public var bytesSent: UInt64 = 0
   public var chunksSent = 0
+  /// Of those, the image bytes and chunks sent again (after a loss, a failed window or a resume).
+  public var bytesResent: UInt64 = 0
+  public var chunksResent = 0
+  /// Missing-range reports received (the feature on) and the ranges they named.
+  public var missingReports = 0
   public var windowsCommitted = 0
   public var windowFailures = 0
   public var reconnects = 0

@@ -62,11 +62,35 @@ public struct ReceiverInvariantChecker: Sendable {
   // MARK: What the engine says
 
   public mutating func engineNotified(_ bytes: [UInt8]) {
+    if bytes.first == MissingReport.marker {
+      missingReportNotified(bytes)
+      return
+    }
     if bytes.count > 20 { fail("notification fits in 20 bytes", "\(bytes.count) bytes: \(hex(bytes))") }
     do {
       let response = try Response(bytes: bytes)
       if case .offset(let offset) = response.payload, let transfer, offset > transfer.size {
         fail("answered offset inside the image", "\(offset) of \(transfer.size)")
+      }
+    } catch {
+      fail("notification decodes", "\(hex(bytes)): \(error)")
+    }
+  }
+
+  /// A missing-range report fits the largest MTU's notification, names ranges inside the image,
+  /// and only ever comes while a transfer is under way.
+  private mutating func missingReportNotified(_ bytes: [UInt8]) {
+    if bytes.count > MissingReport.headerSize + MissingReport.maxRanges * MissingReport.rangeSize {
+      fail("missing-range report fits in a notification", "\(bytes.count) bytes: \(hex(bytes))")
+    }
+    do {
+      let report = try MissingReport(bytes: bytes)
+      guard let transfer else {
+        fail("missing-range report only while receiving", hex(bytes))
+        return
+      }
+      if let range = report.ranges.first(where: { $0.upperBound > transfer.size }) {
+        fail("missing range inside the image", "\(range) of \(transfer.size)")
       }
     } catch {
       fail("notification decodes", "\(hex(bytes)): \(error)")

@@ -9,10 +9,18 @@ enum WireRoundTrips {
     return found
   }
 
+  /// Control-point notifications: responses, and missing-range reports (their own first byte).
   static func response(_ bytes: [UInt8]) -> [InvariantViolation] {
+    if bytes.first == MissingReport.marker { return missingReport(bytes) }
     guard let response = try? Response(bytes: bytes) else { return [] }
     return canonical("Response", bytes, response.encoded)
       + redecodes("Response", response, { try Response(bytes: $0) }, response.encoded)
+  }
+
+  static func missingReport(_ bytes: [UInt8]) -> [InvariantViolation] {
+    guard let report = try? MissingReport(bytes: bytes) else { return [] }
+    return canonical("MissingReport", bytes, report.encoded)
+      + redecodes("MissingReport", report, { try MissingReport(bytes: $0) }, report.encoded)
   }
 
   static func dataChunk(_ bytes: [UInt8]) -> [InvariantViolation] {
@@ -25,15 +33,18 @@ enum WireRoundTrips {
     return found
   }
 
-  /// Info is append-only: a decoder reads the first 69, 70 or 74 bytes and ignores the rest, so the
-  /// re-encoding must equal the input's first 74 bytes (a 69-byte record gains a zero byte 69, and
-  /// one without the whole dropped-chunk count gains a zero count).
+  /// Info is append-only: a decoder reads the first 69, 70, 74 or 78 bytes and ignores the rest, so
+  /// the re-encoding must equal the input's first 78 bytes (a 69-byte record gains a zero byte 69,
+  /// one without the whole dropped-chunk count gains a zero count, one without whole features none).
   static func infoRecord(_ bytes: [UInt8]) -> [InvariantViolation] {
     guard let info = try? InfoRecord(bytes: bytes) else { return [] }
     var expected = Array(bytes.prefix(InfoRecord.byteCount))
     if expected.count == InfoRecord.minimumByteCount { expected.append(0) }
-    if expected.count < InfoRecord.byteCount {
+    if expected.count < 74 {
       expected = Array(expected.prefix(70)) + [0, 0, 0, 0]
+    }
+    if expected.count < InfoRecord.byteCount {
+      expected = Array(expected.prefix(74)) + [0, 0, 0, 0]
     }
     return canonical("InfoRecord", expected, info.encoded)
       + redecodes("InfoRecord", info, { try InfoRecord(bytes: $0) }, info.encoded)

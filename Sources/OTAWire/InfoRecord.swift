@@ -9,14 +9,16 @@
 ///     4  slot A version (8)          35 transfer crc32 u32        61 transfer version (8)
 ///     12 slot B version (8)          39 committed offset u32      69 outcome attempts used u8
 ///     20 inactive slot content u8                                 70 chunks dropped u32
-///                                                                 74 end
+///                                                                 74 features u32
+///                                                                 78 end
 ///
 /// Version 1 devices before the A/B boot work sent 69 bytes: a missing byte 69 reads as 0; devices
-/// before the dropped-chunk count sent 70: a missing count reads as 0.
+/// before the dropped-chunk count sent 70: a missing count reads as 0; devices before the features
+/// field sent 74: missing features read as none.
 public struct InfoRecord: Equatable, Sendable {
   public static let protocolVersion: UInt8 = 1
   public static let minimumByteCount = 69
-  public static let byteCount = 74
+  public static let byteCount = 78
 
   public struct Flags: OptionSet, Sendable, Hashable {
     public let rawValue: UInt8
@@ -48,12 +50,14 @@ public struct InfoRecord: Equatable, Sendable {
   /// Data writes the device dropped since it started (malformed, outside the window, not receiving);
   /// saturates at `UInt32.max`.
   public var chunksDropped: UInt32
+  /// What the device supports beyond the base protocol; a central opts in with FEATURES.
+  public var features: Features
 
   public init(
     state: DeviceState, runningSlot: SlotID, flags: Flags, slotVersions: SlotPair<Version>,
     inactiveSlotContent: SlotContent, slotCapacity: UInt32, windowCapacity: UInt32,
     maxChunkPayload: UInt16, transfer: TransferStatus, transferVersion: Version,
-    lastOutcome: UpdateOutcome, chunksDropped: UInt32 = 0
+    lastOutcome: UpdateOutcome, chunksDropped: UInt32 = 0, features: Features = []
   ) {
     self.state = state
     self.runningSlot = runningSlot
@@ -67,6 +71,7 @@ public struct InfoRecord: Equatable, Sendable {
     self.transferVersion = transferVersion
     self.lastOutcome = lastOutcome
     self.chunksDropped = chunksDropped
+    self.features = features
   }
 
   /// The version the device runs.
@@ -100,6 +105,7 @@ public struct InfoRecord: Equatable, Sendable {
     lastOutcome = UpdateOutcome(
       result: result, from: from, to: to, reason: reason, attemptsUsed: attemptsUsed)
     chunksDropped = reader.remaining >= 4 ? try reader.readU32() : 0
+    features = Features(rawValue: reader.remaining >= 4 ? try reader.readU32() : 0)
   }
 
   public func append(to bytes: inout [UInt8]) {
@@ -122,6 +128,7 @@ public struct InfoRecord: Equatable, Sendable {
     transferVersion.append(to: &bytes)
     bytes.appendU8(lastOutcome.attemptsUsed)
     bytes.appendU32(chunksDropped)
+    bytes.appendU32(features.rawValue)
   }
 
   public var encoded: [UInt8] {

@@ -7,6 +7,8 @@ public enum Opcode: UInt8, Sendable, CaseIterable, CustomStringConvertible {
   case activate = 0x05
   case abort = 0x06
   case confirm = 0x07
+  /// Opts in to protocol features the device announces in Info (offset 74).
+  case features = 0x08
 
   /// The first byte of every control-point response.
   public static let responseMarker: UInt8 = 0x60
@@ -20,6 +22,7 @@ public enum Opcode: UInt8, Sendable, CaseIterable, CustomStringConvertible {
     case .activate: "ACTIVATE"
     case .abort: "ABORT"
     case .confirm: "CONFIRM"
+    case .features: "FEATURES"
     }
   }
 }

@@ -10,6 +10,8 @@ public enum Request: Equatable, Sendable {
   case activate(permanent: Bool)
   case abort
   case confirm
+  /// Asks for the features in `wanted` that the device supports, for this connection.
+  case features(Features)
 
   public var opcode: Opcode {
     switch self {
@@ -20,6 +22,7 @@ public enum Request: Equatable, Sendable {
     case .activate: .activate
     case .abort: .abort
     case .confirm: .confirm
+    case .features: .features
     }
   }
 
@@ -51,6 +54,7 @@ public enum Request: Equatable, Sendable {
       self = .activate(permanent: flags & Request.permanentFlag != 0)
     case .abort: self = .abort
     case .confirm: self = .confirm
+    case .features: self = .features(Features(rawValue: try reader.readU32()))
     }
   }
 
@@ -67,6 +71,8 @@ public enum Request: Equatable, Sendable {
       bytes.appendU32(crc32)
     case .activate(let permanent):
       bytes.appendU8(permanent ? Request.permanentFlag : 0)
+    case .features(let wanted):
+      bytes.appendU32(wanted.rawValue)
     case .status, .validate, .abort, .confirm:
       break
     }
@@ -86,6 +92,7 @@ public enum Request: Equatable, Sendable {
     case .prepare: 4 + 4 + Version.byteCount
     case .window: 12
     case .activate: 1
+    case .features: 4
     case .status, .validate, .abort, .confirm: 0
     }
   }

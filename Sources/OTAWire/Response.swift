@@ -48,6 +48,8 @@ public struct Response: Equatable, Sendable {
     case status(TransferStatus)
     /// WINDOW's answer, success or not: the committed offset, or on failure where to resend from.
     case offset(UInt32)
+    /// FEATURES's success: the features now in use on this connection.
+    case features(Features)
   }
 
   public init(requestOpcode: UInt8, status: StatusCode, payload: Payload = .none) {
@@ -79,6 +81,8 @@ public struct Response: Equatable, Sendable {
       payload = .status(try TransferStatus(from: &reader))
     case (.window, _):
       payload = .offset(try reader.readU32())
+    case (.features, .success):
+      payload = .features(Features(rawValue: try reader.readU32()))
     default:
       payload = .none
     }
@@ -96,6 +100,7 @@ public struct Response: Equatable, Sendable {
       bytes.appendU16(maxChunkPayload)
     case .status(let status): status.append(to: &bytes)
     case .offset(let offset): bytes.appendU32(offset)
+    case .features(let features): bytes.appendU32(features.rawValue)
     }
   }
 

@@ -96,7 +96,9 @@ final class ProgressReporter {
           PushEventLine.Succeeded(
             seconds: seconds, goodput: goodput, bytesSent: Int(report.bytesSent),
             windows: report.windowsCommitted, windowFailures: report.windowFailures,
-            reconnects: report.reconnects, resumedFrom: report.resumedFrom.map { Int($0) },
+            bytesResent: Int(report.bytesResent), chunksResent: report.chunksResent,
+            missingReports: report.missingReports, reconnects: report.reconnects,
+            resumedFrom: report.resumedFrom.map { Int($0) },
             runningVersion: Nullable(report.deviceAfter.map { "\($0.runningVersion)" }),
             runningSlot: Nullable(report.deviceAfter.map { "\($0.runningSlot)" }),
             confirmed: Nullable(report.deviceAfter.map { !$0.flags.contains(.runningOnTrial) }),
@@ -125,8 +127,8 @@ final class ProgressReporter {
       line(
         """
         done in \(String(format: "%.2f", seconds)) s: \(after ?? "validated, not activated")
-          \(report.windowsCommitted) windows committed, \(report.windowFailures) resent, \
-        \(report.reconnects) reconnects, \(report.bytesSent) bytes sent for \(size)
+          \(report.windowsCommitted) windows committed, \(report.windowFailures) failed, \
+        \(report.reconnects) reconnects, \(report.bytesSent) bytes sent for \(size) (\(report.bytesResent) resent)
           goodput \(String(format: "%.1f", goodput / 1000)) kB/s\(raw.map { String(format: " = %.0f%% of the link's %.1f kB/s", 100 * goodput / $0, $0 / 1000) } ?? "")\(ceiling.map { String(format: ", %.0f%% of the air's %.1f kB/s", 100 * goodput / $0, $0 / 1000) } ?? "")\(transferGoodput.map { String(format: "\n  transfer (PREPARE to VALIDATE's answer) %.2f s, %.1f kB/s", transferSeconds ?? 0, $0 / 1000) } ?? "")
         """)
     case .failed(let failure, let report):

@@ -63,6 +63,13 @@ struct PushCommand: ParsableCommand {
   @Option(help: "Seconds a quick request may go unanswered before the link is dropped and retried.")
   var timeout = 5.0
 
+  @Flag(
+    name: .customLong("no-missing-ranges"),
+    help:
+      "Never turn on the device's missing-range reports: fail and resend whole windows from their first gap, as a central from before them."
+  )
+  var noMissingRanges = false
+
   @Option(
     name: .customLong("write-size"),
     help: ArgumentHelp(
@@ -104,7 +111,8 @@ struct PushCommand: ParsableCommand {
       responseTimeout: .milliseconds(Int64(timeout * 1000)), maxConnectAttempts: maxReconnects,
       confirm: confirm, trialTimeout: .milliseconds(Int64(trialTimeout * 1000)), force: force,
       writeSize: writeSize,
-      linkLayerDataLength: device.isSimulated ? conditions.dataLength : WriteSize.assumedDataLength)
+      linkLayerDataLength: device.isSimulated ? conditions.dataLength : WriteSize.assumedDataLength,
+      missingRangeReports: !noMissingRanges)
     if let announceCRC {
       guard let value = UInt32(announceCRC, radix: 16) else {
         throw ValidationError("--announce-crc: not hex")

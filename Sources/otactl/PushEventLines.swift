@@ -38,6 +38,11 @@ enum PushEventLine {
     let bytesSent: Int
     let windows: Int
     let windowFailures: Int
+    /// Image bytes and chunks sent more than once (after a loss, a failed window or a resume).
+    let bytesResent: Int
+    let chunksResent: Int
+    /// Missing-range reports the device sent (0 when the feature is off).
+    let missingReports: Int
     let reconnects: Int
     let resumedFrom: [Int]
     let runningVersion: Nullable<String>

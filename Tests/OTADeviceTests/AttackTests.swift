@@ -239,7 +239,7 @@ import Testing
       #expect(try bench.control([Opcode.activate.rawValue, flags]).first?.status == .invalidParameter)
     }
     #expect(try bench.control([]).first?.status == .invalidLength)
-    #expect(tried == 7 * 20 + 249 * 21)
+    #expect(tried == 8 * 20 + 248 * 21)
     #expect(bench.losses(since: before).isEmpty)
   }
 

@@ -37,6 +37,8 @@ struct DeviceFixture {
   var attempts: UInt8 = 3
   /// Trusted keys and downgrades, as otad's `[trust]` section sets them.
   var policy = ImagePolicy()
+  /// What the device announces and supports (none: a device from before features).
+  var features: Features = .all
 
   var control: BootControl {
     BootControl(
@@ -70,7 +72,7 @@ struct DeviceFixture {
       }
       var host = try ReceiverHost(
         storage: storage, control: control, running: decision.run, windowCapacity: windowCapacity,
-        imageCheck: .standard(policy))
+        imageCheck: .standard(policy), features: features)
       try onBoot?(host)
       guard host.runningOnTrial else { return host }
       switch verdict {

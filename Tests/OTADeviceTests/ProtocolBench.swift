@@ -53,6 +53,24 @@ struct ProtocolBench {
     }
   }
 
+  /// Lets `duration` pass; returns the notifications the device's timer caused.
+  mutating func tick(after duration: Duration) throws -> [[UInt8]] {
+    now += duration
+    return try host.handle(.tick(now: now)).compactMap { output in
+      guard case .notify(let notification) = output else { return nil }
+      return notification
+    }
+  }
+
+  /// The central writes over another bearer with its own MTU (EATT): the device hears of the MTU.
+  mutating func bearer(mtu: Int) throws { _ = try host.handle(.connected(mtu: mtu)) }
+
+  /// The link drops and the central connects again.
+  mutating func reconnect(mtu: Int = 247) throws {
+    _ = try host.handle(.disconnected)
+    _ = try host.handle(.connected(mtu: mtu))
+  }
+
   /// PREPARE, every window, VALIDATE: the first status that is not success, else VALIDATE's.
   /// `claimedSize`/`claimedVersion` let the central lie in PREPARE.
   mutating func push(

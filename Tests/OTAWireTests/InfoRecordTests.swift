@@ -13,7 +13,7 @@ import Testing
     lastOutcome: UpdateOutcome(
       result: .rolledBack, from: Version(major: 1, minor: 1, revision: 0),
       to: Version(major: 1, minor: 2, revision: 0),
-      reason: .healthCheckFailed, attemptsUsed: 2), chunksDropped: 0x0102_0304)
+      reason: .healthCheckFailed, attemptsUsed: 2), chunksDropped: 0x0102_0304, features: .missingRanges)
 
   @Test func layoutIsFixed() {
     let bytes = Self.sample.encoded
@@ -29,7 +29,15 @@ import Testing
     #expect(bytes[61] == 2)  // transfer version 2.0.0
     #expect(bytes[69] == 2)  // two trial boots used
     #expect(Array(bytes[70..<74]) == [0x04, 0x03, 0x02, 0x01])  // chunks dropped u32
-    #expect(bytes.count == 74)
+    #expect(Array(bytes[74..<78]) == [0x01, 0x00, 0x00, 0x00])  // features u32: missing ranges
+    #expect(bytes.count == 78)
+  }
+
+  /// A device from before the features field sends 74 bytes: it supports none.
+  @Test func aDeviceFromBeforeFeaturesSupportsNone() throws {
+    let info = try InfoRecord(bytes: Self.sample.encoded.prefix(74))
+    #expect(info.features.isEmpty)
+    #expect(info.chunksDropped == 0x0102_0304)
   }
 
   /// A device from before the dropped-chunk count sends 70 bytes: the count reads as 0.
@@ -37,6 +45,7 @@ import Testing
     let info = try InfoRecord(bytes: Self.sample.encoded.prefix(70))
     var expected = Self.sample
     expected.chunksDropped = 0
+    expected.features = []
     #expect(info == expected)
     #expect(try InfoRecord(bytes: Self.sample.encoded.prefix(73)) == expected, "a partial count is not read")
   }
@@ -47,6 +56,7 @@ import Testing
     var expected = Self.sample
     expected.lastOutcome.attemptsUsed = 0
     expected.chunksDropped = 0
+    expected.features = []
     #expect(info == expected)
   }
 

@@ -1,0 +1,15 @@
+/// Protocol features beyond version 1's base, as bits of a u32: Info (offset 74) announces the
+/// ones a device supports, and a central turns them on for its connection with FEATURES. A device
+/// uses a feature only with a central that asked for it, so an older central never sees it.
+public struct Features: OptionSet, Sendable, Hashable {
+  public let rawValue: UInt32
+  public init(rawValue: UInt32) { self.rawValue = rawValue }
+
+  /// Bit 0: the device notifies the missing ranges of the open windows (`MissingReport`) as soon
+  /// as later chunks prove them lost, and a WINDOW with a gap waits for the resend instead of
+  /// failing with "missing data".
+  public static let missingRanges = Features(rawValue: 1 << 0)
+
+  /// Everything this implementation knows.
+  public static let all: Features = [.missingRanges]
+}

@@ -1,0 +1,126 @@
+import OTAWire
+import Testing
+
+/// docs/PROTOCOL.md's missing-range reports (feature bit 0) as a contract, in the bytes on the air,
+/// against the same device as `ProtocolContractTests` (MTU 247, window capacity 4096, 100-byte
+/// chunks here).
+@Suite struct MissingRangeContractTests {
+  typealias Contract = ProtocolContractTests
+
+  static let optIn: [UInt8] = [0x08, 0x01, 0x00, 0x00, 0x00]
+
+  static func report(highest: UInt32, _ ranges: [(UInt32, UInt16)]) -> [UInt8] {
+    var bytes: [UInt8] = [0x61] + Contract.le32(highest)
+    for (offset, length) in ranges {
+      bytes += Contract.le32(offset) + [UInt8(length & 0xFF), UInt8(length >> 8)]
+    }
+    return bytes
+  }
+
+  /// PREPAREd, with the feature turned on.
+  static func optedIn() throws -> ProtocolBench {
+    var bench = try Contract.prepared()
+    // "FEATURES ... answers success with the features now on": bit 0.
+    #expect(try bench.controlBytes(optIn) == [[0x60, 0x08, 0x00, 0x01, 0x00, 0x00, 0x00]])
+    return bench
+  }
+
+  @Test func infoAnnouncesTheFeatureAtOffset74() throws {
+    let host = try DeviceFixture(slotCapacity: 4096).makeHost()
+    let bytes = host.info(mtu: 247).encoded
+    #expect(bytes.count == 78)
+    #expect(Array(bytes[74..<78]) == [0x01, 0x00, 0x00, 0x00])
+  }
+
+  @Test func featuresTurnsOnOnlyWhatTheDeviceSupports() throws {
+    var bench = try Contract.prepared()
+    // "bits the device does not know are ignored": asking for all 32 gets bit 0.
+    #expect(
+      try bench.controlBytes([0x08, 0xFF, 0xFF, 0xFF, 0xFF]) == [[0x60, 0x08, 0x00, 0x01, 0x00, 0x00, 0x00]])
+    // "asking for none turns them off".
+    #expect(try bench.controlBytes([0x08, 0, 0, 0, 0]) == [[0x60, 0x08, 0x00, 0x00, 0x00, 0x00, 0x00]])
+  }
+
+  @Test func aProvenGapIsReportedAndTheWindowWaitsForTheResend() throws {
+    var bench = try Self.optedIn()
+    #expect(try bench.controlBytes(Contract.window(0, 1000, Contract.crc(0..<1000))).isEmpty)
+    _ = try Contract.send(&bench, 0..<200, payload: 100)
+    // "as soon as 16 chunks were stored after the gap opened while it stayed open": the 16th names it.
+    let fifteen = try Contract.send(&bench, 300..<1800, payload: 100)
+    #expect(fifteen.isEmpty, "15 later chunks may still be reordering")
+    let sixteenth = try Contract.send(&bench, 1800..<1900, payload: 100)
+    #expect(sixteenth == [Self.report(highest: 1900, [(200, 100)])])
+    // "the WINDOW waits for the resend instead of failing": no 0x07, then the resend completes it.
+    #expect(try Contract.send(&bench, 1900..<2300, payload: 100).isEmpty)
+    #expect(try Contract.send(&bench, 200..<300, payload: 100) == [Contract.windowAnswer(0x00, 1000)])
+  }
+
+  @Test func aReorderedChunkIsNeverReported() throws {
+    var bench = try Self.optedIn()
+    _ = try bench.controlBytes(Contract.window(0, 4000, Contract.crc(0..<4000)))
+    var notifications: [[UInt8]] = []
+    // Every chunk moved up to 8 places late (EATT's bearers): nothing is reported or resent.
+    for group in stride(from: 0, to: 4000, by: 1000) {
+      notifications += try Contract.send(&bench, group + 100..<group + 1000, payload: 100)
+      notifications += try Contract.send(&bench, group..<group + 100, payload: 100)
+    }
+    #expect(notifications == [Contract.windowAnswer(0x00, 4000)])
+  }
+
+  @Test func aReportedGapStillOpenIsReportedAgainAfter32MoreChunks() throws {
+    var bench = try Self.optedIn()
+    _ = try Contract.send(&bench, 0..<100, payload: 100)
+    #expect(try Contract.send(&bench, 200..<1800, payload: 100) == [Self.report(highest: 1800, [(100, 100)])])
+    // "a gap reported and still open is reported again once 32 more chunks were stored".
+    #expect(try Contract.send(&bench, 1800..<3350, payload: 50).isEmpty)
+    #expect(try Contract.send(&bench, 3350..<3400, payload: 50) == [Self.report(highest: 3400, [(100, 100)])])
+  }
+
+  @Test func aWindowsTailIsReportedAfterTheGraceThenFailsAfterFourGraces() throws {
+    var bench = try Self.optedIn()
+    _ = try bench.controlBytes(Contract.window(0, 1000, Contract.crc(0..<1000)))
+    _ = try Contract.send(&bench, 0..<800, payload: 100)
+    // "the grace (400 ms) passes with a gap open: the device reports every gap of the waiting
+    // WINDOW, the part past everything stored included, and waits again".
+    for _ in 0..<4 {
+      #expect(try bench.tick(after: .milliseconds(400)) == [Self.report(highest: 800, [(800, 200)])])
+    }
+    // "after four reports ... fails it with 0x07 missing data as without the feature".
+    #expect(try bench.tick(after: .milliseconds(400)) == [Contract.windowAnswer(0x07, 800)])
+  }
+
+  @Test func withoutFeaturesNothingIsReportedAndTheBaseProtocolHolds() throws {
+    var bench = try Contract.prepared()
+    _ = try bench.controlBytes(Contract.window(0, 1000, Contract.crc(0..<1000)))
+    _ = try Contract.send(&bench, 0..<200, payload: 100)
+    // "A device uses a feature only with a central that asked for it": the old 0x07 path, on the
+    // 16th chunk past the window's end.
+    let later = try Contract.send(&bench, 300..<2600, payload: 100)
+    #expect(later == [Contract.windowAnswer(0x07, 200)])
+  }
+
+  @Test func aDisconnectTurnsTheFeatureOff() throws {
+    var bench = try Self.optedIn()
+    try bench.reconnect()
+    _ = try bench.controlBytes(Contract.window(0, 1000, Contract.crc(0..<1000)))
+    _ = try Contract.send(&bench, 0..<200, payload: 100)
+    #expect(try Contract.send(&bench, 300..<2600, payload: 100) == [Contract.windowAnswer(0x07, 200)])
+  }
+}
+
+extension MissingRangeContractTests {
+  @Test func reportsFitTheSmallestMTUTheCentralUsed() throws {
+    var bench = try Self.optedIn()
+    // EATT: another bearer with MTU 23 (20-byte notifications) on the same connection.
+    try bench.bearer(mtu: 23)
+    try bench.bearer(mtu: 247)  // and the first bearer writes again
+    _ = try bench.controlBytes(Contract.window(0, 1000, Contract.crc(0..<1000)))
+    for start in [0, 100, 200, 300, 400, 600, 800] {
+      #expect(try Contract.send(&bench, start..<start + 100, payload: 100).isEmpty)
+    }
+    // Three gaps after the grace; "at most (MTU − 3 − 5) / 6 ranges": 2 in 17 bytes.
+    let report = try bench.tick(after: .milliseconds(400))
+    #expect(report == [Self.report(highest: 900, [(500, 100), (700, 100)])])
+    #expect(report.allSatisfy { $0.count <= 20 })
+  }
+}
