@@ -51,64 +51,51 @@ blueota_find_swift() {
   fi
 }
 
-# MCUboot's imgtool, pinned, in a Python venv at <repo>/.build-imgtool: the interop tests
-# (Tests/OTATrustTests) run it to make and check images. A venv because Debian 12's pip refuses to
-# install into the system Python (PEP 668). Does nothing when the pinned version is already there.
-# Exports BLUEOTA_IMGTOOL, where the tests look first.
-blueota_imgtool_version=2.5.0
-
-blueota_install_imgtool() {
-  local root venv imgtool python
+# A PyPI tool, pinned, in its own Python venv at <repo>/.build-NAME (a venv because Debian 12's pip
+# refuses to install into the system Python, PEP 668). Does nothing when the pinned version is
+# already there. Prints the tool's path.
+#   blueota_install_pypi_tool NAME VERSION
+blueota_install_pypi_tool() {
+  local name="$1" version="$2" root venv python installed
   root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-  venv="$root/.build-imgtool"
-  imgtool="$venv/bin/imgtool"
-  python="${PYTHON:-python3}"
-  if [[ ! -x "$imgtool" || "$("$imgtool" version 2>/dev/null)" != "$blueota_imgtool_version" ]]; then
-    echo "setup: installing imgtool $blueota_imgtool_version into $venv"
-    if [[ ! -x "$venv/bin/python" ]]; then
-      "$python" -m venv "$venv" || {
-        echo "setup: '$python -m venv' failed; on Debian install python3-venv" >&2
-        return 1
-      }
-    fi
-    "$venv/bin/python" -m pip install --quiet --disable-pip-version-check --no-input \
-      "imgtool==$blueota_imgtool_version" </dev/null || {
-      echo "setup: pip could not install imgtool $blueota_imgtool_version (network? PyPI?)" >&2
-      return 1
-    }
-  fi
-  export BLUEOTA_IMGTOOL="$imgtool"
-}
-
-# smpmgr (Intercreate's MCUmgr client, PyPI), pinned, in a venv at <repo>/.build-smpmgr: the SMP
-# process tests (Tests/ProcessTests/SMPProcessTests) drive otad's SMP server over UDP with it.
-# Exports BLUEOTA_SMPMGR, where the tests look first.
-blueota_smpmgr_version=0.19.1
-
-blueota_install_smpmgr() {
-  local root venv smpmgr python
-  root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-  venv="$root/.build-smpmgr"
-  smpmgr="$venv/bin/smpmgr"
+  venv="$root/.build-$name"
   python="${PYTHON:-python3}"
   # sed reads pip's whole output: `grep -q` would stop early, and under pipefail pip's SIGPIPE
   # would read as "not installed" and install again on every run.
-  if [[ ! -x "$smpmgr" ]] \
-    || [[ "$("$venv/bin/python" -m pip show smpmgr 2>/dev/null | sed -n 's/^Version: //p')" != "$blueota_smpmgr_version" ]]; then
-    echo "setup: installing smpmgr $blueota_smpmgr_version into $venv"
+  installed="$("$venv/bin/python" -m pip show "$name" 2>/dev/null | sed -n 's/^Version: //p' || true)"
+  if [[ ! -x "$venv/bin/$name" || "$installed" != "$version" ]]; then
+    echo "setup: installing $name $version into $venv" >&2
     if [[ ! -x "$venv/bin/python" ]]; then
-      "$python" -m venv "$venv" || {
+      "$python" -m venv "$venv" >&2 || {
         echo "setup: '$python -m venv' failed; on Debian install python3-venv" >&2
         return 1
       }
     fi
     "$venv/bin/python" -m pip install --quiet --disable-pip-version-check --no-input \
-      "smpmgr==$blueota_smpmgr_version" </dev/null || {
-      echo "setup: pip could not install smpmgr $blueota_smpmgr_version (network? PyPI?)" >&2
+      "$name==$version" </dev/null >&2 || {
+      echo "setup: pip could not install $name $version (network? PyPI?)" >&2
       return 1
     }
   fi
-  export BLUEOTA_SMPMGR="$smpmgr"
+  echo "$venv/bin/$name"
+}
+
+# MCUboot's imgtool: the interop tests (Tests/OTATrustTests) run it to make and check images.
+# Exports BLUEOTA_IMGTOOL, where the tests look first.
+blueota_imgtool_version=2.5.0
+blueota_install_imgtool() {
+  local path
+  path="$(blueota_install_pypi_tool imgtool "$blueota_imgtool_version")" || return 1
+  export BLUEOTA_IMGTOOL="$path"
+}
+
+# smpmgr (Intercreate's MCUmgr client): the SMP process tests (Tests/ProcessTests/SMPProcessTests)
+# drive otad's SMP server over UDP with it. Exports BLUEOTA_SMPMGR, where the tests look first.
+blueota_smpmgr_version=0.19.1
+blueota_install_smpmgr() {
+  local path
+  path="$(blueota_install_pypi_tool smpmgr "$blueota_smpmgr_version")" || return 1
+  export BLUEOTA_SMPMGR="$path"
 }
 
 blueota_install_packages
