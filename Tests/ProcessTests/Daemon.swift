@@ -93,6 +93,18 @@ final class Daemon {
   var log: String { (try? String(contentsOf: logFile, encoding: .utf8)) ?? "" }
 
   /// `otad status --json`, read from the state directory.
+  /// otad's status once `done` holds for it, or the last one read after 30 s (a trial's restarts
+  /// take a moment).
+  func waitForStatus(_ done: ([String: Any]) -> Bool) throws -> [String: Any] {
+    let deadline = Date().addingTimeInterval(30)
+    var status = try status()
+    while !done(status), Date() < deadline {
+      usleep(100_000)
+      status = try self.status()
+    }
+    return status
+  }
+
   func status() throws -> [String: Any] {
     let result = try runTool("otad", ["status"] + baseArguments + ["--json"])
     guard result.status == 0,

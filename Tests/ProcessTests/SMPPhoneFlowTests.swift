@@ -52,16 +52,6 @@ import Testing
       + "a2" + "6468617368" + "5820" + Self.hash + "67636f6e6669726d" + (confirm ? "f5" : "f4")
   }
 
-  func waitForStatus(_ daemon: Daemon, _ done: ([String: Any]) -> Bool) throws -> [String: Any] {
-    let deadline = Date().addingTimeInterval(30)
-    var status = try daemon.status()
-    while !done(status), Date() < deadline {
-      usleep(100_000)
-      status = try daemon.status()
-    }
-    return status
-  }
-
   @Test func testAndConfirm() throws {
     let daemon = try device("127.0.0.31", extra: ["--confirm", "manual", "--confirm-timeout", "never"])
     let client = try UDPClient(address: "127.0.0.31")
@@ -72,7 +62,7 @@ import Testing
     #expect(tested.contains("6770656e64696e67f5"), "pending: true in \(tested)")
     // reset: {} then the restart into the trial
     #expect(try client.ask("0a00000000004105") == "0b00000100004105a0")
-    var status = try waitForStatus(daemon) { $0["running"] as? String == "B" }
+    var status = try daemon.waitForStatus { $0["running"] as? String == "B" }
     #expect(status["onTrial"] as? Bool == true, "\(daemon.log)")
     // confirm with the (now running) image's hash: answered with the state, slot 0 confirmed
     let confirmed = try #require(try client.ask(stateWrite(confirm: true, sequence: 0x42)))
@@ -89,7 +79,7 @@ import Testing
     let permanent = try #require(try client.ask(stateWrite(confirm: true, sequence: 0x40)))
     #expect(permanent.contains("697065726d616e656e74f5"), "permanent: true in \(permanent)")
     #expect(try client.ask("0a00000000004105") == "0b00000100004105a0")
-    let status = try waitForStatus(daemon) { $0["running"] as? String == "B" }
+    let status = try daemon.waitForStatus { $0["running"] as? String == "B" }
     #expect(status["confirmed"] as? String == "B" && status["onTrial"] as? Bool == false, "\(daemon.log)")
     #expect(daemon.stop() == 0)
   }
@@ -101,7 +91,7 @@ import Testing
     try upload(client)
     _ = try #require(try client.ask(stateWrite(confirm: false, sequence: 0x40)))
     #expect(try client.ask("0a00000000004105") == "0b00000100004105a0")
-    let status = try waitForStatus(daemon) { $0["confirmed"] as? String == "B" }
+    let status = try daemon.waitForStatus { $0["confirmed"] as? String == "B" }
     #expect(status["running"] as? String == "B" && status["onTrial"] as? Bool == false, "\(daemon.log)")
     #expect(daemon.stop() == 0)
   }

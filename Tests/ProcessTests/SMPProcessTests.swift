@@ -21,17 +21,6 @@ import Testing
     return daemon
   }
 
-  /// Waits until `done` holds for otad's status (the trial's restarts take a moment).
-  func waitForStatus(_ daemon: Daemon, _ done: ([String: Any]) -> Bool) throws -> [String: Any] {
-    let deadline = Date().addingTimeInterval(30)
-    var status = try daemon.status()
-    while !done(status), Date() < deadline {
-      usleep(100_000)
-      status = try daemon.status()
-    }
-    return status
-  }
-
   @Test func smpmgrUpgradesToAConfirmedImage() throws {
     let smpmgr = try SMPManager.locate()
     let daemon = try device("127.0.0.21")
@@ -39,7 +28,7 @@ import Testing
       "--ip", "127.0.0.21", "upgrade", "--slot", "1", Self.sample("firmware-v2.bin"),
     ])
     #expect(upgrade.status == 0, "\(upgrade.output)\n\(daemon.log)")
-    let status = try waitForStatus(daemon) { $0["confirmed"] as? String == "B" }
+    let status = try daemon.waitForStatus { $0["confirmed"] as? String == "B" }
     #expect(status["running"] as? String == "B" && status["onTrial"] as? Bool == false, "\(daemon.log)")
     let states = try smpmgr.run(["--ip", "127.0.0.21", "image", "state-read"])
     let running = states.imageState(slot: 0)
@@ -57,7 +46,7 @@ import Testing
       "--ip", "127.0.0.22", "upgrade", "--slot", "1", Self.sample("firmware-v3.bin"),
     ])
     #expect(upgrade.status == 0, "\(upgrade.output)\n\(daemon.log)")
-    let status = try waitForStatus(daemon) {
+    let status = try daemon.waitForStatus {
       ($0["lastOutcome"] as? [String: Any])?["result"] as? String == "rolled back"
     }
     #expect(status["running"] as? String == "A" && status["confirmed"] as? String == "A", "\(daemon.log)")
@@ -176,7 +165,7 @@ extension SMPProcessTests {
     // And smpmgr finishes it: from there to a confirmed image.
     let upgrade = try smpmgr.run(["--ip", "127.0.0.25", "upgrade", "--slot", "1", image])
     #expect(upgrade.status == 0, "\(upgrade.output)\n\(daemon.log)")
-    let status = try waitForStatus(daemon) { $0["confirmed"] as? String == "B" }
+    let status = try daemon.waitForStatus { $0["confirmed"] as? String == "B" }
     #expect(status["running"] as? String == "B" && status["onTrial"] as? Bool == false, "\(daemon.log)")
     #expect(daemon.stop() == 0)
   }
