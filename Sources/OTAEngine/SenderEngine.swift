@@ -330,9 +330,11 @@ public struct SenderEngine: Sendable {
     let sameImage = status.size == size && status.crc32 == imageCRC
     switch status.state {
     case .receiving where sameImage && status.committedOffset <= size:
+      if report.transferStartedAt == nil { report.transferStartedAt = now }
       report.resumedFrom.append(status.committedOffset)
       startTransfer(from: status.committedOffset, &out)
     case .validated where sameImage:
+      if report.transferStartedAt == nil { report.transferStartedAt = now }
       report.resumedFrom.append(status.committedOffset)
       committed = size
       startValidate(&out)
@@ -340,6 +342,7 @@ public struct SenderEngine: Sendable {
       retryAt = now + max(configuration.backoff, .milliseconds(100))
     default:
       phase = .preparing
+      if report.transferStartedAt == nil { report.transferStartedAt = now }
       sendControl(
         .prepare(size: size, crc32: imageCRC, version: configuration.version),
         timeout: configuration.slowResponseTimeout, &out)
@@ -366,6 +369,7 @@ public struct SenderEngine: Sendable {
     deadline = nil
     switch response.status {
     case .success:
+      if report.validatedAt == nil { report.validatedAt = now }
       guard configuration.activate else {
         finish(nil, &out)
         return

@@ -153,6 +153,11 @@ public struct SenderReport: Equatable, Sendable {
   /// The device already ran this version on trial (an earlier push activated it): nothing was sent,
   /// the push waited for (or, with `confirm`, gave) the trial's verdict.
   public var joinedTrial = false
+  /// When the transfer began (the first PREPARE sent, or the first resume from STATUS) and when
+  /// VALIDATE was answered with success, in the events' time: the transfer's own duration,
+  /// without the connection, Info and STATUS before it or the activation after it.
+  public var transferStartedAt: Duration?
+  public var validatedAt: Duration?
   public init() {}
 }
 

@@ -17,10 +17,6 @@ final class ProgressReporter {
   private var lastDecile = -1
   private var resumesShown = 0
   private var lastDraw: ContinuousClock.Instant?
-  /// When the first PREPARE went out and when VALIDATE was answered: the transfer itself, without
-  /// the connection, Info and STATUS before it or the activation after it.
-  private var preparingAt: Double?
-  private var validatedAt: Double?
 
   init(style: Style) {
     self.style = style
@@ -50,8 +46,6 @@ final class ProgressReporter {
       }
     }
     if progress.phase != lastPhase {
-      if progress.phase == .preparing, preparingAt == nil { preparingAt = seconds }
-      if lastPhase == .validating, validatedAt == nil { validatedAt = seconds }
       lastPhase = progress.phase
       if style == .json {
         JSONOutput.line(PushEventLine.Phase(phase: progress.phase.rawValue, t: seconds))
@@ -84,7 +78,13 @@ final class ProgressReporter {
     clearBar()
     let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
     let goodput = Double(size) / max(seconds, 1e-9)
-    let transferSeconds = preparingAt.flatMap { start in validatedAt.map { $0 - start } }
+    let finalReport: SenderReport
+    switch outcome {
+    case .succeeded(let report), .failed(_, let report): finalReport = report
+    }
+    let transferSeconds = finalReport.transferStartedAt.flatMap { start in
+      finalReport.validatedAt.map { Self.seconds($0 - start) }
+    }
     let transferGoodput = transferSeconds.map { Double(size) / max($0, 1e-9) }
     let raw = air?.rawPayloadBytesPerSecond
     let ceiling = air?.physicalCeilingBytesPerSecond

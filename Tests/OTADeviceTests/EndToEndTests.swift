@@ -74,6 +74,23 @@ import Testing
       "no resync")
   }
 
+  /// The transfer's own span, which otactl's `transferGoodput` is over: from the PREPARE sent to
+  /// VALIDATE's answer, inside the push, after the connection and STATUS, before the activation.
+  @Test func theReportTimesTheTransferFromPrepareToValidatesAnswer() throws {
+    let fixture = DeviceFixture(slotCapacity: Self.capacity)
+    let image = DeviceFixture.image(size: 40_000, seed: 5)
+    let run = try fixture.push(image, version: Self.newVersion, conditions: LinkConditions(mtu: 247), seed: 5)
+    let report = try #require(run.report)
+    let started = try #require(report.transferStartedAt)
+    let validated = try #require(report.validatedAt)
+    let timeline = run.result.timeline
+    let preparing = try #require(timeline.first { $0.what == "central: preparing" }?.at)
+    let activating = try #require(timeline.first { $0.what == "central: activating" }?.at)
+    #expect(started == preparing)
+    #expect(started < validated && validated <= activating)
+    #expect(validated - started < run.result.elapsed)
+  }
+
   @Test func flippedBitsAreCaughtByTheWindowCRCAndResent() throws {
     let fixture = DeviceFixture(slotCapacity: Self.capacity)
     let image = DeviceFixture.image(size: 60_000, seed: 12)
