@@ -31,6 +31,9 @@ public struct SenderEngine: Sendable {
   public private(set) var committed: UInt32 = 0
 
   var now: Duration = .zero
+  /// The version of the transfer the device holds, from the last Info read (a resume needs it to
+  /// be this push's version, as well as the size and CRC32).
+  var transferVersionOnDevice: Version?
   var mtu = ATTMTU.minimum.value
   var chunkPayload = DataChunk.maxPayload(mtu: ATTMTU.minimum.value)
   var windowCapacity: UInt32 = 0
@@ -195,6 +198,7 @@ public struct SenderEngine: Sendable {
       return
     }
     if report.deviceBefore == nil { report.deviceBefore = info }
+    transferVersionOnDevice = info.transferVersion
     guard UInt64(image.count) <= UInt64(info.slotCapacity) else {
       finish(.tooLarge(size: image.count, capacity: info.slotCapacity), &out)
       return
@@ -327,7 +331,11 @@ public struct SenderEngine: Sendable {
       finish(.refused(.status, response.status), &out)
       return
     }
-    let sameImage = status.size == size && status.crc32 == imageCRC
+    // The same bytes announced as another version are another update: the device would install
+    // the version PREPARE claimed, so resume only what was prepared with this one.
+    let sameImage =
+      status.size == size && status.crc32 == imageCRC
+      && (transferVersionOnDevice ?? configuration.version) == configuration.version
     switch status.state {
     case .receiving where sameImage && status.committedOffset <= size:
       if report.transferStartedAt == nil { report.transferStartedAt = now }

@@ -132,4 +132,25 @@ import Testing
     #expect(device.info().state == .validated)
     #expect(device.running == .a)
   }
+
+  /// A validated transfer is resumed (nothing sent again) only by a push of the same bytes with the
+  /// same version; the same bytes as another version are another update, sent whole.
+  @Test func theSameBytesAsAnotherVersionAreNotResumed() throws {
+    let fixture = DeviceFixture(slotCapacity: Self.capacity)
+    let image = DeviceFixture.image(size: 10_000, seed: 4)
+    let other = Version(major: Self.newVersion.major, minor: Self.newVersion.minor + 1, revision: 0)
+    func push(_ version: Version, seed: UInt64) throws -> SenderReport? {
+      try fixture.push(
+        image, version: version, conditions: LinkConditions(mtu: 247), seed: seed,
+        sender: SenderConfiguration(version: version, activate: false)
+      ).report
+    }
+    _ = try push(Self.newVersion, seed: 4)
+    let again = try #require(try push(Self.newVersion, seed: 5))
+    #expect(again.bytesSent == 0 && again.resumedFrom == [UInt32(image.count)])
+    let another = try #require(try push(other, seed: 6))
+    #expect(another.bytesSent == UInt64(image.count) && another.resumedFrom.isEmpty)
+    let device = try #require(try fixture.boot())
+    #expect(device.info().transferVersion == other)
+  }
 }
