@@ -58,7 +58,8 @@ print(f'{mtu:<4} {reorder:<7} {100*loss:4.0f}% {goodput/1000:6.1f} kB/s {ratio:7
 PY
 )"
       echo "${line%|*}"
-      [[ -z "$lossless" ]] && lossless="${line##*|}"
+      # (an `if`: a bare `[[ ]] &&` as the loop's last command made the script exit 1)
+      if [[ -z "$lossless" ]]; then lossless="${line##*|}"; fi
     done
   done
 done

@@ -207,6 +207,8 @@ public final class DeviceService {
           "committed": "\(host.engine.transferStatus.committedOffset)",
           "chunks-dropped": "\(host.engine.statistics.chunksDropped)",
           "missing-reports": "\(host.engine.statistics.missingReports)",
+          "spurious-reports": "\(host.engine.statistics.spuriousReports)",
+          "reorder-window": "\(host.engine.reorderWindow)",
         ])
       timer = nil
       lastStorageFailure = nil

@@ -2,14 +2,17 @@
 /// and last went into a report: what "a gap proven by later offsets" means, counted in chunks.
 ///
 /// A gap is *proven* lost once `threshold` chunks were stored since it opened (the one that opened it
-/// included) while it stayed open
-/// (TCP's duplicate-ACK reasoning): BLE reordering (EATT's bearers) moves a chunk a few places, not
-/// sixteen. Bytes fill gaps in any order; what is left of a gap keeps its age.
+/// included) while it stayed open (TCP's duplicate-ACK reasoning), and it has been open for at
+/// least a minimum time (RACK's reordering window): EATT's bearers are served in bursts, so a
+/// chunk can arrive dozens of places late but only milliseconds late. Bytes fill gaps in any
+/// order; what is left of a gap keeps its age.
 public struct MissingRanges: Equatable, Sendable {
   struct Gap: Equatable, Sendable {
     var range: Range<UInt32>
     /// `chunksStored` when the gap opened.
     var openedAt: Int
+    /// The time the gap opened (the chunk that opened it arrived).
+    var openedTime: Duration
     /// `chunksStored` when it was last reported, if ever.
     var reportedAt: Int?
   }
@@ -19,6 +22,8 @@ public struct MissingRanges: Equatable, Sendable {
   public private(set) var highestStored: UInt32
   /// Chunks stored since this value was made: the clock gaps age by.
   public private(set) var chunksStored = 0
+  /// The ranges the last reports named, oldest first (bounded).
+  private var recentlyReported: [Range<UInt32>] = []
 
   public init(from offset: UInt32 = 0) { highestStored = offset }
 
@@ -28,16 +33,17 @@ public struct MissingRanges: Equatable, Sendable {
   /// Forgets everything: nothing past `offset` is stored.
   public mutating func reset(from offset: UInt32) {
     gaps.removeAll(keepingCapacity: true)
+    recentlyReported.removeAll()
     highestStored = offset
   }
 
   /// A chunk's bytes arrived: a jump past the highest stored byte opens a gap, bytes inside a gap
   /// close that part of it.
-  public mutating func stored(_ range: Range<UInt32>) {
+  public mutating func stored(_ range: Range<UInt32>, at now: Duration = .zero) {
     guard !range.isEmpty else { return }
     if range.lowerBound > highestStored {
       // The chunk that opens a gap is the first one stored past it.
-      gaps.append(Gap(range: highestStored..<range.lowerBound, openedAt: chunksStored))
+      gaps.append(Gap(range: highestStored..<range.lowerBound, openedAt: chunksStored, openedTime: now))
     }
     chunksStored += 1
     if range.upperBound > highestStored { highestStored = range.upperBound }
@@ -52,14 +58,16 @@ public struct MissingRanges: Equatable, Sendable {
       if gap.range.lowerBound < range.lowerBound {
         kept.append(
           Gap(
-            range: gap.range.lowerBound..<range.lowerBound, openedAt: gap.openedAt, reportedAt: gap.reportedAt
-          ))
+            range: gap.range.lowerBound..<range.lowerBound, openedAt: gap.openedAt,
+            openedTime: gap.openedTime,
+            reportedAt: gap.reportedAt))
       }
       if gap.range.upperBound > range.upperBound {
         kept.append(
           Gap(
-            range: range.upperBound..<gap.range.upperBound, openedAt: gap.openedAt, reportedAt: gap.reportedAt
-          ))
+            range: range.upperBound..<gap.range.upperBound, openedAt: gap.openedAt,
+            openedTime: gap.openedTime,
+            reportedAt: gap.reportedAt))
       }
     }
     gaps = kept
@@ -76,12 +84,16 @@ public struct MissingRanges: Equatable, Sendable {
     if highestStored < offset { highestStored = offset }
   }
 
-  /// The gaps proven lost that no report named yet, or whose last report was `repeatAfter` chunks
-  /// ago (the resend was lost too), lowest first, at most `limit`; they count as reported now.
-  public mutating func takeProven(threshold: Int, repeatAfter: Int, limit: Int) -> [Range<UInt32>] {
+  /// The gaps proven lost (`threshold` chunks stored since each opened, and open for `minimumAge`
+  /// at `now`) that no report named yet, or whose last report was `repeatAfter` chunks ago (the
+  /// resend was lost too), lowest first, at most `limit`; they count as reported now.
+  public mutating func takeProven(
+    threshold: Int, minimumAge: Duration = .zero, now: Duration = .zero, repeatAfter: Int, limit: Int
+  ) -> [Range<UInt32>] {
     let clock = chunksStored
     return take(limit: limit) { gap in
-      clock - gap.openedAt >= threshold && gap.reportedAt.map { clock - $0 >= repeatAfter } ?? true
+      clock - gap.openedAt >= threshold && now - gap.openedTime >= minimumAge
+        && gap.reportedAt.map { clock - $0 >= repeatAfter } ?? true
     }
   }
 
@@ -98,6 +110,22 @@ public struct MissingRanges: Equatable, Sendable {
       gaps[index].reportedAt = clock
       out.append(gaps[index].range)
     }
+    recentlyReported.append(contentsOf: out)
+    if recentlyReported.count > Self.recentReportsKept {
+      recentlyReported.removeFirst(recentlyReported.count - Self.recentReportsKept)
+    }
     return out
+  }
+
+  /// How many of the last reported ranges are remembered to recognise a spurious report.
+  static let recentReportsKept = 64
+
+  /// A chunk arrived whose bytes were all stored already: if it lies in a range a report named,
+  /// the chunk was both late and resent, so that report mistook reordering for loss (TCP's
+  /// D-SACK). True once per such range.
+  public mutating func isSpuriousReport(_ duplicate: Range<UInt32>) -> Bool {
+    guard let index = recentlyReported.firstIndex(where: { $0.overlaps(duplicate) }) else { return false }
+    recentlyReported.remove(at: index)
+    return true
   }
 }

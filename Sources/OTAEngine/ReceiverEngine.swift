@@ -52,6 +52,9 @@ public struct ReceiverEngine: Sendable {
   var windows: [PendingWindow] = []
   var deadline: Duration?
   var now: Duration = .zero
+  /// How long a gap must stay open before a report names it: `lossEvidenceTime` at first, doubled
+  /// by each report found spurious (kept while the device runs: the stack's bursts do not change).
+  public private(set) var reorderWindow: Duration
   /// The IO asked for and not yet completed.
   public private(set) var inFlight: ReceiverIO?
 
@@ -63,6 +66,7 @@ public struct ReceiverEngine: Sendable {
     self.configuration = configuration
     self.runningSlot = runningSlot
     self.runningOnTrial = runningOnTrial
+    reorderWindow = configuration.lossEvidenceTime
     if let journal, journal.slot != runningSlot, UInt64(journal.size) <= configuration.slotCapacity {
       phase = journal.state == .validated ? .validated(journal) : .receiving(journal)
       missing = MissingRanges(from: journal.committedOffset)
@@ -257,6 +261,12 @@ public struct ReceiverEngine: Sendable {
     }
     if coverage.contains(chunk.offset..<UInt32(chunk.end)) {
       statistics.chunksDuplicate += 1
+      if missing.isSpuriousReport(chunk.offset..<UInt32(chunk.end)) {
+        // Reordering deeper in time than the window: widen it (up to the WINDOW's grace, after
+        // which every gap is reported anyway) so that the link's bursts stop costing resends.
+        statistics.spuriousReports += 1
+        reorderWindow = min(reorderWindow * 2, max(configuration.windowGrace, configuration.lossEvidenceTime))
+      }
       return
     }
     perform(.write(slot: journal.slot, offset: chunk.offset, bytes: chunk.payload), &out)
@@ -334,8 +344,8 @@ public struct ReceiverEngine: Sendable {
   private mutating func reportProvenGaps(_ out: inout [ReceiverAction]) {
     guard reportsMissing else { return }
     let proven = missing.takeProven(
-      threshold: configuration.lossEvidenceChunks, repeatAfter: configuration.reportRepeatChunks,
-      limit: reportLimit)
+      threshold: configuration.lossEvidenceChunks, minimumAge: reorderWindow, now: now,
+      repeatAfter: configuration.reportRepeatChunks, limit: reportLimit)
     reportMissing(proven, &out)
   }
 
@@ -407,7 +417,7 @@ public struct ReceiverEngine: Sendable {
       statistics.chunksStored += 1
       statistics.bytesStored += UInt64(bytes.count)
       coverage.insert(offset..<offset + UInt32(bytes.count))
-      missing.stored(offset..<offset + UInt32(bytes.count))
+      missing.stored(offset..<offset + UInt32(bytes.count), at: now)
       if let head = windows.first, UInt64(offset) >= head.end { windows[0].laterChunks += 1 }
       reportProvenGaps(&out)
       processHeadWindow(&out)
@@ -474,7 +484,7 @@ public struct ReceiverEngine: Sendable {
     case .write(_, let offset, let bytes):
       statistics.writeFailures += 1
       // The bytes arrived: no gap to report (the WINDOW holding them fails with storage error).
-      missing.stored(offset..<offset + UInt32(bytes.count))
+      missing.stored(offset..<offset + UInt32(bytes.count), at: now)
       failedWrite = min(failedWrite ?? offset, offset)
       processHeadWindow(&out)
     case .checkWindow, .commit:

@@ -198,7 +198,8 @@ public struct SenderEngine: Sendable {
       return
     }
     if report.deviceBefore == nil { report.deviceBefore = info }
-    transferVersionOnDevice = info.transferVersion
+    // Only when Info describes a transfer (STATUS is then asked about the same one).
+    transferVersionOnDevice = info.transfer.state == .idle ? nil : info.transferVersion
     guard UInt64(image.count) <= UInt64(info.slotCapacity) else {
       finish(.tooLarge(size: image.count, capacity: info.slotCapacity), &out)
       return

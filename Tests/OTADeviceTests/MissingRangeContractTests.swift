@@ -45,9 +45,11 @@ import Testing
     var bench = try Self.optedIn()
     #expect(try bench.controlBytes(Contract.window(0, 1000, Contract.crc(0..<1000))).isEmpty)
     _ = try Contract.send(&bench, 0..<200, payload: 100)
-    // "as soon as 16 chunks were stored after the gap opened while it stayed open": the 16th names it.
+    // "once 16 chunks were stored after the gap opened while it stayed open, and it has been open
+    // 100 ms": the 16th chunk after 100 ms names it.
     let fifteen = try Contract.send(&bench, 300..<1800, payload: 100)
     #expect(fifteen.isEmpty, "15 later chunks may still be reordering")
+    #expect(try bench.tick(after: .milliseconds(100)).isEmpty)
     let sixteenth = try Contract.send(&bench, 1800..<1900, payload: 100)
     #expect(sixteenth == [Self.report(highest: 1900, [(200, 100)])])
     // "the WINDOW waits for the resend instead of failing": no 0x07, then the resend completes it.
@@ -67,10 +69,45 @@ import Testing
     #expect(notifications == [Contract.windowAnswer(0x00, 4000)])
   }
 
+  /// EATT's bearers are served in bursts: a chunk may arrive dozens of places late, but not 100 ms.
+  @Test func aGapYoungerThan100msIsNotReportedHoweverManyChunksFollow() throws {
+    var bench = try Self.optedIn()
+    _ = try Contract.send(&bench, 0..<100, payload: 100)
+    // 48 chunks in 48 ms past the gap: not reported; the late chunk closes it.
+    #expect(try Contract.send(&bench, 200..<2600, payload: 50).isEmpty)
+    #expect(try Contract.send(&bench, 100..<200, payload: 100).isEmpty)
+    #expect(try bench.tick(after: .milliseconds(100)).isEmpty)
+    #expect(try Contract.send(&bench, 2600..<3000, payload: 100).isEmpty, "nothing is missing")
+  }
+
+  /// "a report found spurious (a chunk it named arrived twice: late, and resent) doubles the time a
+  /// gap must stay open, up to the WINDOW's grace".
+  @Test func aSpuriousReportWidensTheReorderWindow() throws {
+    var bench = try Self.optedIn()
+    _ = try Contract.send(&bench, 0..<100, payload: 100)
+    _ = try Contract.send(&bench, 200..<1700, payload: 100)
+    _ = try bench.tick(after: .milliseconds(100))
+    #expect(try Contract.send(&bench, 1700..<1800, payload: 100) == [Self.report(highest: 1800, [(100, 100)])])
+    #expect(bench.host.engine.reorderWindow == .milliseconds(100))
+    // The "lost" chunk was only late, and the central resent it: the second copy proves it.
+    _ = try Contract.send(&bench, 100..<200, payload: 100)
+    _ = try Contract.send(&bench, 100..<200, payload: 100)
+    #expect(bench.host.engine.statistics.spuriousReports == 1)
+    #expect(bench.host.engine.reorderWindow == .milliseconds(200))
+    // The next gap needs 200 ms: at 116 ms it is not named, at 216 ms it is.
+    _ = try Contract.send(&bench, 1900..<3500, payload: 100)
+    _ = try bench.tick(after: .milliseconds(100))
+    #expect(try Contract.send(&bench, 3500..<3600, payload: 100).isEmpty)
+    _ = try bench.tick(after: .milliseconds(100))
+    #expect(try Contract.send(&bench, 3600..<3700, payload: 100) == [Self.report(highest: 3700, [(1800, 100)])])
+  }
+
   @Test func aReportedGapStillOpenIsReportedAgainAfter32MoreChunks() throws {
     var bench = try Self.optedIn()
     _ = try Contract.send(&bench, 0..<100, payload: 100)
-    #expect(try Contract.send(&bench, 200..<1800, payload: 100) == [Self.report(highest: 1800, [(100, 100)])])
+    #expect(try Contract.send(&bench, 200..<1700, payload: 100).isEmpty)
+    #expect(try bench.tick(after: .milliseconds(100)).isEmpty)
+    #expect(try Contract.send(&bench, 1700..<1800, payload: 100) == [Self.report(highest: 1800, [(100, 100)])])
     // "a gap reported and still open is reported again once 32 more chunks were stored".
     #expect(try Contract.send(&bench, 1800..<3350, payload: 50).isEmpty)
     #expect(try Contract.send(&bench, 3350..<3400, payload: 50) == [Self.report(highest: 3400, [(100, 100)])])
