@@ -87,7 +87,8 @@ import Testing
     _ = try Contract.send(&bench, 0..<100, payload: 100)
     _ = try Contract.send(&bench, 200..<1700, payload: 100)
     _ = try bench.tick(after: .milliseconds(100))
-    #expect(try Contract.send(&bench, 1700..<1800, payload: 100) == [Self.report(highest: 1800, [(100, 100)])])
+    #expect(
+      try Contract.send(&bench, 1700..<1800, payload: 100) == [Self.report(highest: 1800, [(100, 100)])])
     #expect(bench.host.engine.reorderWindow == .milliseconds(100))
     // The "lost" chunk was only late, and the central resent it: the second copy proves it.
     _ = try Contract.send(&bench, 100..<200, payload: 100)
@@ -99,7 +100,8 @@ import Testing
     _ = try bench.tick(after: .milliseconds(100))
     #expect(try Contract.send(&bench, 3500..<3600, payload: 100).isEmpty)
     _ = try bench.tick(after: .milliseconds(100))
-    #expect(try Contract.send(&bench, 3600..<3700, payload: 100) == [Self.report(highest: 3700, [(1800, 100)])])
+    #expect(
+      try Contract.send(&bench, 3600..<3700, payload: 100) == [Self.report(highest: 3700, [(1800, 100)])])
   }
 
   @Test func aReportedGapStillOpenIsReportedAgainAfter32MoreChunks() throws {
@@ -107,7 +109,8 @@ import Testing
     _ = try Contract.send(&bench, 0..<100, payload: 100)
     #expect(try Contract.send(&bench, 200..<1700, payload: 100).isEmpty)
     #expect(try bench.tick(after: .milliseconds(100)).isEmpty)
-    #expect(try Contract.send(&bench, 1700..<1800, payload: 100) == [Self.report(highest: 1800, [(100, 100)])])
+    #expect(
+      try Contract.send(&bench, 1700..<1800, payload: 100) == [Self.report(highest: 1800, [(100, 100)])])
     // "a gap reported and still open is reported again once 32 more chunks were stored".
     #expect(try Contract.send(&bench, 1800..<3350, payload: 50).isEmpty)
     #expect(try Contract.send(&bench, 3350..<3400, payload: 50) == [Self.report(highest: 3400, [(100, 100)])])
