@@ -37,6 +37,12 @@ public enum OTAUUID {
   public static let firmwareRevision = "00002a26-0000-1000-8000-00805f9b34fb"
 }
 
+/// The SMP (MCUmgr) service over Bluetooth and its one characteristic, as MCUmgr clients know them.
+public enum SMPUUID {
+  public static let service = "8d53dc1d-1db7-4cd3-868b-8a527460aa84"
+  public static let characteristic = "da2e7828-fbce-4e01-ae9e-261174997c48"
+}
+
 extension String {
   fileprivate func replacingOccurrences(of target: String, with replacement: String) -> String {
     split(separator: Character(target), omittingEmptySubsequences: false).joined(separator: replacement)

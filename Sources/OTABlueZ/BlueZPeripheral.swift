@@ -15,15 +15,18 @@ public final class BlueZPeripheral: PeripheralLink {
     /// Mark the control point and data characteristic encrypt-authenticated-write (bonded links only).
     public var requireEncryption: Bool
     public var root: DBusObjectPath
+    /// Export the SMP service (MCUmgr over Bluetooth) beside the OTA service.
+    public var smp: Bool
 
     public init(
       adapter: String = "hci0", localName: String = "BlueOTA", requireEncryption: Bool = false,
-      root: DBusObjectPath = "/org/blueota"
+      root: DBusObjectPath = "/org/blueota", smp: Bool = false
     ) {
       self.adapter = adapter
       self.localName = localName
       self.requireEncryption = requireEncryption
       self.root = root
+      self.smp = smp
     }
   }
 
@@ -44,7 +47,8 @@ public final class BlueZPeripheral: PeripheralLink {
     self.options = options
     self.logger = logger
     application = GattApplication(
-      root: options.root, requireEncryption: options.requireEncryption, localName: options.localName)
+      root: options.root, requireEncryption: options.requireEncryption, localName: options.localName,
+      smp: options.smp)
     inbox.onAcquireWrite = { [logger] mtu in
       logger.debug("bluetoothd acquired the data socket", metadata: ["mtu": "\(mtu)"])
     }
@@ -138,6 +142,7 @@ public final class BlueZPeripheral: PeripheralLink {
       advertisingSince = nil
       if inbox.device != nil { inbox.events.append(.disconnected) }
       inbox.forgetCentral()
+      for central in inbox.smpCentrals.keys.sorted() { inbox.forgetSMPCentral(central) }
       if !newOwner.isEmpty {
         logger.notice("bluetoothd restarted: registering again")
         retryRegistrationAt = lastNow + .milliseconds(200)
@@ -147,7 +152,9 @@ public final class BlueZPeripheral: PeripheralLink {
     guard signal.member == "PropertiesChanged", signal.arguments.count >= 2,
       let interface = signal.arguments[0].stringValue, let changed = try? signal.arguments[1].vardict()
     else { return }
-    if interface == BlueZ.device, signal.path == inbox.device, changed["Connected"]?.boolValue == false {
+    if interface == BlueZ.device, changed["Connected"]?.boolValue == false {
+      inbox.forgetSMPCentral(signal.path)
+      guard signal.path == inbox.device else { return }
       logger.info("central disconnected", metadata: ["device": "\(signal.path)"])
       inbox.forgetCentral()
       inbox.events.append(.disconnected)
@@ -211,6 +218,23 @@ public final class BlueZPeripheral: PeripheralLink {
         "Value", interface: BlueZ.gattCharacteristic, path: application.controlPoint, to: .bytes(bytes))
     } catch {
       logger.warning("notification not sent: \(error)")
+    }
+  }
+
+  /// One SMP notification (PropertiesChanged on the SMP characteristic's Value; `setProperty` signals
+  /// every time, so two equal pieces of an answer both go out). bluetoothd sends it to every central
+  /// that subscribed: the D-Bus API has no notification to one central.
+  public func notifySMP(_ bytes: [UInt8]) {
+    guard application.smp, inbox.smpNotifying else { return }
+    guard connection.outgoingBytes < Self.outgoingLimit else {
+      logger.warning("SMP notification dropped: the system bus is not reading")
+      return
+    }
+    do {
+      try connection.setProperty(
+        "Value", interface: BlueZ.gattCharacteristic, path: application.smpCharacteristic, to: .bytes(bytes))
+    } catch {
+      logger.warning("SMP notification not sent: \(error)")
     }
   }
 

@@ -2,13 +2,14 @@ import OTADBus
 import OTALink
 
 /// The GATT application the device registers with BlueZ, as a plain value tree: the OTA service
-/// (control point, data, Info), the Device Information Service with the firmware revision, and the
-/// advertisement. Handlers only record what the central did in `PeripheralInbox`; the link turns
-/// that into `PeripheralEvent`s.
+/// (control point, data, Info), the Device Information Service with the firmware revision, the SMP
+/// service when `smp` is on, and the advertisement. Handlers only record what the central did in
+/// `PeripheralInbox`; the link turns that into `PeripheralEvent`s.
 struct GattApplication {
   let root: DBusObjectPath
   let requireEncryption: Bool
   let localName: String
+  var smp = false
 
   var otaService: DBusObjectPath { root.appending("service0") }
   var controlPoint: DBusObjectPath { otaService.appending("char0") }
@@ -17,11 +18,42 @@ struct GattApplication {
   var deviceInformation: DBusObjectPath { root.appending("service1") }
   var firmwareRevision: DBusObjectPath { deviceInformation.appending("char0") }
   var advertisement: DBusObjectPath { root.appending("advertisement0") }
+  var smpService: DBusObjectPath { root.appending("service2") }
+  var smpCharacteristic: DBusObjectPath { smpService.appending("char0") }
 
   /// The write flag, or its encrypted, authenticated (bonded) form.
   private var write: String { requireEncryption ? "encrypt-authenticated-write" : "write" }
 
   func objects(_ inbox: PeripheralInbox) -> [DBusObject] {
+    otaObjects(inbox) + (smp ? smpObjects(inbox) : [])
+  }
+
+  /// SMP over Bluetooth: one characteristic, written without response (or with), answered by
+  /// notifications. No WriteAcquired: BlueZ 5.66 would then hand every write through one socket
+  /// without saying which central wrote it, and SMP reassembles per central. The same pairing rule
+  /// as the OTA service: with `requireEncryption`, only a bonded central writes.
+  private func smpObjects(_ inbox: PeripheralInbox) -> [DBusObject] {
+    [
+      service(smpService, uuid: SMPUUID.service),
+      characteristic(
+        smpCharacteristic, uuid: SMPUUID.characteristic, service: smpService,
+        flags: ["write-without-response", write, "notify"],
+        extra: [DBusProperty("Notifying", value: .boolean(false)), DBusProperty("Value", value: .bytes([]))],
+        methods: [
+          writeValue { value, options in inbox.smpWrite(value, options) },
+          DBusMethod("StartNotify") { _ in
+            inbox.smpNotifying = true
+            return []
+          },
+          DBusMethod("StopNotify") { _ in
+            inbox.smpNotifying = false
+            return []
+          },
+        ]),
+    ]
+  }
+
+  private func otaObjects(_ inbox: PeripheralInbox) -> [DBusObject] {
     [
       service(otaService, uuid: OTAUUID.service),
       characteristic(

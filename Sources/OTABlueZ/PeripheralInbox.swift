@@ -17,6 +17,10 @@ final class PeripheralInbox {
   var dataSocket: FileDescriptor?
   /// Gives a characteristic's value for reads; set only while the loop processes D-Bus traffic.
   var valueProvider: CharacteristicValue?
+  /// A central asked for notifications on the SMP characteristic.
+  var smpNotifying = false
+  /// The centrals that wrote to the SMP characteristic and are still connected, with their MTU.
+  var smpCentrals: [DBusObjectPath: Int] = [:]
   /// Told when BlueZ acquires the data socket (for logs).
   var onAcquireWrite: ((Int) -> Void)?
 
@@ -40,6 +44,21 @@ final class PeripheralInbox {
   func dataWrite(_ value: [UInt8], _ options: [String: DBusValue]) {
     noteOptions(options)
     events.append(.dataWrite(value))
+  }
+
+  /// A piece of an SMP message. It says nothing about the OTA central: SMP centrals are kept apart,
+  /// by the device path BlueZ passes with every write.
+  func smpWrite(_ value: [UInt8], _ options: [String: DBusValue]) {
+    let device = options["device"]?.objectPathValue ?? "/unknown"
+    let mtu = options["mtu"]?.uint16Value.map(Int.init) ?? smpCentrals[device] ?? ATTMTU.minimum.value
+    smpCentrals[device] = mtu
+    events.append(.smpWrite(central: device.rawValue, mtu: mtu, bytes: value))
+  }
+
+  /// An SMP central disconnected (or bluetoothd went away with all of them).
+  func forgetSMPCentral(_ device: DBusObjectPath) {
+    guard smpCentrals.removeValue(forKey: device) != nil else { return }
+    events.append(.smpCentralGone(central: device.rawValue))
   }
 
   /// Hands BlueZ one end of a fresh packet socket pair; every write to the data characteristic will

@@ -88,10 +88,12 @@ public struct Daemon: Sendable {
       // Only a trial runs the health check; the boot stage has checked the image already, if it ran.
       imageCheck: host.runningOnTrial
         ? runningImage ?? (try? control.checkInstalledImage(host.running, in: host.boot)) : nil)
-    let smp = try openSMP(logger: logger)
+    let smpUDP = try openSMPOverUDP(logger: logger)
+    let smpOn = smpUDP != nil || (configuration.smpBluetooth && choice.isBluetooth)
     let service = DeviceService(
       host: host, link: opened.link, logger: logger, trial: configuration.boot.trial,
-      healthEnvironment: healthEnvironment, smp: smp)
+      healthEnvironment: healthEnvironment,
+      smp: smpOn ? SMPService(device: SMPDevice(system: SMPDevice.systemInfo())) : nil, smpUDP: smpUDP)
     let stop = try service.run(stopSignals: stopSignals)
     host = service.host
     opened.close()
@@ -105,12 +107,12 @@ public struct Daemon: Sendable {
   }
 
   /// SMP over UDP when the configuration asks for it (off by default: it has no pairing).
-  private func openSMP(logger: Logger) throws -> SMPEndpoint? {
+  private func openSMPOverUDP(logger: Logger) throws -> SMPEndpoint? {
     guard let address = configuration.smpUDP else { return nil }
     let socket = try UDPSocket(binding: address)
     logger.warning(
       "serving SMP (MCUmgr) over UDP on \(socket.boundAddress ?? address): no pairing, no authentication")
-    return SMPEndpoint(socket: socket, device: SMPDevice(system: SMPDevice.systemInfo()))
+    return SMPEndpoint(socket: socket)
   }
 
   /// What runs, on what terms: the running slot, the transfer, the trust policy, and a bootloader

@@ -33,6 +33,10 @@ public struct DaemonConfiguration: Equatable, Sendable {
   /// Serve SMP (MCUmgr) over UDP on this address: off unless set. SMP over UDP has no pairing and no
   /// authentication: anyone who reaches the port can upload, test and reset (docs/SMP.md).
   public var smpUDP: UDPAddress?
+  /// Serve SMP (MCUmgr) over Bluetooth: the SMP service in the GATT application, on by default (an
+  /// MCUmgr phone app needs no setup). It writes the slots as the OTA service does, under the same
+  /// pairing rule (`requirePairing`).
+  public var smpBluetooth = true
 
   public init() {}
 
@@ -103,10 +107,12 @@ public struct DaemonConfiguration: Equatable, Sendable {
         windowGrace = try Self.duration(grace)
       }
     }
-    if let smp = try Self.section(table, "smp", keys: ["udp"]),
-      let text = try Self.string(smp, "udp", in: "smp")
-    {
-      smpUDP = try Self.udpAddress(text)
+    if let smp = try Self.section(table, "smp", keys: ["udp", "bluetooth"]) {
+      if let text = try Self.string(smp, "udp", in: "smp") { smpUDP = try Self.udpAddress(text) }
+      if let value = smp["bluetooth"] {
+        guard let flag = value.bool else { throw ConfigurationError("[smp] bluetooth must be true or false") }
+        smpBluetooth = flag
+      }
     }
     if let log = try Self.section(table, "log", keys: ["level"]),
       let level = try Self.string(log, "level", in: "log")

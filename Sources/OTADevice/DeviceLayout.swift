@@ -64,6 +64,11 @@ public enum DeviceLink: Equatable, Sendable {
   /// The simulated link: a Unix socket at this path, the device's address for otactl.
   case socket(path: String)
 
+  /// Through bluetoothd: the link that can carry the SMP service.
+  public var isBluetooth: Bool {
+    if case .bluetooth = self { true } else { false }
+  }
+
   /// The link the configuration names (Bluetooth wins over the socket); throws when it names none.
   public init(parsing configuration: DaemonConfiguration) throws(ConfigurationError) {
     if let adapter = configuration.bluezAdapter {

@@ -2,6 +2,7 @@ import Logging
 import OTABoot
 import OTAEngine
 import OTALink
+import OTASMP
 import OTAStorage
 import OTASystem
 import OTAWire
@@ -17,34 +18,39 @@ public final class DeviceService {
     case restart
   }
 
-  public private(set) var host: ReceiverHost
+  public internal(set) var host: ReceiverHost
   let link: any PeripheralLink
   let logger: Logger
   private let clock = ContinuousClock()
   private let started: ContinuousClock.Instant
   private var timer: Duration?
-  private var trial: TrialSupervisor?
+  var trial: TrialSupervisor?
   private var healthCheck: HealthCheckProcess?
   private let healthEnvironment: [String: String]
   /// Why the device restarts, for the log.
-  public private(set) var restartReason = ""
+  public internal(set) var restartReason = ""
   /// The storage failure logged last: its repeats (every chunk of a full disk) go to debug.
   private var lastStorageFailure: StorageError?
-  /// SMP over UDP, when configured.
-  public private(set) var smp: SMPEndpoint?
+  /// The SMP server, when either SMP transport is on; UDP's socket when configured; Bluetooth's
+  /// reassembly (its writes come from the link, when the link carries the SMP service).
+  public internal(set) var smp: SMPService?
+  let smpUDP: SMPEndpoint?
+  var smpBluetooth: SMPBluetoothSessions
   /// A central is connected on the OTA link, and when it last wrote: SMP changes nothing while an
   /// OTA transfer is under way (one transfer at a time).
-  private var otaConnected = false
-  private var lastOTAWrite: Duration?
+  var otaConnected = false
+  var lastOTAWrite: Duration?
 
   /// `trial` says how a slot on trial proves itself; `healthEnvironment` is what the health check
   /// learns about the trial (OTAD_SLOT, OTAD_VERSION, ...).
   public init(
     host: ReceiverHost, link: any PeripheralLink, logger: Logger, trial: TrialPolicy = TrialPolicy(),
-    healthEnvironment: [String: String] = [:], smp: SMPEndpoint? = nil
+    healthEnvironment: [String: String] = [:], smp: SMPService? = nil, smpUDP: SMPEndpoint? = nil
   ) {
     self.host = host
     self.smp = smp
+    self.smpUDP = smpUDP
+    smpBluetooth = SMPBluetoothSessions(maxMessage: smp?.bufferSize ?? SMPServerConfiguration().bufferSize)
     self.link = link
     self.logger = logger
     self.healthEnvironment = healthEnvironment
@@ -52,7 +58,7 @@ public final class DeviceService {
     if host.runningOnTrial { self.trial = TrialSupervisor(policy: trial) }
   }
 
-  private var now: Duration { clock.now - started }
+  var now: Duration { clock.now - started }
 
   public func run(stopSignals: StopSignals?) throws -> Stop {
     if var supervisor = trial {
@@ -61,10 +67,13 @@ public final class DeviceService {
       if try carryOut(actions) { return .restart }
     }
     while true {
-      let deadline = [timer, link.nextDeadline, trial?.nextDeadline].compactMap { $0 }.min()
+      let deadline = [timer, link.nextDeadline, trial?.nextDeadline, smpBluetooth.nextDeadline].compactMap {
+        $0
+      }
+      .min()
       let descriptors =
         link.descriptors + (stopSignals.map { [$0.descriptor] } ?? [])
-        + (healthCheck.map { [$0.descriptor] } ?? []) + (smp.map { [$0.socket.descriptor.rawValue] } ?? [])
+        + (healthCheck.map { [$0.descriptor] } ?? []) + (smpUDP.map { [$0.socket.descriptor.rawValue] } ?? [])
       let readable = try Poller.wait(
         for: descriptors, writable: link.writeDescriptors, timeout: deadline.map { max(.zero, $0 - now) })
       if let stopSignals, readable.contains(stopSignals.descriptor) {
@@ -90,9 +99,11 @@ public final class DeviceService {
       for event in events {
         if try handle(event) { return .restart }
       }
-      if let endpoint = smp, readable.contains(endpoint.socket.descriptor.rawValue), try serveSMP() {
+      if let endpoint = smpUDP, readable.contains(endpoint.socket.descriptor.rawValue), try serveSMPOverUDP()
+      {
         return .restart
       }
+      if try expireSMPFragments() { return .restart }
       if let due = timer, now >= due {
         timer = nil
         if try apply(try host.handle(.tick(now: now))) { return .restart }
@@ -101,33 +112,10 @@ public final class DeviceService {
     }
   }
 
-  // MARK: SMP
-
-  /// Answers the waiting SMP datagrams; true when one asked for a reset.
-  private func serveSMP() throws -> Bool {
-    guard var endpoint = smp else { return false }
-    let busy =
-      otaConnected && host.engine.phase != .idle && lastOTAWrite.map { now - $0 < .seconds(30) } == true
-    let served = try endpoint.serve(host: &host, otaBusy: busy, now: now)
-    smp = endpoint
-    logStorageFailures()
-    for note in served.notes { logger.info("SMP: \(note)") }
-    if trial != nil, !host.runningOnTrial {
-      logger.notice("an SMP client confirmed the trial: slot \(host.running) is good")
-      _ = try supervise { $0.confirmed() }
-      trial = nil
-    }
-    guard served.restart else { return false }
-    restartReason = "SMP reset: \(host.boot.plan)"
-    logger.notice("restarting on an SMP reset into \(host.boot.plan)")
-    link.disconnect()
-    return true
-  }
-
   // MARK: The trial
 
   /// Feeds the trial supervisor and carries out what it asks; true when the device must restart.
-  private func supervise(_ event: (inout TrialSupervisor) -> [TrialSupervisor.Action]) throws -> Bool {
+  func supervise(_ event: (inout TrialSupervisor) -> [TrialSupervisor.Action]) throws -> Bool {
     guard var supervisor = trial else { return false }
     let actions = event(&supervisor)
     trial = supervisor
@@ -235,6 +223,12 @@ public final class DeviceService {
     case .droppedPeer(let why):
       logger.warning("dropped a client: \(why)")
       return false
+    case .smpWrite(let central, let mtu, let bytes):
+      return try receiveSMPWrite(bytes, from: central, mtu: mtu)
+    case .smpCentralGone(let central):
+      smpBluetooth.forget(central)
+      logger.debug("SMP central disconnected", metadata: ["device": "\(central)"])
+      return false
     }
   }
 
@@ -262,7 +256,7 @@ public final class DeviceService {
 
   /// Each storage failure with its operation, path and strerror, and what to do: the central only
   /// hears "storage error". A run of the same failure is logged once per connection.
-  private func logStorageFailures() {
+  func logStorageFailures() {
     for failure in host.takeStorageFailures() {
       if failure == lastStorageFailure {
         logger.debug("storage failed again: \(failure)")

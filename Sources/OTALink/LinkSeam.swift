@@ -14,6 +14,12 @@ public enum PeripheralEvent: Equatable, Sendable {
   /// bytes that are not frames): who it was and why, for the log. A `.disconnected` follows if it
   /// had connected.
   case droppedPeer(String)
+  /// A write to the SMP characteristic (SMP over Bluetooth, docs/SMP.md): a piece of an SMP message,
+  /// from `central` (the link's name for it), whose ATT MTU is `mtu`. SMP centrals are not the OTA
+  /// central: they connect, write and go without `.connected` or `.disconnected`.
+  case smpWrite(central: String, mtu: Int, bytes: [UInt8])
+  /// An SMP central went away: what it sent of a message is forgotten.
+  case smpCentralGone(central: String)
 }
 
 /// A characteristic's value for a read by a central whose ATT MTU is `mtu`. Info's max chunk payload
@@ -35,10 +41,15 @@ public protocol PeripheralLink: AnyObject {
   func notify(_ bytes: [UInt8])
   /// Drops the current central, if any.
   func disconnect()
+  /// Sends one notification on the SMP characteristic (at most the central's MTU − 3 bytes); dropped
+  /// when no central asked for them. Links without SMP drop it.
+  func notifySMP(_ bytes: [UInt8])
 }
 
 extension PeripheralLink {
   public var writeDescriptors: [Int32] { [] }
+  /// The simulated links carry no SMP service.
+  public func notifySMP(_ bytes: [UInt8]) {}
 }
 
 /// What the central side hears from its link.

@@ -4,6 +4,8 @@
 public struct SMPFrameAssembler: Sendable {
   public let maxBody: Int
   private var buffer: [UInt8] = []
+  /// The header of the last message refused as too large (to answer it: the bytes are gone).
+  public private(set) var refusedHeader: [UInt8] = []
 
   public init(maxBody: Int) {
     self.maxBody = maxBody
@@ -27,6 +29,7 @@ public struct SMPFrameAssembler: Sendable {
       }
       let length = Int(header.length)
       guard length <= maxBody else {
+        refusedHeader = Array(buffer[0..<SMPHeader.byteCount])
         buffer.removeAll()
         throw .tooLarge(announced: length, limit: maxBody)
       }
@@ -40,4 +43,11 @@ public struct SMPFrameAssembler: Sendable {
 
   /// Forgets a partial message (the client went away).
   public mutating func reset() { buffer.removeAll() }
+
+  /// Hands over the partial message held and forgets it (a message that never completed: the
+  /// server answers it as it answers a header whose length lies).
+  public mutating func takePending() -> [UInt8] {
+    defer { buffer.removeAll() }
+    return buffer
+  }
 }

@@ -45,6 +45,12 @@ struct DaemonOptions: ParsableArguments {
       valueName: "addr:port"))
   var smpUDP: String?
 
+  @Flag(
+    name: .customLong("no-smp-bluetooth"),
+    help:
+      "Do not offer the SMP (MCUmgr) service over Bluetooth (on by default; --require-pairing holds for it).")
+  var noSMPBluetooth = false
+
   @Option(help: ArgumentHelp("Link conditions on the device's side.", discussion: LinkConditions.help))
   var link: String?
 
@@ -113,6 +119,7 @@ struct DaemonOptions: ParsableArguments {
       if let name { configuration.localName = name }
       if requirePairing { configuration.requirePairing = true }
       if let smpUDP { configuration.smpUDP = try DaemonConfiguration.udpAddress(smpUDP) }
+      if noSMPBluetooth { configuration.smpBluetooth = false }
       if let link { configuration.link = try LinkConditions(spec: link, base: configuration.link) }
       if let window {
         configuration.windowCapacity = UInt32(clamping: try DaemonConfiguration.byteSize(window))

@@ -73,7 +73,7 @@ struct RunCommand: ParsableCommand {
         connection: try DBusConnection(bus: .system),
         options: .init(
           adapter: adapter, localName: configuration.localName,
-          requireEncryption: configuration.requirePairing),
+          requireEncryption: configuration.requirePairing, smp: configuration.smpBluetooth),
         logger: logger)
       logger.info(
         "registering with bluetoothd",

@@ -38,3 +38,23 @@ import Testing
     #expect(assembler.pending == 0)
   }
 }
+
+@Suite struct SMPFrameAssemblerRefusalTests {
+  @Test func aHeaderAnnouncingTooMuchIsKeptToAnswerIt() throws {
+    var assembler = SMPFrameAssembler(maxBody: 16)
+    let header: [UInt8] = [0x02, 0, 0x00, 0x11, 0, 1, 9, 1]
+    #expect(throws: SMPFrameError.tooLarge(announced: 17, limit: 16)) {
+      try assembler.append(header[0..<3] + header[3...] + [0xA0])
+    }
+    #expect(assembler.refusedHeader == header)
+    #expect(assembler.pending == 0)
+  }
+
+  @Test func aPartialMessageIsHandedOverOnceAndForgotten() throws {
+    var assembler = SMPFrameAssembler(maxBody: 64)
+    #expect(try assembler.append([0x0A, 0, 0, 3, 0, 0, 1, 0, 0xA1]) == [])
+    #expect(assembler.takePending() == [0x0A, 0, 0, 3, 0, 0, 1, 0, 0xA1])
+    #expect(assembler.pending == 0)
+    #expect(assembler.takePending() == [])
+  }
+}

@@ -1,0 +1,91 @@
+import OTASMP
+import OTASystem
+
+/// SMP in the daemon's loop: both transports (UDP datagrams, writes to the SMP characteristic)
+/// end in `answerSMP`, the one path to the server, the device commands and their consequences.
+extension DeviceService {
+  /// An OTA central is connected and wrote within 30 s while the engine holds a transfer: SMP
+  /// changes nothing then (one transfer at a time).
+  var otaBusy: Bool {
+    otaConnected && host.engine.phase != .idle && lastOTAWrite.map { now - $0 < .seconds(30) } == true
+  }
+
+  /// Answers one whole SMP message from `client` (for the log), handing the answer to `reply`; true
+  /// when it asked for a reset (the device restarts after answering).
+  func answerSMP(_ message: [UInt8], from client: String, reply: ([UInt8]) throws -> Void) throws -> Bool {
+    guard var service = smp else { return false }
+    let output = try service.answer(message, host: &host, otaBusy: otaBusy, now: now)
+    smp = service
+    logStorageFailures()
+    if let note = output.note { logger.info("SMP: \(client): \(note)") }
+    if let response = output.response { try reply(response) }
+    if trial != nil, !host.runningOnTrial {
+      logger.notice("an SMP client confirmed the trial: slot \(host.running) is good")
+      _ = try supervise { $0.confirmed() }
+      trial = nil
+    }
+    guard output.restart else { return false }
+    restartReason = "SMP reset: \(host.boot.plan)"
+    logger.notice("restarting on an SMP reset into \(host.boot.plan)")
+    link.disconnect()
+    return true
+  }
+
+  // MARK: UDP
+
+  /// Answers the waiting SMP datagrams; true when one asked for a reset.
+  func serveSMPOverUDP() throws -> Bool {
+    guard let endpoint = smpUDP, let bufferSize = smp?.bufferSize else { return false }
+    return try endpoint.serve(
+      maxLength: bufferSize,
+      refuse: { bytes, from in
+        if let answer = smp?.refuseTooLarge(bytes) { try endpoint.socket.send(answer, to: from) }
+        logger.info("SMP: \(from): a datagram over \(bufferSize) bytes refused")
+      },
+      answer: { bytes, from in
+        try answerSMP(bytes, from: "\(from)") { try endpoint.socket.send($0, to: from) }
+      })
+  }
+
+  // MARK: Bluetooth
+
+  /// A write to the SMP characteristic: a piece of a message, put together with what the same
+  /// central wrote before; each whole message answered in notifications of at most MTU − 3 bytes.
+  func receiveSMPWrite(_ bytes: [UInt8], from central: String, mtu: Int) throws -> Bool {
+    guard smp != nil else {
+      logger.debug("SMP write ignored: SMP is off", metadata: ["device": "\(central)"])
+      return false
+    }
+    for outcome in smpBluetooth.receive(bytes, from: central, mtu: mtu, now: now) {
+      if try answerSMP(outcome, central: central, mtu: mtu) { return true }
+    }
+    return false
+  }
+
+  /// Gives up the partial messages whose central went quiet, answering each as a header whose
+  /// length lies is answered.
+  func expireSMPFragments() throws -> Bool {
+    guard let due = smpBluetooth.nextDeadline, now >= due else { return false }
+    for expired in smpBluetooth.expire(now: now) {
+      if try answerSMP(expired.outcome, central: expired.central, mtu: expired.mtu) { return true }
+    }
+    return false
+  }
+
+  private func answerSMP(_ outcome: SMPBluetoothSessions.Outcome, central: String, mtu: Int) throws -> Bool {
+    let reply: ([UInt8]) -> Void = { answer in
+      for piece in SMPBluetoothSessions.notifications(answer, mtu: mtu) { self.link.notifySMP(piece) }
+    }
+    switch outcome {
+    case .message(let message):
+      return try answerSMP(message, from: central, reply: reply)
+    case .tooLarge(let header):
+      logger.warning("SMP: \(central): a header announced a message over \(smpBluetooth.maxMessage) bytes")
+      if let answer = smp?.refuseTooLarge(header) { reply(answer) }
+      return false
+    case .abandoned(let partial):
+      logger.warning("SMP: \(central): a message never completed (\(partial.count) bytes arrived)")
+      return try answerSMP(partial, from: central, reply: reply)
+    }
+  }
+}
