@@ -26,13 +26,16 @@ import Testing
   static let device: DBusObjectPath = "/org/bluez/hci0/dev_11_22_33_44_55_66"
   static let info: [UInt8] = Array(0..<30)
 
-  init() throws {
+  convenience init() throws { try self.init(smp: false) }
+
+  /// `smp`: the GATT application carries the SMP service too (BlueZPeripheralSMPTests).
+  init(smp: Bool) throws {
     bus = try PrivateBus()
     bluez = try DBusConnection(address: bus.address)
     _ = try bluez.requestName("org.bluez")
     peripheral = try BlueZPeripheral(
       connection: try DBusConnection(address: bus.address),
-      options: .init(adapter: "hci0", localName: "Test"),
+      options: .init(adapter: "hci0", localName: "Test", smp: smp),
       logger: Logger(label: "test"))
     try bluez.addMatch(.signals(interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged"))
     let recorder: (String) -> DBusMethod = { name in

@@ -23,6 +23,15 @@ import Testing
     #expect(UDPAddress(parsing: text) == nil)
   }
 
+  /// SMP over Bluetooth is on by default (an MCUmgr phone app needs no setup; the pairing rule of
+  /// the OTA service holds for it), off with `bluetooth = false`.
+  @Test func bluetoothIsOnByDefaultAndCanBeTurnedOff() throws {
+    #expect(DaemonConfiguration().smpBluetooth)
+    #expect(try DaemonConfiguration(toml: "[smp]\nudp = \"127.0.0.1:1337\"").smpBluetooth)
+    #expect(try DaemonConfiguration(toml: "[smp]\nbluetooth = false").smpBluetooth == false)
+    #expect(throws: ConfigurationError.self) { try DaemonConfiguration(toml: "[smp]\nbluetooth = \"no\"") }
+  }
+
   @Test func unknownKeysInTheSectionAreErrors() {
     #expect(throws: ConfigurationError.self) { try DaemonConfiguration(toml: "[smp]\nport = 1337") }
   }
