@@ -98,5 +98,33 @@ blueota_install_smpmgr() {
   export BLUEOTA_SMPMGR="$path"
 }
 
+# smpclient (Intercreate's MCUmgr library) with its BLE transport (bleak): the real-stack test
+# (Scripts/bluez/smp_ble.py, guest-e2e step 11) drives otad's SMP service through bluetoothd with
+# it. A library, not a tool: its own venv at <repo>/.build-smpclient, pinned with bleak. Exports
+# BLUEOTA_SMPCLIENT_PYTHON, the venv's python.
+blueota_smpclient_version=7.3.0
+blueota_bleak_version=3.1.0
+blueota_install_smpclient() {
+  local root venv installed
+  root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+  venv="$root/.build-smpclient"
+  installed="$("$venv/bin/python" -m pip show smpclient bleak 2>/dev/null | sed -n 's/^Version: //p' | tr '\n' ' ' || true)"
+  if [[ "$installed" != "$blueota_smpclient_version $blueota_bleak_version " ]]; then
+    echo "setup: installing smpclient[ble] $blueota_smpclient_version (bleak $blueota_bleak_version) into $venv" >&2
+    if [[ ! -x "$venv/bin/python" ]]; then
+      "${PYTHON:-python3}" -m venv "$venv" >&2 || {
+        echo "setup: '${PYTHON:-python3} -m venv' failed; on Debian install python3-venv" >&2
+        return 1
+      }
+    fi
+    "$venv/bin/python" -m pip install --quiet --disable-pip-version-check --no-input \
+      "smpclient[ble]==$blueota_smpclient_version" "bleak==$blueota_bleak_version" </dev/null >&2 || {
+      echo "setup: pip could not install smpclient $blueota_smpclient_version (network? PyPI?)" >&2
+      return 1
+    }
+  fi
+  export BLUEOTA_SMPCLIENT_PYTHON="$venv/bin/python"
+}
+
 blueota_install_packages
 blueota_find_swift

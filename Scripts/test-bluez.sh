@@ -11,13 +11,21 @@ source Scripts/setup.sh
 swift build -c release --product otad >/dev/null
 swift build -c release --product otactl >/dev/null
 bin="$(swift build -c release --show-bin-path)"
+# Step 11's MCUmgr client (smpclient with bleak, its own venv) and the image it uploads: 1 MiB,
+# signed by imgtool with the test key, version 4.0.0 (the guest's root is the host's: it reads both).
+blueota_install_smpclient
+blueota_install_imgtool
+smp_image="$PWD/.build-smpclient/smp-4.0.0.bin"
+[[ -s "$smp_image" ]] || "$BLUEOTA_IMGTOOL" sign --key Images/keys/test-ed25519.pem --header-size 0x20 \
+  --pad-header --slot-size 0x200000 --version 4.0.0 Images/raw-1MiB.bin "$smp_image" >/dev/null
 status=0
 for eatt in on off; do
   echo "== real BlueZ in a VM, EATT $eatt"
   run=0
   for attempt in 1 2; do
     run=0
-    Scripts/vm/run.sh Scripts/bluez/guest-e2e.sh --eatt "$eatt" --env "BLUEOTA_BIN=$bin" --timeout 300 \
+    Scripts/vm/run.sh Scripts/bluez/guest-e2e.sh --eatt "$eatt" --env "BLUEOTA_BIN=$bin" \
+      --env "BLUEOTA_SMPCLIENT_PYTHON=$BLUEOTA_SMPCLIENT_PYTHON" --env "BLUEOTA_SMP_IMAGE=$smp_image" --timeout 420 \
       >"/tmp/blueota-bluez-$eatt.log" 2>&1 || run=$?
     # 125: the harness itself failed (the VM or the stack did not come up): once more. A test
     # failure is never retried.
@@ -25,7 +33,7 @@ for eatt in on off; do
     echo "the VM did not come up; trying once more"
   done
   if ((run == 0)); then
-    grep -E "^FIGURES|resume\"|advertising after|cut the link" "/tmp/blueota-bluez-$eatt.log" || true
+    grep -E "^FIGURES|resume\"|advertising after|cut the link|\"stage\": \"done\"" "/tmp/blueota-bluez-$eatt.log" || true
     echo "EATT $eatt: PASS"
   else
     status=$run

@@ -15,7 +15,11 @@
 #      an imgtool-signed one is taken and confirmed, an older signed one is refused (exit 12)
 #  10. otad restarted with --require-pairing: an unpaired central reads Info but cannot write; no
 #      PREPARE reaches otad
-# Needs BLUEOTA_BIN (where otad and otactl were built). Writes figures.json to GUEST_RESULTS.
+#  11. SMP over Bluetooth: otad on a fresh device; otactl pushes an imgtool-signed 1 MiB image
+#      (no ACTIVATE), then smpclient's BLE transport (bleak) uploads the same image, tests it,
+#      resets, reconnects and confirms: slot 0 runs it, active and confirmed; both goodputs in FIGURES
+# Needs BLUEOTA_BIN (where otad and otactl were built), BLUEOTA_SMPCLIENT_PYTHON (Scripts/setup.sh's
+# smpclient venv) and BLUEOTA_SMP_IMAGE (the signed image). Writes figures.json to GUEST_RESULTS.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
@@ -185,6 +189,29 @@ grep -q "accepts writes only from a central paired with it" "$results/push-unpai
 (("$(grep -c "PREPARE" "$results/otad.log" || true)" == prepares)) || fail "a write from an unpaired central reached otad"
 echo "unpaired push refused by bluetoothd (otactl exit $unpaired); otad saw no request"
 
+step "11. SMP over Bluetooth: smpclient (bleak) on $central uploads, tests, resets, confirms"
+smp_python="${BLUEOTA_SMPCLIENT_PYTHON:?BLUEOTA_SMPCLIENT_PYTHON names smpclient's python (Scripts/setup.sh)}"
+smp_image="${BLUEOTA_SMP_IMAGE:?BLUEOTA_SMP_IMAGE names the signed image SMP uploads}"
+before="$(registered)"
+kill "$otad"
+wait "$otad" || true
+head -c 65536 "$root/Images/raw-1MiB.bin" >"$work/smp-a.img"
+smp_device=(--slot-a "$work/smp-a.img" --slot-b "$work/smp-b.img" --capacity 2MiB --state-dir "$work/smp-state")
+"$bin/otad" run --adapter hci0 --name BlueOTA-VM "${smp_device[@]}" --log-level debug \
+  --trusted-key "$root/Images/keys/test-ed25519.pub.pem" >>"$results/otad.log" 2>&1 &
+otad=$!
+for _ in $(seq 300); do (("$(registered)" > before)) && break; sleep 0.05; done
+(("$(registered)" > before)) || fail "otad did not advertise on the fresh device"
+# The OTA protocol's figure for the same image, in the same run (no ACTIVATE: SMP installs it).
+"$bin/otactl" push "$smp_image" --no-activate --device "$address" --adapter "$central" --json \
+  >"$results/push-smp-image.jsonl" || fail "pushing the SMP image with otactl failed: $(tail -n 1 "$results/push-smp-image.jsonl")"
+tail -n 1 "$results/push-smp-image.jsonl"
+"$smp_python" -B "$here/smp_ble.py" "$address" "$smp_image" "$central" | tee "$results/smp-ble.jsonl" \
+  || fail "the SMP upgrade over Bluetooth failed: $(tail -n 1 "$results/smp-ble.jsonl" 2>/dev/null)"
+grep -q '"stage": "done", "ok": true' "$results/smp-ble.jsonl" || fail "the SMP upgrade did not end confirmed and active"
+grep -q "restarting on an SMP reset" "$results/otad.log" || fail "otad did not restart on the SMP reset"
+kill -0 "$otad" 2>/dev/null || fail "otad died"
+
 /usr/bin/python3 - "$results" "$started" "$advertising" <<'PY'
 import json, sys
 results, started, advertising = sys.argv[1], float(sys.argv[2]), float(sys.argv[3])
@@ -213,6 +240,17 @@ figures = {
     "ratio": goodput / ceiling,
     "mtu": raws[0]["mtu"],
 }
+# SMP over Bluetooth (step 11) and otactl, the same imgtool-signed image, the same run.
+smp = last(f"{results}/smp-ble.jsonl")
+smp_ota = last(f"{results}/push-smp-image.jsonl")
+figures.update({
+    "smpImageBytes": smp["bytes"],
+    "smpUploadGoodput": smp["goodput"],
+    "smpUploadSeconds": smp["seconds"],
+    "smpWriteSize": smp["mtu"],
+    "otaSameImageGoodput": smp_ota["transferGoodput"],
+    "otaSameImageWholePushGoodput": smp_ota["goodput"],
+})
 json.dump(figures, open(f"{results}/figures.json", "w"))
 print("FIGURES " + json.dumps(figures))
 if any(figures["chunksResent"]) or any(figures["missingReports"]):

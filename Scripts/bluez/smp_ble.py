@@ -1,0 +1,140 @@
+"""SMP over Bluetooth through the real BlueZ stack, with smpclient's BLE transport (bleak), as an
+MCUmgr client would: upload an MCUboot image to slot 1, mark it for a test, reset, reconnect after
+the device restarted, confirm, and read the state. Runs inside the harness VM (guest-e2e.sh step 11)
+with the python of Scripts/setup.sh's smpclient venv.
+
+    python smp_ble.py ADDRESS IMAGE CENTRAL_ADAPTER
+
+Prints one JSON line per stage; the last has the upload's goodput and the final state. Exits 1 when
+the image does not end up in slot 0, active and confirmed.
+"""
+
+import asyncio
+import hashlib
+import json
+import subprocess
+import sys
+import time
+
+from bleak.backends.bluezdbus.manager import BlueZManager
+from smpclient import SMPClient
+from smpclient.generics import error, success
+from smpclient.mcuboot import IMAGE_TLV, ImageInfo
+from smpclient.requests.image_management import ImageStatesRead, ImageStatesWrite
+from smpclient.requests.os_management import MCUMgrParametersRead, ResetWrite
+from smpclient.transport.ble import SMPBLETransport
+
+
+def use_adapter(adapter: str) -> None:
+    """bleak scans from the first powered adapter, here otad's own (hci0): use the central's."""
+    BlueZManager.get_default_adapter = lambda self: f"/org/bluez/{adapter}"  # type: ignore[method-assign]
+
+
+def forget(address: str, adapter: str) -> None:
+    """Makes bluetoothd forget the device on the central's adapter: these virtual controllers do not
+    report a device again to a central that already discovered it (otactl did, in earlier steps), and
+    bleak finds a device only by discovering it."""
+    device = f"/org/bluez/{adapter}/dev_" + address.upper().replace(":", "_")
+    subprocess.run(
+        ["busctl", "call", "org.bluez", f"/org/bluez/{adapter}", "org.bluez.Adapter1", "RemoveDevice", "o", device],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False,
+    )
+
+
+def say(**fields: object) -> None:
+    print(json.dumps(fields), flush=True)
+
+
+def states(response: object) -> list[dict]:
+    return [
+        {
+            "slot": image.slot,
+            "version": image.version,
+            "hash": bytes(image.hash).hex() if image.hash else None,
+            "active": image.active,
+            "confirmed": image.confirmed,
+            "pending": image.pending,
+            "permanent": image.permanent,
+            "bootable": image.bootable,
+        }
+        for image in response.images  # type: ignore[attr-defined]
+    ]
+
+
+async def connected(address: str, adapter: str, attempts: int = 10) -> SMPClient:
+    """A connected client; the device may still be restarting (it re-registers with bluetoothd)."""
+    last: Exception | None = None
+    for _ in range(attempts):
+        forget(address, adapter)
+        client = SMPClient(SMPBLETransport(), address, timeout_s=10.0)
+        try:
+            await client.connect(connect_timeout_s=15.0)
+            return client
+        except Exception as failure:  # noqa: BLE001: any failure to connect is worth a retry
+            last = failure
+            await asyncio.sleep(1.0)
+    raise SystemExit(f"could not connect to {address}: {last!r}")
+
+
+async def request(client: SMPClient, what: object, timeout_s: float = 20.0) -> object:
+    response = await client.request(what, timeout_s=timeout_s)  # type: ignore[arg-type]
+    if error(response) or not success(response):
+        raise SystemExit(f"{type(what).__name__} answered {response}")
+    return response
+
+
+async def main(address: str, path: str, adapter: str) -> int:
+    use_adapter(adapter)
+    image = open(path, "rb").read()
+    info = ImageInfo.load_file(path)
+    image_hash = info.get_tlv(IMAGE_TLV.SHA256).value
+    version = f"{info.header.ver.major}.{info.header.ver.minor}.{info.header.ver.revision}"
+
+    client = await connected(address, adapter)
+    mtu = client._transport.mtu  # noqa: SLF001: the write size the transport settled on
+    params = await request(client, MCUMgrParametersRead())
+    say(stage="connected", mtu=mtu, buf_size=params.buf_size, buf_count=params.buf_count)  # type: ignore[attr-defined]
+
+    started = time.monotonic()
+    offset = 0
+    async for offset in client.upload(image, slot=1, subsequent_timeout_s=20.0):
+        pass
+    seconds = time.monotonic() - started
+    say(stage="uploaded", bytes=len(image), offset=offset, seconds=seconds, goodput=len(image) / seconds)
+
+    tested = await request(client, ImageStatesWrite(hash=image_hash, confirm=False))
+    say(stage="test", images=states(tested))
+    await request(client, ResetWrite())
+    say(stage="reset")
+    try:
+        await client.disconnect()
+    except Exception:  # noqa: BLE001: the device may have dropped the link first
+        pass
+    await asyncio.sleep(2.0)
+
+    client = await connected(address, adapter)
+    after_reset = await request(client, ImageStatesRead())
+    say(stage="after reset", images=states(after_reset))
+    confirmed = await request(client, ImageStatesWrite(hash=None, confirm=True))
+    final = states(await request(client, ImageStatesRead()))
+    say(stage="confirmed", images=states(confirmed))
+    await client.disconnect()
+
+    slot0 = next((i for i in final if i["slot"] == 0), {})
+    ok = (
+        slot0.get("version", "").startswith(version)
+        and slot0.get("active") is True
+        and slot0.get("confirmed") is True
+        and slot0.get("hash") == bytes(image_hash).hex()
+    )
+    say(
+        stage="done", ok=ok, bytes=len(image), seconds=seconds, goodput=len(image) / seconds, mtu=mtu,
+        sha256=hashlib.sha256(image).hexdigest(), slot0=slot0,
+    )
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 4:
+        sys.exit(__doc__)
+    sys.exit(asyncio.run(main(sys.argv[1], sys.argv[2], sys.argv[3])))
