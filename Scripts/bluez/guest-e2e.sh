@@ -190,7 +190,7 @@ grep -q "accepts writes only from a central paired with it" "$results/push-unpai
 echo "unpaired push refused by bluetoothd (otactl exit $unpaired); otad saw no request"
 
 step "11. SMP over Bluetooth: smpclient (bleak) on $central uploads, tests, resets, confirms"
-smp_python="${BLUEOTA_SMPCLIENT_PYTHON:?BLUEOTA_SMPCLIENT_PYTHON names smpclient's python (Scripts/setup.sh)}"
+smp_python="${BLUEOTA_SMPCLIENT_PYTHON:?BLUEOTA_SMPCLIENT_PYTHON names the python of the smpclient venv (Scripts/setup.sh)}"
 smp_image="${BLUEOTA_SMP_IMAGE:?BLUEOTA_SMP_IMAGE names the signed image SMP uploads}"
 before="$(registered)"
 kill "$otad"
