@@ -3,7 +3,12 @@ MCUmgr client would: upload an MCUboot image to slot 1, mark it for a test, rese
 the device restarted, confirm, and read the state. Runs inside the harness VM (guest-e2e.sh step 11)
 with the python of Scripts/setup.sh's smpclient venv.
 
-    python smp_ble.py ADDRESS IMAGE CENTRAL_ADAPTER
+    python smp_ble.py ADDRESS IMAGE CENTRAL_ADAPTER [--one-write]
+
+--one-write keeps every request within one ATT write (smpclient otherwise sizes requests to the
+server's buf_size, 2048, and sends each in MTU - 3 pieces). With EATT, BlueZ 5.66's central sends
+write commands over several bearers and they arrive out of order; SMP over Bluetooth has no framing
+but the header's length, so a request in several pieces arrives scrambled (docs/SMP.md).
 
 Prints one JSON line per stage; the last has the upload's goodput and the final state. Exits 1 when
 the image does not end up in slot 0, active and confirmed.
@@ -23,6 +28,12 @@ from smpclient.mcuboot import IMAGE_TLV, ImageInfo
 from smpclient.requests.image_management import ImageStatesRead, ImageStatesWrite
 from smpclient.requests.os_management import MCUMgrParametersRead, ResetWrite
 from smpclient.transport.ble import SMPBLETransport
+
+
+# smpclient 7.3.0 writes MTU - 3 bytes (514 at MTU 517); bluetoothd 5.66's GATT server drops write
+# commands over 510 bytes without a word (an attribute value is at most 512 bytes, and 511 and 512
+# are dropped too, seen in the harness VM), so the pieces of a request would go missing.
+MAX_WRITE = 510
 
 
 def use_adapter(adapter: str) -> None:
@@ -61,7 +72,7 @@ def states(response: object) -> list[dict]:
     ]
 
 
-async def connected(address: str, adapter: str, attempts: int = 10) -> SMPClient:
+async def connected(address: str, adapter: str, one_write: bool, attempts: int = 10) -> SMPClient:
     """A connected client; the device may still be restarting (it re-registers with bluetoothd)."""
     last: Exception | None = None
     for _ in range(attempts):
@@ -69,6 +80,10 @@ async def connected(address: str, adapter: str, attempts: int = 10) -> SMPClient
         client = SMPClient(SMPBLETransport(), address, timeout_s=10.0)
         try:
             await client.connect(connect_timeout_s=15.0)
+            transport = client._transport  # noqa: SLF001: smpclient has no setting for either
+            transport._max_write_without_response_size = min(transport.mtu, MAX_WRITE)  # noqa: SLF001
+            if one_write:
+                client._transport.initialize(client._transport.mtu)  # noqa: SLF001: see --one-write
             return client
         except Exception as failure:  # noqa: BLE001: any failure to connect is worth a retry
             last = failure
@@ -83,17 +98,20 @@ async def request(client: SMPClient, what: object, timeout_s: float = 20.0) -> o
     return response
 
 
-async def main(address: str, path: str, adapter: str) -> int:
+async def main(address: str, path: str, adapter: str, one_write: bool) -> int:
     use_adapter(adapter)
     image = open(path, "rb").read()
     info = ImageInfo.load_file(path)
     image_hash = info.get_tlv(IMAGE_TLV.SHA256).value
     version = f"{info.header.ver.major}.{info.header.ver.minor}.{info.header.ver.revision}"
 
-    client = await connected(address, adapter)
+    client = await connected(address, adapter, one_write)
     mtu = client._transport.mtu  # noqa: SLF001: the write size the transport settled on
     params = await request(client, MCUMgrParametersRead())
-    say(stage="connected", mtu=mtu, buf_size=params.buf_size, buf_count=params.buf_count)  # type: ignore[attr-defined]
+    say(
+        stage="connected", mtu=mtu, buf_size=params.buf_size, buf_count=params.buf_count,  # type: ignore[attr-defined]
+        one_write=one_write,
+    )
 
     started = time.monotonic()
     offset = 0
@@ -112,7 +130,7 @@ async def main(address: str, path: str, adapter: str) -> int:
         pass
     await asyncio.sleep(2.0)
 
-    client = await connected(address, adapter)
+    client = await connected(address, adapter, one_write)
     after_reset = await request(client, ImageStatesRead())
     say(stage="after reset", images=states(after_reset))
     confirmed = await request(client, ImageStatesWrite(hash=None, confirm=True))
@@ -129,12 +147,13 @@ async def main(address: str, path: str, adapter: str) -> int:
     )
     say(
         stage="done", ok=ok, bytes=len(image), seconds=seconds, goodput=len(image) / seconds, mtu=mtu,
+        one_write=one_write,
         sha256=hashlib.sha256(image).hexdigest(), slot0=slot0,
     )
     return 0 if ok else 1
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 4:
+    if len(sys.argv) not in (4, 5) or (len(sys.argv) == 5 and sys.argv[4] != "--one-write"):
         sys.exit(__doc__)
-    sys.exit(asyncio.run(main(sys.argv[1], sys.argv[2], sys.argv[3])))
+    sys.exit(asyncio.run(main(sys.argv[1], sys.argv[2], sys.argv[3], len(sys.argv) == 5)))
