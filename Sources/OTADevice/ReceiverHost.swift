@@ -149,6 +149,7 @@ public struct ReceiverHost: Sendable {
   /// (not while on trial) and from which version on.
   private mutating func syncEngine() {
     engine.updateRunningOnTrial(Self.unconfirmed(boot, running))
+    engine.updateRunningImage(size: runningImage.size)
     engine.updateMinimumVersion(imageCheck.policy.allowDowngrade ? nil : boot[boot.confirmed].version)
   }
 
@@ -172,7 +173,7 @@ public struct ReceiverHost: Sendable {
         case .bad: .bad
         }
       }
-    return InfoRecord(
+    var info = InfoRecord(
       state: engine.transferStatus.state, runningSlot: running,
       flags: infoFlags,
       slotVersions: boot.slots.map { $0.status == .empty ? .zero : $0.version },
@@ -182,6 +183,17 @@ public struct ReceiverHost: Sendable {
       transfer: engine.transferStatus, transferVersion: transfer?.version ?? .zero, lastOutcome: boot.outcome,
       chunksDropped: UInt32(clamping: engine.statistics.chunksDropped),
       features: engine.configuration.features)
+    info.maxOperationLength = engine.maxOperationLength
+    info.runningImageSize = runningImage.size
+    info.runningImageCRC = runningImage.crc32
+    return info
+  }
+
+  /// The running slot's image as the boot state records it (size 0 when its slot is empty: a
+  /// factory state knows no size, so no operation may copy from it).
+  public var runningImage: (size: UInt32, crc32: UInt32) {
+    let slot = boot[running]
+    return slot.status == .empty ? (0, 0) : (slot.size, slot.crc32)
   }
 
   private var infoFlags: InfoRecord.Flags {
@@ -225,6 +237,10 @@ public struct ReceiverHost: Sendable {
       }
       gathered.hold(bytes, of: slot, at: offset)
       return .done
+    case .readRunning(let offset, let length):
+      // The running slot, through its reader: never the slot being written, and no flush of the
+      // chunks gathered for it.
+      return .bytes(try storage.slots.reader(running).read(at: UInt64(offset), count: Int(length)))
     case .prepare, .discard:
       // The transfer the held chunks belonged to is being replaced or dropped.
       gathered.discard()
@@ -255,8 +271,8 @@ public struct ReceiverHost: Sendable {
       }
       try slotWriter(journal.slot).prepare(forImageOf: UInt64(journal.size))
       try journalStore.write(journal)
-    case .write:
-      preconditionFailure("chunk writes are gathered")
+    case .write, .readRunning:
+      preconditionFailure("chunk writes are gathered, running-slot reads done at once")
     case .checkWindow(let slot, let offset, let length):
       let bytes = try slotWriter(slot).read(at: UInt64(offset), count: Int(length))
       return .crc32(CRC32.checksum(bytes))
