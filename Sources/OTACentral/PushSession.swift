@@ -23,10 +23,10 @@ public final class PushSession {
   public private(set) var timeline: [(at: Duration, what: String)] = []
 
   public init(
-    image: [UInt8], configuration: SenderConfiguration, link: any CentralLink, logger: Logger,
-    onProgress: @escaping (SenderProgress, SenderReport) -> Void = { _, _ in }
+    image: [UInt8], configuration: SenderConfiguration, bases: [BaseImage] = [], link: any CentralLink,
+    logger: Logger, onProgress: @escaping (SenderProgress, SenderReport) -> Void = { _, _ in }
   ) {
-    engine = SenderEngine(image: image, configuration: configuration)
+    engine = SenderEngine(image: image, configuration: configuration, bases: bases)
     self.link = link
     self.logger = logger
     self.onProgress = onProgress

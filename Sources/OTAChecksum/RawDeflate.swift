@@ -85,7 +85,9 @@ public enum RawDeflate {
   }
 
   /// Inflates into a new array of exactly `length` bytes.
-  public static func inflate(_ compressed: some Collection<UInt8>, length: Int) throws(InflateError) -> [UInt8] {
+  public static func inflate(_ compressed: some Collection<UInt8>, length: Int) throws(InflateError)
+    -> [UInt8]
+  {
     var output: [UInt8] = []
     output.reserveCapacity(length)
     try inflate(compressed, length: length) { _, piece in output.append(contentsOf: piece) }

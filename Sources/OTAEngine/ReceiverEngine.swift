@@ -302,8 +302,9 @@ public struct ReceiverEngine: Sendable {
   /// One data write as an operation (features bit 1 on): checked against every rule, then its
   /// output stored exactly as a chunk's would be. Raw and deflate need no IO; copy and patch read
   /// their source from the running slot first.
-  private mutating func handleOperation(_ bytes: [UInt8], _ journal: TransferJournal, _ out: inout [ReceiverAction])
-  {
+  private mutating func handleOperation(
+    _ bytes: [UInt8], _ journal: TransferJournal, _ out: inout [ReceiverAction]
+  ) {
     let operation: DataOperation
     do {
       operation = try DataOperation(bytes: bytes)
@@ -312,7 +313,8 @@ public struct ReceiverEngine: Sendable {
       return
     }
     let window =
-      UInt64(journal.committedOffset)..<min(
+      UInt64(
+        journal.committedOffset)..<min(
         UInt64(journal.committedOffset) + UInt64(configuration.windowCapacity), UInt64(journal.size))
     do throws(OperationRejection) {
       try OperationDecoder.check(

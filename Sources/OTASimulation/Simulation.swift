@@ -74,12 +74,13 @@ public struct Simulation {
 
   public init(
     image: [UInt8], sender configuration: SenderConfiguration, conditions: LinkConditions,
-    faults: DeviceFaults = DeviceFaults(), seed: UInt64, makeHost: @escaping HostFactory
+    faults: DeviceFaults = DeviceFaults(), seed: UInt64, bases: [BaseImage] = [],
+    makeHost: @escaping HostFactory
   ) throws {
     self.conditions = conditions
     self.faults = faults
     self.random = SeededGenerator(seed: seed)
-    self.sender = SenderEngine(image: image, configuration: configuration)
+    self.sender = SenderEngine(image: image, configuration: configuration, bases: bases)
     self.makeHost = makeHost
     try boot(afterPowerCut: false)
   }
