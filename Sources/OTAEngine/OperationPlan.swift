@@ -110,6 +110,8 @@ public struct OperationPlan: Sendable {
     var count = min(available, room * 4)
     for _ in 0..<5 {
       let compressed = compress(count)
+      // Incompressible (random bytes, compressed data): no smaller piece will do better.
+      if compressed.count >= count { break }
       if compressed.count <= room {
         if best.map({ count > $0.0 }) ?? true { best = (count, compressed) }
         guard count < available else { break }

@@ -92,6 +92,8 @@ public struct InfoRecord: Equatable, Sendable {
 
   public init(bytes: some Collection<UInt8>) throws(WireError) {
     var reader = ByteReader(bytes)
+    // A field after byte 69 is read only when the whole of it is there (and so all before it).
+    let count = reader.remaining
     guard reader.remaining >= InfoRecord.minimumByteCount else {
       throw .truncated(needed: InfoRecord.minimumByteCount, available: reader.remaining)
     }
@@ -117,12 +119,12 @@ public struct InfoRecord: Equatable, Sendable {
     let attemptsUsed = reader.remaining > 0 ? try reader.readU8() : 0
     lastOutcome = UpdateOutcome(
       result: result, from: from, to: to, reason: reason, attemptsUsed: attemptsUsed)
-    chunksDropped = reader.remaining >= 4 ? try reader.readU32() : 0
-    features = Features(rawValue: reader.remaining >= 4 ? try reader.readU32() : 0)
-    reserved78 = reader.remaining >= 2 ? try reader.readU16() : 0
-    maxOperationLength = reader.remaining >= 4 ? try reader.readU32() : 0
-    runningImageSize = reader.remaining >= 4 ? try reader.readU32() : 0
-    runningImageCRC = reader.remaining >= 4 ? try reader.readU32() : 0
+    chunksDropped = count >= 74 ? try reader.readU32() : 0
+    features = Features(rawValue: count >= 78 ? try reader.readU32() : 0)
+    reserved78 = count >= 80 ? try reader.readU16() : 0
+    maxOperationLength = count >= 84 ? try reader.readU32() : 0
+    runningImageSize = count >= 88 ? try reader.readU32() : 0
+    runningImageCRC = count >= 92 ? try reader.readU32() : 0
   }
 
   public func append(to bytes: inout [UInt8]) {

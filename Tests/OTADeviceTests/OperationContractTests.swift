@@ -22,7 +22,9 @@ import Testing
     return bench
   }
 
-  static func op(_ offset: UInt32, _ kind: UInt8, _ rest: [UInt8]) -> [UInt8] { Self.le32(offset) + [kind] + rest }
+  static func op(_ offset: UInt32, _ kind: UInt8, _ rest: [UInt8]) -> [UInt8] {
+    Self.le32(offset) + [kind] + rest
+  }
 
   @Test func infoAnnouncesOperationsAndTheRunningImage() throws {
     let bench = try ProtocolBench(recordRunningImage: true)
@@ -80,7 +82,10 @@ import Testing
       ("deflate inflating to fewer", Self.op(0, 0x01, Self.le32(100) + RawDeflate.compress(target[0..<99]))),
       ("not deflate", Self.op(0, 0x01, Self.le32(100) + [0xFF, 0xFF, 0xFF, 0xFF])),
       ("patch with bad differences", Self.op(0, 0x03, Self.le32(0) + Self.le32(100) + [0x07])),
-      ("a truncated deflate payload", Self.op(0, 0x01, Self.le32(1000) + RawDeflate.compress(target[0..<1000]).dropLast(3))),
+      (
+        "a truncated deflate payload",
+        Self.op(0, 0x01, Self.le32(1000) + RawDeflate.compress(target[0..<1000]).dropLast(3))
+      ),
       ("copy missing its length", Self.op(0, 0x02, Self.le32(0))),
       ("copy with trailing bytes", Self.op(0, 0x02, Self.le32(0) + Self.le32(10) + [0])),
       ("unknown kind", Self.op(0, 0x04, [1, 2, 3])),
