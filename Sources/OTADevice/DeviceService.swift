@@ -86,6 +86,7 @@ public final class DeviceService {
         switch characteristic {
         case .info: host.info(mtu: mtu).encoded
         case .firmwareRevision: Array(host.info().runningVersion.description.utf8)
+        case .blockHashes: host.blockHashes().encoded
         default: []
         }
       }

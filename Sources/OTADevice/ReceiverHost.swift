@@ -35,6 +35,9 @@ public struct ReceiverHost: Sendable {
   private var gathered = ChunkGatherer()
   /// The transfer journal's file, written in place per committed window.
   var journalStore: TransferJournalStore
+  /// The running slot's block hashes, computed on the first read and kept while the running
+  /// image (slot, size, CRC32) stays the same.
+  var blockHashCache: (identity: RunningImageIdentity, value: BlockHashes)?
 
   /// Loads the boot state and the journal, and resumes a transfer that was under way. `running` is
   /// what the boot stage decided; by default what the bootloader reports, else what the state says.
@@ -219,6 +222,11 @@ public struct ReceiverHost: Sendable {
       if storageFailures.count < 16 { storageFailures.append(error) }
       return .failed(error.description)
     }
+  }
+
+  /// Keeps a storage failure for the log (the first few of a burst).
+  mutating func noteStorageFailure(_ error: StorageError) {
+    if storageFailures.count < 16 { storageFailures.append(error) }
   }
 
   /// The storage failures since the last call, oldest first, for the log.

@@ -15,12 +15,17 @@ public struct OperationPlan: Sendable {
 
   /// A plan from segments (a matcher's, or block hashes'); nil when they do not cover the target
   /// exactly or read outside the base.
-  public init?(target: [UInt8], base: [UInt8], segments: [DeltaSegment]) {
+  /// `sourceSize`: the running image's size when the base's bytes are not at hand (block hashes):
+  /// then only copies may read it, never patches.
+  public init?(target: [UInt8], base: [UInt8], segments: [DeltaSegment], sourceSize: Int? = nil) {
     var cursor: UInt32 = 0
     for segment in segments {
       guard segment.start == cursor, segment.end > segment.start else { return nil }
       switch segment.source {
-      case .copy(let from), .patch(let from):
+      case .copy(let from):
+        let limit = UInt64(sourceSize ?? base.count)
+        guard UInt64(from) + UInt64(segment.end - segment.start) <= limit else { return nil }
+      case .patch(let from):
         guard UInt64(from) + UInt64(segment.end - segment.start) <= UInt64(base.count) else { return nil }
       case .literal: break
       }

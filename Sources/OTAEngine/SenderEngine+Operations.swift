@@ -4,18 +4,18 @@ extension SenderEngine {
   /// Decides, from Info, whether this connection sends data operations: only when the device
   /// announces them, the configuration allows them, and the plan sends fewer bytes than chunks.
   /// With a base whose size and CRC32 are the running image's, a delta; else compression alone.
-  mutating func chooseTransferMode(_ info: InfoRecord) {
+  mutating func chooseTransferMode(_ info: InfoRecord, hashes: BlockHashes?) {
     activePlan = nil
     report.transferMode = .plain
-    guard configuration.operations, info.features.contains(.operations), info.maxOperationLength > 0,
-      !image.isEmpty
-    else { return }
+    guard operationsPossible(info) else { return }
     maxOperationLength = min(info.maxOperationLength, max(1, info.windowCapacity))
-    let running = BaseImage.Identity(size: info.runningImageSize, crc32: info.runningImageCRC)
+    let running = runningIdentity(info)
     if plan?.identity != running {
-      let match = bases.firstIndex { $0.identity == running && running.size > 0 }
+      let match = matchingBase(running)
       if let match, let delta = OperationPlan.delta(image, base: bases[match].bytes) {
         plan = (running, .delta(base: match), delta)
+      } else if let hashes, let blockDigest, let copies = blockPlan(hashes, running: running, blockDigest) {
+        plan = (running, .blockHashes, copies)
       } else if let compressed = OperationPlan.compressed(image) {
         plan = (running, .compressed, compressed)
       } else {
@@ -37,6 +37,38 @@ extension SenderEngine {
     guard planned < plain else { return }
     activePlan = chosen.plan
     report.transferMode = chosen.mode
+  }
+
+  /// Block hashes are worth reading: operations possible, a running image known, no base that
+  /// matches it, no plan for it yet, and a way to hash the target's blocks.
+  func needsBlockHashes(_ info: InfoRecord) -> Bool {
+    let running = runningIdentity(info)
+    return operationsPossible(info) && blockDigest != nil && running.size > 0 && matchingBase(running) == nil
+      && plan?.identity != running
+  }
+
+  private func operationsPossible(_ info: InfoRecord) -> Bool {
+    configuration.operations && info.features.contains(.operations) && info.maxOperationLength > 0
+      && !image.isEmpty
+  }
+
+  private func runningIdentity(_ info: InfoRecord) -> BaseImage.Identity {
+    BaseImage.Identity(size: info.runningImageSize, crc32: info.runningImageCRC)
+  }
+
+  private func matchingBase(_ running: BaseImage.Identity) -> Int? {
+    guard running.size > 0 else { return nil }
+    return bases.firstIndex { $0.identity == running }
+  }
+
+  /// Copies of the blocks the device has; nil when it has none of the target's.
+  private func blockPlan(_ hashes: BlockHashes, running: BaseImage.Identity, _ digest: BlockDigester)
+    -> OperationPlan?
+  {
+    let segments = BlockMatcher.segments(
+      target: image, hashes: hashes, runningSize: running.size, digest: digest)
+    guard segments.contains(where: { if case .copy = $0.source { true } else { false } }) else { return nil }
+    return OperationPlan(target: image, base: [], segments: segments, sourceSize: Int(running.size))
   }
 
   /// After a CRC mismatch on a delta: the running image is not what the plan took it for. The

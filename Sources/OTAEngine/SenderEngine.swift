@@ -86,12 +86,22 @@ public struct SenderEngine: Sendable {
   var activePlan: OperationPlan?
   var maxOperationLength: UInt32 = 0
 
-  public init(image: [UInt8], configuration: SenderConfiguration, bases: [BaseImage] = []) {
+  /// Hashes a block as the device does (truncated SHA-256, from OTATrust); nil: no block-hash path.
+  let blockDigest: BlockDigester?
+  /// Info, while the block hashes it led to are being read.
+  var infoAwaitingHashes: InfoRecord?
+  /// What the device announced in the last Info.
+  var deviceFeatures: Features = []
+
+  public init(
+    image: [UInt8], configuration: SenderConfiguration, bases: [BaseImage] = [], blockDigest: BlockDigester? = nil
+  ) {
     precondition(image.count <= Int(UInt32.max), "images are limited to 4 GiB by the protocol")
     self.image = image
     self.configuration = configuration
     self.imageCRC = configuration.announcedCRC ?? CRC32.checksum(image)
     self.bases = bases
+    self.blockDigest = blockDigest
   }
 
   public var size: UInt32 { UInt32(image.count) }
@@ -116,6 +126,9 @@ public struct SenderEngine: Sendable {
     case .info(let bytes, let now):
       self.now = now
       handleInfo(bytes, &out)
+    case .blockHashes(let bytes, let now):
+      self.now = now
+      handleBlockHashes(bytes, &out)
     case .notification(let bytes, let now):
       self.now = now
       handleNotification(bytes, &out)
@@ -241,7 +254,28 @@ public struct SenderEngine: Sendable {
     targetSlot = info.runningSlot.other
     windowCapacity = info.windowCapacity
     chunkPayload = min(chunkPayload, Int(max(1, info.maxChunkPayload)))
-    chooseTransferMode(info)
+    deviceFeatures = info.features
+    if needsBlockHashes(info) {
+      infoAwaitingHashes = info
+      deadline = now + configuration.responseTimeout
+      out.append(.readBlockHashes)
+      return
+    }
+    chooseTransferMode(info, hashes: nil)
+    continueAfterInfo(&out)
+  }
+
+  /// The block hashes Info led to arrived (or none could be had): plan, then go on as after Info.
+  private mutating func handleBlockHashes(_ bytes: [UInt8], _ out: inout [SenderAction]) {
+    guard phase == .readingInfo, let info = infoAwaitingHashes else { return }
+    infoAwaitingHashes = nil
+    deadline = nil
+    chooseTransferMode(info, hashes: try? BlockHashes(bytes: bytes))
+    continueAfterInfo(&out)
+  }
+
+  /// After Info (and the block hashes): stop for a dry run, else FEATURES or STATUS.
+  private mutating func continueAfterInfo(_ out: inout [SenderAction]) {
     if configuration.dryRun {
       report.dryRun = true
       finish(nil, &out)
@@ -249,7 +283,7 @@ public struct SenderEngine: Sendable {
     }
     phase = .checkingStatus
     var wanted: Features = []
-    if configuration.missingRangeReports, info.features.contains(.missingRanges) {
+    if configuration.missingRangeReports, deviceFeatures.contains(.missingRanges) {
       wanted.insert(.missingRanges)
     }
     if activePlan != nil { wanted.insert(.operations) }
@@ -623,7 +657,7 @@ public struct SenderEngine: Sendable {
       }
       resendQueue.removeAll()
       resentChunks.removeAll()
-      if response.status == .crcMismatch, operationsOn, case .delta = report.transferMode,
+      if response.status == .crcMismatch, operationsOn, report.transferMode.readsTheRunningSlot,
         (attempts[head.offset]?.count ?? 0) >= 1
       {
         // The same window failed its CRC again: the running image is not what the plan took it

@@ -97,6 +97,8 @@ public enum SenderEvent: Sendable {
   case disconnected(now: Duration)
   /// The whole Info value (the host did the long read).
   case info([UInt8], now: Duration)
+  /// The whole block-hashes value (empty: none to be had).
+  case blockHashes([UInt8], now: Duration)
   /// A control-point notification.
   case notification([UInt8], now: Duration)
   /// The link can take this many more write-without-response packets now.
@@ -109,6 +111,8 @@ public enum SenderAction: Equatable, Sendable {
   case connect(after: Duration)
   case disconnect
   case readInfo
+  /// Read the running slot's block hashes; answer with `.blockHashes`.
+  case readBlockHashes
   case writeControl([UInt8])
   /// A write-without-response to the data characteristic; only ever asked for within the credit given.
   case writeData([UInt8])
@@ -148,6 +152,16 @@ public enum TransferMode: Equatable, Sendable {
   case compressed
   /// Data operations against the running image, which matched the base at this index.
   case delta(base: Int)
+  /// Data operations copying the blocks whose hashes the device listed, without a base.
+  case blockHashes
+
+  /// Copies or patches: bytes that depend on the running slot being what the plan took it for.
+  public var readsTheRunningSlot: Bool {
+    switch self {
+    case .delta, .blockHashes: true
+    case .plain, .compressed: false
+    }
+  }
 }
 
 public struct SenderReport: Equatable, Sendable {

@@ -164,6 +164,7 @@ final class ProgressReporter {
     case .plain: "plain"
     case .compressed: "compressed"
     case .delta: "delta"
+    case .blockHashes: "block copies"
     }
   }
 
@@ -180,6 +181,7 @@ final class ProgressReporter {
       case .plain: "plain chunks: operations would not send fewer bytes"
       case .compressed: "compressed operations: no base matches the running image"
       case .delta(let base): "a delta against base #\(base + 1)"
+      case .blockHashes: "copies of the blocks the device has (its block hashes), the rest compressed"
       }
     let planned = report.plannedBytesOnAir > 0 ? "\(report.plannedBytesOnAir) bytes as operations, " : ""
     return """

@@ -5,6 +5,7 @@ import OTACentral
 import OTAEngine
 import OTALink
 import OTASocketLink
+import OTATrust
 import OTAWire
 
 extension WriteSize: ExpressibleByArgument {
@@ -142,7 +143,8 @@ struct PushCommand: ParsableCommand {
       over: device.isSimulated ? "\(conditions)" : "Bluetooth (\(device.adapter) to \(device.device))")
     let bases = try base.map { try BaseImages.load($0) } ?? []
     let session = PushSession(
-      image: bytes, configuration: configuration, bases: bases, link: link, logger: device.logger(),
+      image: bytes, configuration: configuration, bases: bases,
+      blockDigest: { BlockDigest.truncatedSHA256($0) }, link: link, logger: device.logger(),
       onProgress: { progress, report in reporter.update(progress, report) })
     let outcome = try session.run()
     // The raw capacity is the simulated link's at the MTU both sides settled on.
