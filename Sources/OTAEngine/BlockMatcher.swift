@@ -8,7 +8,9 @@ public typealias BlockDigester = @Sendable (ArraySlice<UInt8>) -> UInt64
 /// one of the running slot's becomes a copy of that block, the rest literals. Adjacent copies of
 /// adjacent blocks join. A wrong match costs a failed WINDOW CRC and a resend, never a wrong image.
 public enum BlockMatcher {
-  public static func segments(target: [UInt8], hashes: BlockHashes, runningSize: UInt32, digest: BlockDigester)
+  public static func segments(
+    target: [UInt8], hashes: BlockHashes, runningSize: UInt32, digest: BlockDigester
+  )
     -> [DeltaSegment]
   {
     let blockSize = Int(hashes.blockSize)

@@ -94,7 +94,8 @@ public struct SenderEngine: Sendable {
   var deviceFeatures: Features = []
 
   public init(
-    image: [UInt8], configuration: SenderConfiguration, bases: [BaseImage] = [], blockDigest: BlockDigester? = nil
+    image: [UInt8], configuration: SenderConfiguration, bases: [BaseImage] = [],
+    blockDigest: BlockDigester? = nil
   ) {
     precondition(image.count <= Int(UInt32.max), "images are limited to 4 GiB by the protocol")
     self.image = image

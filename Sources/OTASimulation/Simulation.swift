@@ -81,7 +81,8 @@ public struct Simulation {
     self.conditions = conditions
     self.faults = faults
     self.random = SeededGenerator(seed: seed)
-    self.sender = SenderEngine(image: image, configuration: configuration, bases: bases, blockDigest: blockDigest)
+    self.sender = SenderEngine(
+      image: image, configuration: configuration, bases: bases, blockDigest: blockDigest)
     self.makeHost = makeHost
     try boot(afterPowerCut: false)
   }

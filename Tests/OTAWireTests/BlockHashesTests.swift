@@ -31,7 +31,9 @@ import Testing
     #expect(throws: WireError.self) { try BlockHashes(bytes: [0, 2, 0, 0]) }  // no count
     #expect(throws: WireError.self) { try BlockHashes(bytes: [0, 2, 0, 0, 1, 0, 0, 0, 1, 2, 3]) }  // short hash
     #expect(throws: WireError.self) { try BlockHashes(bytes: [0, 2, 0, 0, 0, 0, 0, 0, 9]) }  // trailing
-    #expect(throws: WireError.self) { try BlockHashes(bytes: [0, 0, 0, 0, 1, 0, 0, 0] + [UInt8](repeating: 0, count: 8)) }
+    #expect(throws: WireError.self) {
+      try BlockHashes(bytes: [0, 0, 0, 0, 1, 0, 0, 0] + [UInt8](repeating: 0, count: 8))
+    }
     let tooMany = [0, 2, 0, 0, 64, 0, 0, 0] + [UInt8](repeating: 0, count: 64 * 8)
     #expect(throws: WireError.self) { try BlockHashes(bytes: tooMany) }
     // A device with no running image answers block size 0, no blocks.
