@@ -17,14 +17,14 @@ public enum BlockMatcher {
     guard blockSize > 0, !target.isEmpty else {
       return target.isEmpty ? [] : [DeltaSegment(start: 0, end: UInt32(target.count), source: .literal)]
     }
-    var where_: [UInt64: Int] = [:]
-    for (index, hash) in hashes.hashes.enumerated() where where_[hash] == nil { where_[hash] = index }
+    var blockAt: [UInt64: Int] = [:]
+    for (index, hash) in hashes.hashes.enumerated() where blockAt[hash] == nil { blockAt[hash] = index }
     var segments: [DeltaSegment] = []
     var start = 0
     while start < target.count {
       let end = min(start + blockSize, target.count)
       var source: DeltaSegment.Source = .literal
-      if let index = where_[digest(target[start..<end])] {
+      if let index = blockAt[digest(target[start..<end])] {
         let from = UInt64(index) * UInt64(blockSize)
         let length = min(UInt64(blockSize), UInt64(runningSize) &- min(from, UInt64(runningSize)))
         if length == UInt64(end - start) { source = .copy(base: UInt32(from)) }

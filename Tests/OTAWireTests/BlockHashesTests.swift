@@ -29,7 +29,8 @@ import Testing
 
   @Test func malformedValuesAreRefused() {
     #expect(throws: WireError.self) { try BlockHashes(bytes: [0, 2, 0, 0]) }  // no count
-    #expect(throws: WireError.self) { try BlockHashes(bytes: [0, 2, 0, 0, 1, 0, 0, 0, 1, 2, 3]) }  // short hash
+    // A hash cut short.
+    #expect(throws: WireError.self) { try BlockHashes(bytes: [0, 2, 0, 0, 1, 0, 0, 0, 1, 2, 3]) }
     #expect(throws: WireError.self) { try BlockHashes(bytes: [0, 2, 0, 0, 0, 0, 0, 0, 9]) }  // trailing
     #expect(throws: WireError.self) {
       try BlockHashes(bytes: [0, 0, 0, 0, 1, 0, 0, 0] + [UInt8](repeating: 0, count: 8))

@@ -1,0 +1,111 @@
+import Foundation
+import OTAChecksum
+import OTADevice
+import OTAEngine
+import OTALink
+import OTASimulation
+import OTASocketLink
+import OTAStorage
+import OTATrust
+import OTAWire
+
+/// `ota-bench --delta OLD NEW`: NEW pushed to a device whose slot A runs OLD (its size and CRC32 in
+/// the boot state, as after an earlier update), over the in-memory link with the simulated link's
+/// air-time model, once per way of sending it. Figures: data bytes on air, the transfer's simulated
+/// time (PREPARE to VALIDATE's answer), the whole push's, and this process's wall time.
+enum DeltaBench {
+  enum Way: String, CaseIterable {
+    case full = "plain chunks (--full)"
+    case compressed = "compressed (no base, no hashes)"
+    case blockHashes = "block copies (device's block hashes)"
+    case delta = "delta (--base OLD)"
+  }
+
+  static func run(old oldPath: String, new newPath: String, options: Options) throws {
+    guard let oldData = FileManager.default.contents(atPath: oldPath),
+      let newData = FileManager.default.contents(atPath: newPath)
+    else { throw BenchError("cannot read \(oldPath) or \(newPath)") }
+    let old = [UInt8](oldData)
+    let new = [UInt8](newData)
+    let gzip = RawDeflate.compress(new, level: 9).count + 18  // gzip's header and trailer
+    print("ota-bench --delta: \(newPath) (\(new.count) B) to a device running \(oldPath) (\(old.count) B)")
+    print("  for reference: gzip -9 of the new image \(gzip) B")
+    for mtu in options.mtus {
+      print("MTU \(mtu):")
+      print(
+        "  " + "way".padding(toLength: 40, withPad: " ", startingAt: 0)
+          + "   on air      share   transfer    push   wall")
+      for way in Way.allCases {
+        let figures = try push(new, to: old, way: way, mtu: mtu, options: options)
+        print(
+          "  " + way.rawValue.padding(toLength: 40, withPad: " ", startingAt: 0)
+            + String(
+              format: " %8d B %8.1f%% %8.2f s %6.2f s %5.2f s  %@", figures.bytesOnAir,
+              100 * Double(figures.bytesOnAir) / Double(new.count), figures.transfer, figures.push,
+              figures.wall,
+              figures.mode))
+      }
+    }
+  }
+
+  struct Figures {
+    var bytesOnAir: Int
+    var transfer: Double
+    var push: Double
+    var wall: Double
+    var mode: String
+  }
+
+  static func push(_ new: [UInt8], to old: [UInt8], way: Way, mtu: Int, options: Options) throws -> Figures {
+    let folder = try makeFolder(options, "delta-\(mtu)-\(way)")
+    defer { try? FileManager.default.removeItem(atPath: folder) }
+    let capacity = max(new.count, old.count)
+    let storage = try makeStorage(folder: folder, imageSize: capacity, timings: nil)
+    var filled = old
+    filled += [UInt8](repeating: 0, count: capacity - old.count)
+    try filled.withUnsafeBytes { bytes in
+      try storage.slots.openForWriting(.a, running: .b).write(bytes, at: 0)
+    }
+    let control = BootControl(
+      records: storage.records, backend: SimulatedBootloader(),
+      factoryVersion: Version(major: 1, minor: 0, revision: 0))
+    let size = UInt32(old.count)
+    let crc = CRC32.checksum(old)
+    _ = try control.update { state in
+      state.slots[.a].size = size
+      state.slots[.a].crc32 = crc
+    }
+    let configuration = SenderConfiguration(
+      version: Version(major: 2, minor: 0, revision: 0), activate: false, operations: way != .full)
+    var digest: BlockDigester?
+    if way == .blockHashes { digest = { bytes in BlockDigest.truncatedSHA256(bytes) } }
+    let bases = way == .delta ? [BaseImage(bytes: old, name: "old")] : []
+    let window = UInt32(options.windowKiB * 1024)
+    let factory: Simulation.HostFactory = { _ in
+      try ReceiverHost(
+        storage: storage, control: control, windowCapacity: window, imageCheck: .standard(ImagePolicy()))
+    }
+    let started = ContinuousClock.now
+    var simulation = try Simulation(
+      image: new, sender: configuration, conditions: LinkConditions(mtu: mtu), seed: 1, bases: bases,
+      blockDigest: digest, makeHost: factory)
+    let limit = Duration.seconds(100_000)
+    let result = try simulation.run(limit: limit)
+    let wall = seconds(ContinuousClock.now - started)
+    guard case .succeeded(let report) = result.outcome else {
+      throw BenchError("\(way.rawValue) at MTU \(mtu): \(String(describing: result.outcome))")
+    }
+    let written = try storage.slots.reader(.b).read(at: 0, count: new.count)
+    guard written == new else { throw BenchError("\(way.rawValue): slot B does not hold the new image") }
+    let transfer = report.transferStartedAt.flatMap { start in report.validatedAt.map { seconds($0 - start) }
+    }
+    return Figures(
+      bytesOnAir: Int(report.bytesOnAir), transfer: transfer ?? 0, push: seconds(result.elapsed), wall: wall,
+      mode: "\(report.transferMode)")
+  }
+}
+
+struct BenchError: Error, CustomStringConvertible {
+  var description: String
+  init(_ description: String) { self.description = description }
+}
