@@ -2,6 +2,7 @@ import OTABoot
 import OTAChecksum
 import OTAEngine
 import OTAStorage
+import OTATrust
 import OTAWire
 
 /// The device side's IO edge: feeds events to the `ReceiverEngine` and carries out the IO it asks
@@ -38,6 +39,9 @@ public struct ReceiverHost: Sendable {
   /// The running slot's block hashes, computed on the first read and kept while the running
   /// image (slot, size, CRC32) stays the same.
   var blockHashCache: (identity: RunningImageIdentity, value: BlockHashes)?
+  /// The running image as its own MCUboot header and hash show it, when the boot state records no
+  /// size for it (a device never updated: its factory image). Surveyed once at start.
+  var surveyedRunningImage: (size: UInt32, crc32: UInt32)?
 
   /// Loads the boot state and the journal, and resumes a transfer that was under way. `running` is
   /// what the boot stage decided; by default what the bootloader reports, else what the state says.
@@ -59,6 +63,7 @@ public struct ReceiverHost: Sendable {
       runningSlot = try Self.storageErrors { () throws(BootError) in try control.runningSlot(boot) }
     }
     self.running = runningSlot
+    surveyedRunningImage = try Self.survey(running: runningSlot, boot, storage, imageCheck.policy)
     journalStore = TransferJournalStore(records: storage.records)
     let (loaded, movedAside) = try journalStore.load()
     for name in movedAside {
@@ -196,7 +201,24 @@ public struct ReceiverHost: Sendable {
   /// factory state knows no size, so no operation may copy from it).
   public var runningImage: (size: UInt32, crc32: UInt32) {
     let slot = boot[running]
-    return slot.status == .empty ? (0, 0) : (slot.size, slot.crc32)
+    if slot.status != .empty, slot.size > 0 { return (slot.size, slot.crc32) }
+    return surveyedRunningImage ?? (0, 0)
+  }
+
+  /// A running slot the boot state knows no size for (the factory state records only a version):
+  /// an MCUboot image there says its own length, and its SHA-256 (and signature, when the policy
+  /// asks) proves those bytes are the image; then its size and CRC32 are what operations may copy.
+  static func survey(running: SlotID, _ boot: BootState, _ storage: DeviceStorage, _ policy: ImagePolicy)
+    throws(StorageError) -> (size: UInt32, crc32: UInt32)?
+  {
+    guard boot[running].status != .empty, boot[running].size == 0 else { return nil }
+    // A slot that cannot be read only means no copies; a power cut ends the process as anywhere.
+    let evidence = try ImageVerifier.surveyTolerant(
+      { () throws(StorageError) in try storage.slots.reader(running) }, policy: policy)
+    guard case .verified(let report) = evidence, report.size > 0, report.size <= UInt64(UInt32.max) else {
+      return nil
+    }
+    return (UInt32(report.size), report.crc32)
   }
 
   private var infoFlags: InfoRecord.Flags {

@@ -1,9 +1,11 @@
+import OTAChecksum
 import OTADevice
 import OTAEngine
 import OTALink
 import OTASimulation
 import OTASocketLink
 import OTAStorage
+import OTATrust
 import OTAWire
 import Testing
 
@@ -127,5 +129,37 @@ import Testing
     #expect(run.device?.engine.transfer == nil)
     #expect(fixture.medium.slotBytes(.b).allSatisfy { $0 == 0 })
     _ = operations
+  }
+}
+
+/// A device never updated: its boot state (the factory state) records a version for slot A but no
+/// size. An MCUboot image there says its own length and proves it with its hash: Info announces it,
+/// and the first update can already be a delta.
+@Suite struct FactoryImageDeltaTests {
+  @Test func theFactoryImageIsKnownByItsOwnHeader() throws {
+    let payload = DeltaFixture.base(size: 30_000, seed: 21)
+    let factory = try MCUbootImageBuilder(version: DeviceFixture.runningVersion, headerSize: 0x20)
+      .build(payload: payload)
+    let update = try MCUbootImageBuilder(version: Version(major: 2, minor: 0, revision: 0), headerSize: 0x20)
+      .build(payload: DeltaFixture.edited(payload, seed: 21))
+    let fixture = DeviceFixture(slotCapacity: 64 * 1024, runningImage: factory)
+    let host = try fixture.makeHost()
+    #expect(host.boot[.a].size == 0, "the factory state records no size")
+    let info = host.info()
+    #expect(info.runningImageSize == UInt32(factory.count))
+    #expect(info.runningImageCRC == CRC32.checksum(factory))
+    let run = try fixture.push(
+      update, version: Version(major: 2, minor: 0, revision: 0), conditions: LinkConditions(mtu: 247),
+      seed: 21,
+      bases: [BaseImage(bytes: factory, name: "factory")])
+    let report = try #require(run.report)
+    #expect(report.transferMode == .delta(base: 0))
+    #expect(report.bytesOnAir < UInt64(update.count) / 4)
+    #expect(Array(fixture.medium.slotBytes(.b).prefix(update.count)) == update)
+  }
+
+  @Test func rawBytesInAFactorySlotAreNotGuessedAt() throws {
+    let host = try DeviceFixture(slotCapacity: 8192).makeHost()
+    #expect(host.info().runningImageSize == 0)
   }
 }
