@@ -11,6 +11,8 @@ final class ProgressReporter {
   enum Style { case terminal, plain, json }
 
   let style: Style
+  /// The `--base` files, to name the one a delta used.
+  var baseNames: [String] = []
   private let clock = ContinuousClock()
   private let started: ContinuousClock.Instant
   private var lastPhase: SenderPhase?
@@ -141,7 +143,7 @@ final class ProgressReporter {
         done in \(String(format: "%.2f", seconds)) s: \(after ?? "validated, not activated")
           \(report.windowsCommitted) windows committed, \(report.windowFailures) failed, \
         \(report.reconnects) reconnects, \(report.bytesSent) bytes sent for \(size) (\(report.bytesResent) resent)
-          \(report.bytesOnAir) bytes on air (\(Self.modeName(report.transferMode)))
+          \(report.bytesOnAir) bytes on air (\(modeDescription(report.transferMode)))
           goodput \(String(format: "%.1f", goodput / 1000)) kB/s\(raw.map { String(format: " = %.0f%% of the link's %.1f kB/s", 100 * goodput / $0, $0 / 1000) } ?? "")\(ceiling.map { String(format: ", %.0f%% of the air's %.1f kB/s", 100 * goodput / $0, $0 / 1000) } ?? "")\(transferGoodput.map { String(format: "\n  transfer (PREPARE to VALIDATE's answer) %.2f s, %.1f kB/s", transferSeconds ?? 0, $0 / 1000) } ?? "")
         """)
     case .failed(let failure, let report):
@@ -168,6 +170,11 @@ final class ProgressReporter {
     }
   }
 
+  private func modeDescription(_ mode: TransferMode) -> String {
+    if case .delta(let base) = mode, base < baseNames.count { return "delta against \(baseNames[base])" }
+    return Self.modeName(mode)
+  }
+
   /// What `push --dry-run` found: what the device runs and what a push would send.
   private func dryRunSummary(_ report: SenderReport, size: Int) -> String {
     let running = report.deviceBefore.map {
@@ -180,7 +187,8 @@ final class ProgressReporter {
         "plain chunks (the device takes no data operations, or --full)"
       case .plain: "plain chunks: operations would not send fewer bytes"
       case .compressed: "compressed operations: no base matches the running image"
-      case .delta(let base): "a delta against base #\(base + 1)"
+      case .delta(let base):
+        "a delta against \(base < baseNames.count ? baseNames[base] : "base #\(base + 1)")"
       case .blockHashes: "copies of the blocks the device has (its block hashes), the rest compressed"
       }
     let planned = report.plannedBytesOnAir > 0 ? "\(report.plannedBytesOnAir) bytes as operations, " : ""

@@ -142,6 +142,7 @@ struct PushCommand: ParsableCommand {
       image: image, size: bytes.count, version: imageVersion,
       over: device.isSimulated ? "\(conditions)" : "Bluetooth (\(device.adapter) to \(device.device))")
     let bases = try base.map { try BaseImages.load($0) } ?? []
+    reporter.baseNames = bases.map(\.name)
     let session = PushSession(
       image: bytes, configuration: configuration, bases: bases,
       blockDigest: { BlockDigest.truncatedSHA256($0) }, link: link, logger: device.logger(),
