@@ -12,7 +12,8 @@ import OTAWire
 /// `ota-bench --delta OLD NEW`: NEW pushed to a device whose slot A runs OLD (its size and CRC32 in
 /// the boot state, as after an earlier update), over the in-memory link with the simulated link's
 /// air-time model, once per way of sending it. Figures: data bytes on air, the transfer's simulated
-/// time (PREPARE to VALIDATE's answer), the whole push's, and this process's wall time.
+/// time (PREPARE to VALIDATE's answer), the whole push's, this process's wall time, and the
+/// device's CPU per MB of image (its events replayed alone into a fresh device, as `ota-bench` does).
 enum DeltaBench {
   enum Way: String, CaseIterable {
     case full = "plain chunks (--full)"
@@ -34,16 +35,15 @@ enum DeltaBench {
       print("MTU \(mtu):")
       print(
         "  " + "way".padding(toLength: 40, withPad: " ", startingAt: 0)
-          + "   on air      share   transfer    push   wall")
+          + "   on air      share   transfer    push   wall   device CPU")
       for way in Way.allCases {
         let figures = try push(new, to: old, way: way, mtu: mtu, options: options)
         print(
           "  " + way.rawValue.padding(toLength: 40, withPad: " ", startingAt: 0)
             + String(
-              format: " %8d B %8.1f%% %8.2f s %6.2f s %5.2f s  %@", figures.bytesOnAir,
+              format: " %8d B %8.1f%% %8.2f s %6.2f s %5.2f s %7.1f ms/MB  %@", figures.bytesOnAir,
               100 * Double(figures.bytesOnAir) / Double(new.count), figures.transfer, figures.push,
-              figures.wall,
-              figures.mode))
+              figures.wall, figures.deviceCPU, figures.mode))
       }
     }
   }
@@ -53,13 +53,16 @@ enum DeltaBench {
     var transfer: Double
     var push: Double
     var wall: Double
+    /// The device's CPU per MB of image, its events replayed alone.
+    var deviceCPU: Double
     var mode: String
   }
 
-  static func push(_ new: [UInt8], to old: [UInt8], way: Way, mtu: Int, options: Options) throws -> Figures {
-    let folder = try makeFolder(options, "delta-\(mtu)-\(way)")
-    defer { try? FileManager.default.removeItem(atPath: folder) }
-    let capacity = max(new.count, old.count)
+  /// A device on files in a new folder whose slot A runs `old`, known to its boot state.
+  static func device(running old: [UInt8], capacity: Int, _ name: String, options: Options) throws
+    -> (folder: String, storage: DeviceStorage, control: BootControl)
+  {
+    let folder = try makeFolder(options, name)
     let storage = try makeStorage(folder: folder, imageSize: capacity, timings: nil)
     var filled = old
     filled += [UInt8](repeating: 0, count: capacity - old.count)
@@ -75,6 +78,14 @@ enum DeltaBench {
       state.slots[.a].size = size
       state.slots[.a].crc32 = crc
     }
+    return (folder, storage, control)
+  }
+
+  static func push(_ new: [UInt8], to old: [UInt8], way: Way, mtu: Int, options: Options) throws -> Figures {
+    let capacity = max(new.count, old.count)
+    let (folder, storage, control) = try device(
+      running: old, capacity: capacity, "delta-\(mtu)", options: options)
+    defer { try? FileManager.default.removeItem(atPath: folder) }
     let configuration = SenderConfiguration(
       version: Version(major: 2, minor: 0, revision: 0), activate: false, operations: way != .full)
     var digest: BlockDigester?
@@ -89,6 +100,7 @@ enum DeltaBench {
     var simulation = try Simulation(
       image: new, sender: configuration, conditions: LinkConditions(mtu: mtu), seed: 1, bases: bases,
       blockDigest: digest, makeHost: factory)
+    simulation.recordsDeviceEvents = true
     let limit = Duration.seconds(100_000)
     let result = try simulation.run(limit: limit)
     let wall = seconds(ContinuousClock.now - started)
@@ -97,11 +109,18 @@ enum DeltaBench {
     }
     let written = try storage.slots.reader(.b).read(at: 0, count: new.count)
     guard written == new else { throw BenchError("\(way.rawValue): slot B does not hold the new image") }
+    // The device alone: its events replayed into a fresh device running `old`, its CPU measured.
+    let replayDevice = try device(running: old, capacity: capacity, "delta-\(mtu)-replay", options: options)
+    defer { try? FileManager.default.removeItem(atPath: replayDevice.folder) }
+    var host = try ReceiverHost(
+      storage: replayDevice.storage, control: replayDevice.control, windowCapacity: window,
+      imageCheck: .standard(ImagePolicy()))
+    let replay = try IngestReplay.run(result.deviceEvents, into: &host)
     let transfer = report.transferStartedAt.flatMap { start in report.validatedAt.map { seconds($0 - start) }
     }
     return Figures(
       bytesOnAir: Int(report.bytesOnAir), transfer: transfer ?? 0, push: seconds(result.elapsed), wall: wall,
-      mode: "\(report.transferMode)")
+      deviceCPU: seconds(replay.cpu) * 1000 / (Double(new.count) / 1e6), mode: "\(report.transferMode)")
   }
 }
 
