@@ -27,6 +27,16 @@ import Testing
     return (result, result.jsonLines.last { $0["event"] as? String == "result" } ?? [:])
   }
 
+  @Test func infoShowsTheOperationsLimitAndTheFactoryImage() throws {
+    let daemon = try daemon()
+    let result = try runTool("otactl", ["info", "--device", daemon.socket, "--json"])
+    #expect(result.status == 0, "\(result.output)\n\(result.errors)")
+    let info = try JSONSerialization.jsonObject(with: Data(result.output.utf8)) as? [String: Any] ?? [:]
+    // The factory image, an MCUboot image, known by its own header: 41686 bytes, CRC32 b0811374.
+    #expect(info["runningImageSize"] as? Int == 41686 && info["runningImageCRC32"] as? String == "b0811374")
+    #expect((info["maxOperationLength"] as? Int ?? 0) > 0, "\(info)")
+  }
+
   @Test func aDryRunSaysWhatADeltaWouldSendAndSendsNothing() throws {
     let daemon = try daemon()
     let (result, final) = try push(
