@@ -60,6 +60,18 @@ public enum OperationDecoder {
     }
   }
 
+  /// A patch's differences inflated once without keeping them: a patch that would be dropped for
+  /// its payload is dropped before the running slot is read for it (no read for a write that
+  /// cannot be stored).
+  public static func checkDifferences(of operation: DataOperation) throws(OperationRejection) {
+    guard case .patch(_, let length, let differences) = operation.body else { return }
+    do {
+      try RawDeflate.inflate(differences, length: Int(length)) { _, _ in }
+    } catch {
+      throw .badDeflate(error)
+    }
+  }
+
   /// The target bytes of a copy or patch operation from `source`, the running slot's bytes at its
   /// source range; a patch's differences are added in place, piece by piece, so memory stays one
   /// operation's output.

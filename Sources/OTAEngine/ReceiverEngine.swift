@@ -324,6 +324,7 @@ public struct ReceiverEngine: Sendable {
         statistics.operationsApplied += 1
         perform(.write(slot: journal.slot, offset: operation.offset, bytes: output), &out)
       } else if let source = operation.sourceRange {
+        try OperationDecoder.checkDifferences(of: operation)
         pendingOperation = operation
         perform(.readRunning(offset: UInt32(source.lowerBound), length: operation.length), &out)
       }

@@ -120,3 +120,23 @@ import Testing
     #expect(bench.host.engine.coverage.contains(0..<200))
   }
 }
+
+extension OperationContractTests {
+  /// A patch whose differences are bad is dropped before the running slot is read for it, and a
+  /// copy into bytes already stored reads nothing: every read is for bytes that are then stored.
+  @Test func nothingIsReadForAWriteThatCannotBeStored() throws {
+    let target = DeviceFixture.image(size: 4096, seed: 14)
+    var bench = try Self.bench(target: target)
+    func reads() -> Int { bench.fixture.medium.operationCount(of: .slotRead) }
+    let before = reads()
+    try bench.data(Self.op(0, 0x03, Self.le32(0) + Self.le32(1000) + [0x07]))
+    #expect(reads() == before, "a bad patch reads nothing")
+    try bench.data(Self.op(0, 0x00, Array(target[0..<200])))
+    try bench.data(Self.op(0, 0x02, Self.le32(0) + Self.le32(200)))
+    #expect(reads() == before, "a copy into stored bytes reads nothing")
+    #expect(bench.host.engine.statistics.chunksDuplicate == 1)
+    // The control case: a copy into bytes not stored yet reads the running slot once.
+    try bench.data(Self.op(200, 0x02, Self.le32(0) + Self.le32(100)))
+    #expect(reads() == before + 1)
+  }
+}
