@@ -1,5 +1,14 @@
 import OTAWire
 
+/// What a plan's estimate of bytes on air depends on.
+struct EstimateKey: Equatable, Sendable {
+  var identity: BaseImage.Identity
+  var mode: TransferMode
+  var budget: Int
+  var window: UInt32
+  var maxLength: UInt32
+}
+
 extension SenderEngine {
   /// Decides, from Info, whether this connection sends data operations: only when the device
   /// announces them, the configuration allows them, and the plan sends fewer bytes than chunks.
@@ -25,8 +34,18 @@ extension SenderEngine {
     guard let chosen = plan else { return }
     let budget = chunkPayload + DataChunk.headerSize
     let window = max(1, info.windowCapacity / UInt32(configuration.windowsInFlight))
-    let planned = UInt64(
-      chosen.plan.bytesOnAir(window: window, budget: budget, maxLength: maxOperationLength))
+    // Planning the whole image costs a deflate per write: once per plan and write size, not per
+    // reconnect.
+    let key = EstimateKey(
+      identity: chosen.identity, mode: chosen.mode, budget: budget, window: window,
+      maxLength: maxOperationLength)
+    let planned: UInt64
+    if let estimate, estimate.key == key {
+      planned = estimate.bytes
+    } else {
+      planned = UInt64(chosen.plan.bytesOnAir(window: window, budget: budget, maxLength: maxOperationLength))
+      estimate = (key, planned)
+    }
     let chunks = (UInt64(image.count) + UInt64(chunkPayload) - 1) / UInt64(chunkPayload)
     let plain = UInt64(image.count) + chunks * UInt64(DataChunk.headerSize)
     // The figures of the first choice: a later one (after a fallback) would hide what was planned.

@@ -85,6 +85,8 @@ public struct SenderEngine: Sendable {
   /// The plan chosen on this connection, when operations send fewer bytes than chunks.
   var activePlan: OperationPlan?
   var maxOperationLength: UInt32 = 0
+  /// The last estimate of the plan's bytes on air, with what it was computed for.
+  var estimate: (key: EstimateKey, bytes: UInt64)?
 
   /// Hashes a block as the device does (truncated SHA-256, from OTATrust); nil: no block-hash path.
   let blockDigest: BlockDigester?
