@@ -71,12 +71,8 @@ public protocol CentralLink: AnyObject {
   func writeData(_ bytes: [UInt8])
   /// Starts a long read of Info; `.info` follows.
   func readInfo()
-  /// Starts a long read of the running slot's block hashes; `.blockHashes` follows.
+  /// Starts a long read of the running slot's block hashes; `.blockHashes` follows, empty when the
+  /// device has no such characteristic or the read fails (never nothing: the sender waits for it).
   func readBlockHashes()
   func disconnect()
-}
-
-extension CentralLink {
-  /// A link without the characteristic answers at once with nothing.
-  public func readBlockHashes() {}
 }
