@@ -113,6 +113,7 @@ let package = Package(
       name: "ota-bench",
       dependencies: [
         "OTASimulation", "OTADevice", "OTAStorage", "OTATrust", "OTALink", "OTASocketLink", "OTASystem",
+        "OTAChecksum",
       ]),
 
     .testTarget(name: "OTAWireTests", dependencies: ["OTAWire"]),

@@ -22,6 +22,8 @@ public enum BlueZCall: Hashable, Sendable {
   case writeData
   /// ReadValue of Info at an offset: one step of the long read.
   case readInfo(offset: Int)
+  /// ReadValue of the running slot's block hashes at an offset: one step of its long read.
+  case readBlockHashes(offset: Int)
 
   /// The D-Bus method, for logs.
   public var method: String {
@@ -34,7 +36,7 @@ public enum BlueZCall: Hashable, Sendable {
     case .startNotify: "StartNotify"
     case .acquireWrite: "AcquireWrite"
     case .writeControl, .writeData: "WriteValue"
-    case .readInfo: "ReadValue"
+    case .readInfo, .readBlockHashes: "ReadValue"
     }
   }
 }

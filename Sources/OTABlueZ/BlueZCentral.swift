@@ -96,6 +96,8 @@ public final class BlueZCentral: CentralLink {
 
   public func readInfo() { run(.readInfo) }
 
+  public func readBlockHashes() { run(.readBlockHashes) }
+
   public func disconnect() {
     run(.disconnect)
     connection.flush()

@@ -68,6 +68,8 @@ extension BlueZCentralMachine {
       dataCommandWritten()
     case .readInfo(let offset):
       infoRead(offset: offset, values.first?.byteArray ?? [])
+    case .readBlockHashes(let offset):
+      blockHashesRead(offset: offset, values.first?.byteArray ?? [])
     }
   }
 
@@ -111,6 +113,12 @@ extension BlueZCentralMachine {
       infoRead(offset: offset, [])
     case (.readInfo, _):
       lose("reading Info failed: \(raw.message)")
+    case (.readBlockHashes(let offset), .invalidOffset) where offset > 0:
+      blockHashesRead(offset: offset, [])
+    case (.readBlockHashes, _):
+      // No hashes: the push goes on without them (compressed, or plain).
+      out.append(.log(.info, "reading the block hashes failed (\(detail)): no block copies"))
+      blockHashesUnavailable()
     case (_, .notConnected) where !isReady:
       // The link was still going down (a previous central's Disconnect): start over shortly, until
       // the connect deadline.

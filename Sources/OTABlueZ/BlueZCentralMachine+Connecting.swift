@@ -90,7 +90,8 @@ extension BlueZCentralMachine {
       return
     }
     stopTimer(.characteristicsLate)
-    let found = Characteristics(control: control, data: data, info: info, mtu: dataMTU)
+    let found = Characteristics(
+      control: control, data: data, info: info, blockHashes: known[OTAUUID.blockHashes], mtu: dataMTU)
     phase = .preparing(found, acquiredMTU: nil)
     start(
       .startNotify, BlueZRequest(path: control, interface: BlueZ.gattCharacteristic, method: "StartNotify"))

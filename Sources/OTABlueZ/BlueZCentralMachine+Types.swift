@@ -29,6 +29,7 @@ extension BlueZCentralMachine {
     case writeControl([UInt8])
     case writeData([UInt8])
     case readInfo
+    case readBlockHashes
     /// The loop came around (`service`): flush data, report credit.
     case loopTurn
     // The bus.
@@ -69,6 +70,8 @@ extension BlueZCentralMachine {
     public var control: DBusObjectPath
     public var data: DBusObjectPath
     public var info: DBusObjectPath
+    /// The running slot's block hashes: absent on a device from before data operations.
+    public var blockHashes: DBusObjectPath? = nil
     /// The data characteristic's `MTU` property (BlueZ 5.62 and later), for when AcquireWrite is refused.
     public var mtu: Int?
   }
@@ -90,6 +93,8 @@ extension BlueZCentralMachine {
     var controlInFlight = false
     /// Info read so far, while a long read is under way.
     var infoRead: [UInt8]?
+    /// The block hashes read so far, while their long read is under way.
+    var blockHashesRead: [UInt8]?
   }
 
   public enum Phase: Equatable, Sendable {

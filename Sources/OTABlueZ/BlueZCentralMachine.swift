@@ -52,6 +52,7 @@ public struct BlueZCentralMachine: Sendable {
     case .writeControl(let bytes): writeControl(bytes)
     case .writeData(let bytes): writeData(bytes)
     case .readInfo: readInfo()
+    case .readBlockHashes: readBlockHashes()
     case .loopTurn: loopTurn()
     case .replied(let id, let result):
       guard let call = pending.removeValue(forKey: id) else { break }

@@ -2,9 +2,10 @@ import OTADBus
 import OTALink
 
 /// The GATT application the device registers with BlueZ, as a plain value tree: the OTA service
-/// (control point, data, Info), the Device Information Service with the firmware revision, the SMP
-/// service when `smp` is on, and the advertisement. Handlers only record what the central did in
-/// `PeripheralInbox`; the link turns that into `PeripheralEvent`s.
+/// (control point, data, Info, the running slot's block hashes), the Device Information Service
+/// with the firmware revision, the SMP service when `smp` is on, and the advertisement. Handlers
+/// only record what the central did in `PeripheralInbox`; the link turns that into
+/// `PeripheralEvent`s.
 struct GattApplication {
   let root: DBusObjectPath
   let requireEncryption: Bool
@@ -15,6 +16,8 @@ struct GattApplication {
   var controlPoint: DBusObjectPath { otaService.appending("char0") }
   var data: DBusObjectPath { otaService.appending("char1") }
   var info: DBusObjectPath { otaService.appending("char2") }
+  /// char3 is left to issue 17's L2CAP PSM characteristic.
+  var blockHashes: DBusObjectPath { otaService.appending("char4") }
   var deviceInformation: DBusObjectPath { root.appending("service1") }
   var firmwareRevision: DBusObjectPath { deviceInformation.appending("char0") }
   var advertisement: DBusObjectPath { root.appending("advertisement0") }
@@ -85,6 +88,9 @@ struct GattApplication {
       characteristic(
         info, uuid: OTAUUID.info, service: otaService, flags: ["read"],
         methods: [readValue(.info, inbox)]),
+      characteristic(
+        blockHashes, uuid: OTAUUID.blockHashes, service: otaService, flags: ["read"],
+        methods: [readValue(.blockHashes, inbox)]),
       service(deviceInformation, uuid: OTAUUID.deviceInformation),
       characteristic(
         firmwareRevision, uuid: OTAUUID.firmwareRevision, service: deviceInformation, flags: ["read"],

@@ -66,6 +66,8 @@ public enum CommandSession {
           request = choose(read)
           guard let request else { return .success((read, nil)) }
           link.writeControl(request.encoded)
+        case .blockHashes:
+          break  // never asked for here
         case .notification(let bytes):
           if let info, let request, let answer = try? Response(bytes: bytes),
             answer.requestOpcode == request.opcode.rawValue

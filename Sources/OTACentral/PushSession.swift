@@ -23,10 +23,11 @@ public final class PushSession {
   public private(set) var timeline: [(at: Duration, what: String)] = []
 
   public init(
-    image: [UInt8], configuration: SenderConfiguration, link: any CentralLink, logger: Logger,
+    image: [UInt8], configuration: SenderConfiguration, bases: [BaseImage] = [],
+    blockDigest: BlockDigester? = nil, link: any CentralLink, logger: Logger,
     onProgress: @escaping (SenderProgress, SenderReport) -> Void = { _, _ in }
   ) {
-    engine = SenderEngine(image: image, configuration: configuration)
+    engine = SenderEngine(image: image, configuration: configuration, bases: bases, blockDigest: blockDigest)
     self.link = link
     self.logger = logger
     self.onProgress = onProgress
@@ -81,6 +82,8 @@ public final class PushSession {
       apply(engine.handle(.notification(bytes, now: now)))
     case .info(let bytes):
       apply(engine.handle(.info(bytes, now: now)))
+    case .blockHashes(let bytes):
+      apply(engine.handle(.blockHashes(bytes, now: now)))
     case .writable(let count):
       apply(engine.handle(.writable(count: count, now: now)))
     case .controlWriteFailed(let status):
@@ -97,6 +100,8 @@ public final class PushSession {
         link.disconnect()
       case .readInfo:
         link.readInfo()
+      case .readBlockHashes:
+        link.readBlockHashes()
       case .writeControl(let bytes):
         link.writeControl(bytes)
       case .writeData(let bytes):

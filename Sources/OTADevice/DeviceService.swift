@@ -36,6 +36,8 @@ public final class DeviceService {
   public internal(set) var smp: SMPService?
   let smpUDP: SMPEndpoint?
   var smpBluetooth: SMPBluetoothSessions
+  /// Operations rejected before this connection: its first rejection is logged at warning.
+  private var rejectedAtConnect = 0
   /// A central is connected on the OTA link, and when it last wrote: SMP changes nothing while an
   /// OTA transfer is under way (one transfer at a time).
   var otaConnected = false
@@ -93,6 +95,7 @@ public final class DeviceService {
         switch characteristic {
         case .info: host.info(mtu: mtu).encoded
         case .firmwareRevision: Array(host.info().runningVersion.description.utf8)
+        case .blockHashes: host.blockHashes().encoded
         default: []
         }
       }
@@ -187,6 +190,7 @@ public final class DeviceService {
     case .connected(let mtu):
       logger.info("central connected", metadata: ["mtu": "\(mtu)"])
       otaConnected = true
+      rejectedAtConnect = host.engine.statistics.operationsRejected
       return try apply(try host.handle(.connected(mtu: mtu)))
     case .disconnected:
       logger.info(
@@ -196,6 +200,8 @@ public final class DeviceService {
           "chunks-dropped": "\(host.engine.statistics.chunksDropped)",
           "missing-reports": "\(host.engine.statistics.missingReports)",
           "spurious-reports": "\(host.engine.statistics.spuriousReports)",
+          "operations-applied": "\(host.engine.statistics.operationsApplied)",
+          "operations-rejected": "\(host.engine.statistics.operationsRejected)",
           "reorder-window": "\(host.engine.reorderWindow)",
         ])
       timer = nil
@@ -219,7 +225,10 @@ public final class DeviceService {
       return restart
     case .dataWrite(let bytes):
       lastOTAWrite = now
-      return try apply(try host.handle(.data(bytes, now: now)))
+      let rejectedBefore = host.engine.statistics.operationsRejected
+      let restart = try apply(try host.handle(.data(bytes, now: now)))
+      logRejectedOperation(since: rejectedBefore)
+      return restart
     case .droppedPeer(let why):
       logger.warning("dropped a client: \(why)")
       return false
@@ -252,6 +261,18 @@ public final class DeviceService {
       link.disconnect()
     }
     return restart
+  }
+
+  /// A data operation that broke a rule (hostile or broken central): the first of a connection at
+  /// warning, the rest at debug (a flood must not flood the log), the count at disconnect.
+  private func logRejectedOperation(since before: Int) {
+    let now = host.engine.statistics.operationsRejected
+    guard now > before, let rejection = host.engine.lastRejection else { return }
+    if now - rejectedAtConnect == 1 {
+      logger.warning("dropped a data operation: \(rejection)")
+    } else {
+      logger.debug("dropped a data operation: \(rejection)")
+    }
   }
 
   /// Each storage failure with its operation, path and strerror, and what to do: the central only

@@ -2,6 +2,7 @@ import OTABoot
 import OTAChecksum
 import OTAEngine
 import OTAStorage
+import OTATrust
 import OTAWire
 
 /// The device side's IO edge: feeds events to the `ReceiverEngine` and carries out the IO it asks
@@ -35,6 +36,12 @@ public struct ReceiverHost: Sendable {
   private var gathered = ChunkGatherer()
   /// The transfer journal's file, written in place per committed window.
   var journalStore: TransferJournalStore
+  /// The running slot's block hashes, computed on the first read and kept while the running
+  /// image (slot, size, CRC32) stays the same.
+  var blockHashCache: (identity: RunningImageIdentity, value: BlockHashes)?
+  /// The running image as its own MCUboot header and hash show it, when the boot state records no
+  /// size for it (a device never updated: its factory image). Surveyed once at start.
+  var surveyedRunningImage: (size: UInt32, crc32: UInt32)?
 
   /// Loads the boot state and the journal, and resumes a transfer that was under way. `running` is
   /// what the boot stage decided; by default what the bootloader reports, else what the state says.
@@ -56,6 +63,7 @@ public struct ReceiverHost: Sendable {
       runningSlot = try Self.storageErrors { () throws(BootError) in try control.runningSlot(boot) }
     }
     self.running = runningSlot
+    surveyedRunningImage = try Self.survey(running: runningSlot, boot, storage, imageCheck.policy)
     journalStore = TransferJournalStore(records: storage.records)
     let (loaded, movedAside) = try journalStore.load()
     for name in movedAside {
@@ -149,6 +157,7 @@ public struct ReceiverHost: Sendable {
   /// (not while on trial) and from which version on.
   private mutating func syncEngine() {
     engine.updateRunningOnTrial(Self.unconfirmed(boot, running))
+    engine.updateRunningImage(size: runningImage.size)
     engine.updateMinimumVersion(imageCheck.policy.allowDowngrade ? nil : boot[boot.confirmed].version)
   }
 
@@ -172,7 +181,7 @@ public struct ReceiverHost: Sendable {
         case .bad: .bad
         }
       }
-    return InfoRecord(
+    var info = InfoRecord(
       state: engine.transferStatus.state, runningSlot: running,
       flags: infoFlags,
       slotVersions: boot.slots.map { $0.status == .empty ? .zero : $0.version },
@@ -182,6 +191,34 @@ public struct ReceiverHost: Sendable {
       transfer: engine.transferStatus, transferVersion: transfer?.version ?? .zero, lastOutcome: boot.outcome,
       chunksDropped: UInt32(clamping: engine.statistics.chunksDropped),
       features: engine.configuration.features)
+    info.maxOperationLength = engine.maxOperationLength
+    info.runningImageSize = runningImage.size
+    info.runningImageCRC = runningImage.crc32
+    return info
+  }
+
+  /// The running slot's image as the boot state records it (size 0 when its slot is empty: a
+  /// factory state knows no size, so no operation may copy from it).
+  public var runningImage: (size: UInt32, crc32: UInt32) {
+    let slot = boot[running]
+    if slot.status != .empty, slot.size > 0 { return (slot.size, slot.crc32) }
+    return surveyedRunningImage ?? (0, 0)
+  }
+
+  /// A running slot the boot state knows no size for (the factory state records only a version):
+  /// an MCUboot image there says its own length, and its SHA-256 (and signature, when the policy
+  /// asks) proves those bytes are the image; then its size and CRC32 are what operations may copy.
+  static func survey(running: SlotID, _ boot: BootState, _ storage: DeviceStorage, _ policy: ImagePolicy)
+    throws(StorageError) -> (size: UInt32, crc32: UInt32)?
+  {
+    guard boot[running].status != .empty, boot[running].size == 0 else { return nil }
+    // A slot that cannot be read only means no copies; a power cut ends the process as anywhere.
+    let evidence = try ImageVerifier.surveyTolerant(
+      { () throws(StorageError) in try storage.slots.reader(running) }, policy: policy)
+    guard case .verified(let report) = evidence, report.size > 0, report.size <= UInt64(UInt32.max) else {
+      return nil
+    }
+    return (UInt32(report.size), report.crc32)
   }
 
   private var infoFlags: InfoRecord.Flags {
@@ -209,6 +246,11 @@ public struct ReceiverHost: Sendable {
     }
   }
 
+  /// Keeps a storage failure for the log (the first few of a burst).
+  mutating func noteStorageFailure(_ error: StorageError) {
+    if storageFailures.count < 16 { storageFailures.append(error) }
+  }
+
   /// The storage failures since the last call, oldest first, for the log.
   public mutating func takeStorageFailures() -> [StorageError] {
     defer { storageFailures.removeAll() }
@@ -225,6 +267,10 @@ public struct ReceiverHost: Sendable {
       }
       gathered.hold(bytes, of: slot, at: offset)
       return .done
+    case .readRunning(let offset, let length):
+      // The running slot, through its reader: never the slot being written, and no flush of the
+      // chunks gathered for it.
+      return .bytes(try storage.slots.reader(running).read(at: UInt64(offset), count: Int(length)))
     case .prepare, .discard:
       // The transfer the held chunks belonged to is being replaced or dropped.
       gathered.discard()
@@ -255,8 +301,8 @@ public struct ReceiverHost: Sendable {
       }
       try slotWriter(journal.slot).prepare(forImageOf: UInt64(journal.size))
       try journalStore.write(journal)
-    case .write:
-      preconditionFailure("chunk writes are gathered")
+    case .write, .readRunning:
+      preconditionFailure("chunk writes are gathered, running-slot reads done at once")
     case .checkWindow(let slot, let offset, let length):
       let bytes = try slotWriter(slot).read(at: UInt64(offset), count: Int(length))
       return .crc32(CRC32.checksum(bytes))

@@ -57,6 +57,13 @@ public struct ReceiverEngine: Sendable {
   public private(set) var reorderWindow: Duration
   /// The IO asked for and not yet completed.
   public private(set) var inFlight: ReceiverIO?
+  /// The size of the running slot's image (the boot state's record): copy and patch operations
+  /// read only inside it. 0 when unknown: then none may read it.
+  public private(set) var runningImageSize: UInt32 = 0
+  /// A copy or patch operation waiting for its `.readRunning`.
+  var pendingOperation: DataOperation?
+  /// Why the last operation was dropped, for the host's log.
+  public private(set) var lastRejection: OperationRejection?
 
   /// Resumes from `journal` when it describes a transfer into the slot that is not running.
   public init(
@@ -75,6 +82,14 @@ public struct ReceiverEngine: Sendable {
 
   /// The host learnt that the running slot was confirmed or marked bad outside the protocol.
   public mutating func updateRunningOnTrial(_ onTrial: Bool) { runningOnTrial = onTrial }
+
+  /// The host learnt the running slot's image size from the boot state.
+  public mutating func updateRunningImage(size: UInt32) { runningImageSize = size }
+
+  /// The longest target range one operation may produce; 0 when the device takes no operations.
+  public var maxOperationLength: UInt32 {
+    configuration.features.contains(.operations) ? configuration.maxOperationLength : 0
+  }
 
   /// The host learnt a new confirmed version (or that downgrades are allowed: nil).
   public mutating func updateMinimumVersion(_ version: Version?) { minimumVersion = version }
@@ -126,7 +141,9 @@ public struct ReceiverEngine: Sendable {
     case .completed(let result):
       guard let io = inFlight else { break }
       inFlight = nil
-      if case .failed = result {
+      if case .readRunning = io {
+        completeOperation(result, &out)
+      } else if case .failed = result {
         handleFailure(of: io, &out)
       } else {
         handleCompletion(of: io, result, &out)
@@ -248,6 +265,10 @@ public struct ReceiverEngine: Sendable {
   // MARK: Data
 
   private mutating func handleData(_ bytes: [UInt8], _ out: inout [ReceiverAction]) {
+    if inFlight == nil, case .receiving(let journal) = phase, enabledFeatures.contains(.operations) {
+      handleOperation(bytes, journal, &out)
+      return
+    }
     guard inFlight == nil, case .receiving(let journal) = phase, let chunk = try? DataChunk(bytes: bytes)
     else {
       statistics.chunksDropped += 1
@@ -259,17 +280,86 @@ public struct ReceiverEngine: Sendable {
       statistics.chunksDropped += 1
       return
     }
-    if coverage.contains(chunk.offset..<UInt32(chunk.end)) {
-      statistics.chunksDuplicate += 1
-      if missing.isSpuriousReport(chunk.offset..<UInt32(chunk.end)) {
-        // Reordering deeper in time than the window: widen it (up to the WINDOW's grace, after
-        // which every gap is reported anyway) so that the link's bursts stop costing resends.
-        statistics.spuriousReports += 1
-        reorderWindow = min(reorderWindow * 2, max(configuration.windowGrace, configuration.lossEvidenceTime))
-      }
+    if isDuplicate(chunk.offset..<UInt32(chunk.end)) { return }
+    perform(.write(slot: journal.slot, offset: chunk.offset, bytes: chunk.payload), &out)
+  }
+
+  /// True (and counted) when every byte of `range` is stored already: nothing is written again.
+  private mutating func isDuplicate(_ range: Range<UInt32>) -> Bool {
+    guard coverage.contains(range) else { return false }
+    statistics.chunksDuplicate += 1
+    if missing.isSpuriousReport(range) {
+      // Reordering deeper in time than the window: widen it (up to the WINDOW's grace, after
+      // which every gap is reported anyway) so that the link's bursts stop costing resends.
+      statistics.spuriousReports += 1
+      reorderWindow = min(reorderWindow * 2, max(configuration.windowGrace, configuration.lossEvidenceTime))
+    }
+    return true
+  }
+
+  // MARK: Data operations
+
+  /// One data write as an operation (features bit 1 on): checked against every rule, then its
+  /// output stored exactly as a chunk's would be. Raw and deflate need no IO; copy and patch read
+  /// their source from the running slot first.
+  private mutating func handleOperation(
+    _ bytes: [UInt8], _ journal: TransferJournal, _ out: inout [ReceiverAction]
+  ) {
+    let operation: DataOperation
+    do {
+      operation = try DataOperation(bytes: bytes)
+    } catch {
+      reject(.malformed(error))
       return
     }
-    perform(.write(slot: journal.slot, offset: chunk.offset, bytes: chunk.payload), &out)
+    let window =
+      UInt64(
+        journal.committedOffset)..<min(
+        UInt64(journal.committedOffset) + UInt64(configuration.windowCapacity), UInt64(journal.size))
+    do throws(OperationRejection) {
+      try OperationDecoder.check(
+        operation, window: window, maxLength: maxOperationLength, runningImageSize: runningImageSize)
+      if isDuplicate(operation.offset..<UInt32(operation.end)) { return }
+      if let output = try OperationDecoder.output(of: operation) {
+        statistics.operationsApplied += 1
+        perform(.write(slot: journal.slot, offset: operation.offset, bytes: output), &out)
+      } else if let source = operation.sourceRange {
+        try OperationDecoder.checkDifferences(of: operation)
+        pendingOperation = operation
+        perform(.readRunning(offset: UInt32(source.lowerBound), length: operation.length), &out)
+      }
+    } catch {
+      reject(error)
+    }
+  }
+
+  /// The running slot's bytes for the pending copy or patch arrived (or could not be read).
+  private mutating func completeOperation(_ result: IOResult, _ out: inout [ReceiverAction]) {
+    guard let operation = pendingOperation else { return }
+    pendingOperation = nil
+    guard case .receiving(let journal) = phase else { return }
+    switch result {
+    case .bytes(let source):
+      do throws(OperationRejection) {
+        let output = try OperationDecoder.output(of: operation, source: source)
+        statistics.operationsApplied += 1
+        perform(.write(slot: journal.slot, offset: operation.offset, bytes: output[...]), &out)
+      } catch {
+        reject(error)
+      }
+    case .failed(let reason):
+      reject(.runningSlotUnreadable(reason))
+    default:
+      reject(.runningSlotUnreadable("no bytes"))
+    }
+  }
+
+  /// Drops an operation that broke a rule: counted with the dropped chunks, its reason kept for
+  /// the host's log line. Nothing is stored; the WINDOW that needed it reports the gap.
+  private mutating func reject(_ rejection: OperationRejection) {
+    statistics.chunksDropped += 1
+    statistics.operationsRejected += 1
+    lastRejection = rejection
   }
 
   // MARK: Windows
@@ -465,6 +555,8 @@ public struct ReceiverEngine: Sendable {
       }
       out.append(.notify(Response(.activate, .success).encoded))
       out.append(.restart)
+    case .readRunning:
+      break  // completed in completeOperation
     case .confirm:
       runningOnTrial = false
       out.append(.notify(Response(.confirm, .success).encoded))
@@ -495,6 +587,8 @@ public struct ReceiverEngine: Sendable {
     case .activate(let journal, _):
       phase = .validated(journal)
       out.append(.notify(response(Opcode.activate.rawValue, .storageError)))
+    case .readRunning:
+      break  // completed in completeOperation
     case .confirm:
       out.append(.notify(response(Opcode.confirm.rawValue, .storageError)))
     case .discard(let answer):

@@ -29,12 +29,17 @@ public struct ReceiverConfiguration: Equatable, Sendable {
   /// With missing-range reports on: how many times a WINDOW waits out `windowGrace` (reporting its
   /// gaps each time) before it fails with "missing data" as without them.
   public var maxGraceReports: Int
+  /// The longest target range one data operation may produce (features bit 1), capped by the
+  /// window capacity: the device holds at most one operation's output at a time.
+  public var maxOperationLength: UInt32
 
   public init(
     slotCapacity: UInt64, windowCapacity: UInt32 = 64 * 1024, windowGrace: Duration = .milliseconds(400),
     maxQueuedWindows: Int = 4, lossEvidenceChunks: Int = 16, lossEvidenceTime: Duration = .milliseconds(100),
-    features: Features = .all, reportRepeatChunks: Int = 32, maxGraceReports: Int = 4
+    features: Features = .all, reportRepeatChunks: Int = 32, maxGraceReports: Int = 4,
+    maxOperationLength: UInt32 = 64 * 1024
   ) {
+    self.maxOperationLength = min(maxOperationLength, windowCapacity)
     self.lossEvidenceTime = lossEvidenceTime
     self.features = features
     self.reportRepeatChunks = reportRepeatChunks
@@ -65,6 +70,8 @@ public enum IOResult: Equatable, Sendable {
   case done
   /// The CRC32 of the stored bytes, for `.checkWindow`.
   case crc32(UInt32)
+  /// The running slot's bytes, for `.readRunning`.
+  case bytes([UInt8])
   /// The verdict on the whole stored image, for `.checkImage`.
   case image(ImageCheckResult)
   /// Any storage failure; the text is for logs.
@@ -82,6 +89,9 @@ public enum ReceiverIO: Equatable, Sendable {
   /// changes), ready it for `journal.size` bytes, then save the journal.
   case prepare(TransferJournal)
   case write(slot: SlotID, offset: UInt32, bytes: ArraySlice<UInt8>)
+  /// Read `[offset, offset + length)` of the running slot (a copy or patch operation's source) and
+  /// answer `.bytes`. The only read of the running slot; never of the slot being written.
+  case readRunning(offset: UInt32, length: UInt32)
   /// Read back `[offset, offset + length)` as stored and answer its CRC32.
   case checkWindow(slot: SlotID, offset: UInt32, length: UInt32)
   /// Sync the slot's data, THEN save the journal: the committed offset never outruns durable bytes.
@@ -124,6 +134,10 @@ public struct ReceiverStatistics: Equatable, Sendable {
   public var missingRangesReported = 0
   /// Reports found spurious: a chunk they named arrived twice (late and resent).
   public var spuriousReports = 0
+  /// Data operations (features bit 1) applied, by kind, and those dropped for breaking a rule
+  /// (also counted in `chunksDropped`).
+  public var operationsApplied = 0
+  public var operationsRejected = 0
   public init() {}
 
   /// Adds another instance's counters (the same device across restarts).
@@ -139,5 +153,7 @@ public struct ReceiverStatistics: Equatable, Sendable {
     total.missingReports += more.missingReports
     total.missingRangesReported += more.missingRangesReported
     total.spuriousReports += more.spuriousReports
+    total.operationsApplied += more.operationsApplied
+    total.operationsRejected += more.operationsRejected
   }
 }

@@ -27,7 +27,7 @@ public struct SenderEngine: Sendable {
   /// asks to announce another.
   public let imageCRC: UInt32
   public private(set) var phase: SenderPhase = .idle
-  public private(set) var report = SenderReport()
+  public internal(set) var report = SenderReport()
   public private(set) var committed: UInt32 = 0
 
   var now: Duration = .zero
@@ -75,11 +75,36 @@ public struct SenderEngine: Sendable {
   /// already running it on trial.
   var targetSlot: SlotID?
 
-  public init(image: [UInt8], configuration: SenderConfiguration) {
+  /// Earlier releases the device may run: one whose size and CRC32 are the running image's (Info)
+  /// is the base of a delta.
+  public let bases: [BaseImage]
+  /// Data operations are on for this connection (the plan sends fewer bytes, FEATURES agreed).
+  var operationsOn = false
+  /// The plan for the running image the device announced, kept across reconnects.
+  var plan: (identity: BaseImage.Identity, mode: TransferMode, plan: OperationPlan)?
+  /// The plan chosen on this connection, when operations send fewer bytes than chunks.
+  var activePlan: OperationPlan?
+  var maxOperationLength: UInt32 = 0
+  /// The last estimate of the plan's bytes on air, with what it was computed for.
+  var estimate: (key: EstimateKey, bytes: UInt64)?
+
+  /// Hashes a block as the device does (truncated SHA-256, from OTATrust); nil: no block-hash path.
+  let blockDigest: BlockDigester?
+  /// Info, while the block hashes it led to are being read.
+  var infoAwaitingHashes: InfoRecord?
+  /// What the device announced in the last Info.
+  var deviceFeatures: Features = []
+
+  public init(
+    image: [UInt8], configuration: SenderConfiguration, bases: [BaseImage] = [],
+    blockDigest: BlockDigester? = nil
+  ) {
     precondition(image.count <= Int(UInt32.max), "images are limited to 4 GiB by the protocol")
     self.image = image
     self.configuration = configuration
     self.imageCRC = configuration.announcedCRC ?? CRC32.checksum(image)
+    self.bases = bases
+    self.blockDigest = blockDigest
   }
 
   public var size: UInt32 { UInt32(image.count) }
@@ -104,6 +129,9 @@ public struct SenderEngine: Sendable {
     case .info(let bytes, let now):
       self.now = now
       handleInfo(bytes, &out)
+    case .blockHashes(let bytes, let now):
+      self.now = now
+      handleBlockHashes(bytes, &out)
     case .notification(let bytes, let now):
       self.now = now
       handleNotification(bytes, &out)
@@ -134,6 +162,7 @@ public struct SenderEngine: Sendable {
     chunkPayload = chosenChunkPayload
     if phase == .restarting { restartDeadline = nil }
     missingReportsOn = false
+    operationsOn = false
     phase = phase == .restarting ? .verifying : .readingInfo
     resetTransferMachinery()
     deadline = now + configuration.responseTimeout
@@ -228,9 +257,41 @@ public struct SenderEngine: Sendable {
     targetSlot = info.runningSlot.other
     windowCapacity = info.windowCapacity
     chunkPayload = min(chunkPayload, Int(max(1, info.maxChunkPayload)))
+    deviceFeatures = info.features
+    if needsBlockHashes(info) {
+      infoAwaitingHashes = info
+      deadline = now + configuration.responseTimeout
+      out.append(.readBlockHashes)
+      return
+    }
+    chooseTransferMode(info, hashes: nil)
+    continueAfterInfo(&out)
+  }
+
+  /// The block hashes Info led to arrived (or none could be had): plan, then go on as after Info.
+  private mutating func handleBlockHashes(_ bytes: [UInt8], _ out: inout [SenderAction]) {
+    guard phase == .readingInfo, let info = infoAwaitingHashes else { return }
+    infoAwaitingHashes = nil
+    deadline = nil
+    chooseTransferMode(info, hashes: try? BlockHashes(bytes: bytes))
+    continueAfterInfo(&out)
+  }
+
+  /// After Info (and the block hashes): stop for a dry run, else FEATURES or STATUS.
+  private mutating func continueAfterInfo(_ out: inout [SenderAction]) {
+    if configuration.dryRun {
+      report.dryRun = true
+      finish(nil, &out)
+      return
+    }
     phase = .checkingStatus
-    if configuration.missingRangeReports, info.features.contains(.missingRanges) {
-      sendControl(.features(.missingRanges), timeout: configuration.responseTimeout, &out)
+    var wanted: Features = []
+    if configuration.missingRangeReports, deviceFeatures.contains(.missingRanges) {
+      wanted.insert(.missingRanges)
+    }
+    if activePlan != nil { wanted.insert(.operations) }
+    if !wanted.isEmpty {
+      sendControl(.features(wanted), timeout: configuration.responseTimeout, &out)
     } else {
       sendControl(.status, timeout: configuration.responseTimeout, &out)
     }
@@ -272,7 +333,11 @@ public struct SenderEngine: Sendable {
       trialPollAt = now + configuration.trialPollInterval
       if phase != .awaitingConfirmation {
         phase = .awaitingConfirmation
-        out.append(.progress(SenderProgress(phase: .awaitingConfirmation, committed: committed, total: size)))
+        out.append(
+          .progress(
+            SenderProgress(
+              phase: .awaitingConfirmation, committed: committed, total: size, bytesOnAir: report.bytesOnAir))
+        )
       }
     } else if (info.lastOutcome.result == .rolledBack && info.lastOutcome.to == configuration.version)
       || expectedSlot.map({ info.runningSlot != $0 }) ?? false
@@ -307,7 +372,9 @@ public struct SenderEngine: Sendable {
       // Whatever the answer, go on: without the feature the transfer takes the base protocol's path.
       if response.status == .success, case .features(let enabled) = response.payload {
         missingReportsOn = enabled.contains(.missingRanges)
+        operationsOn = enabled.contains(.operations) && activePlan != nil
       }
+      if !operationsOn { report.transferMode = .plain }
       sendControl(.status, timeout: configuration.responseTimeout, &out)
     case (.prepare, .preparing): handlePrepareAnswer(response, &out)
     case (.validate, .validating): handleValidateAnswer(response, &out)
@@ -435,7 +502,10 @@ public struct SenderEngine: Sendable {
     sentFrontier = offset
     resendQueue.removeAll()
     resentChunks.removeAll()
-    out.append(.progress(SenderProgress(phase: .transferring, committed: committed, total: size)))
+    out.append(
+      .progress(
+        SenderProgress(phase: .transferring, committed: committed, total: size, bytesOnAir: report.bytesOnAir)
+      ))
     if committed == size {
       startValidate(&out)
     } else {
@@ -445,7 +515,9 @@ public struct SenderEngine: Sendable {
 
   private mutating func startValidate(_ out: inout [SenderAction]) {
     phase = .validating
-    out.append(.progress(SenderProgress(phase: .validating, committed: committed, total: size)))
+    out.append(
+      .progress(
+        SenderProgress(phase: .validating, committed: committed, total: size, bytesOnAir: report.bytesOnAir)))
     sendControl(.validate, timeout: configuration.slowResponseTimeout, &out)
   }
 
@@ -469,15 +541,14 @@ public struct SenderEngine: Sendable {
         let range = resendQueue.removeFirst()
         guard range.lowerBound >= committed else { continue }
         resentChunks[range.lowerBound] = (sentFrontier, now)
-        sendChunk(range, &out)
+        let end = sendPiece(from: range.lowerBound, limit: range.upperBound, &out)
+        if end < range.upperBound { resendQueue.insert(end..<range.upperBound, at: 0) }
         continue
       }
       guard var task = tasks.first else { return }
       if task.dataFrom < task.window.end {
         guard credits > 0 else { return }
-        let end = min(task.dataFrom + UInt32(chunkPayload), task.window.end)
-        sendChunk(task.dataFrom..<end, &out)
-        task.dataFrom = end
+        task.dataFrom = sendPiece(from: task.dataFrom, limit: task.window.end, &out)
         tasks[0] = task
         continue
       }
@@ -490,10 +561,24 @@ public struct SenderEngine: Sendable {
     }
   }
 
-  private mutating func sendChunk(_ range: Range<UInt32>, _ out: inout [SenderAction]) {
-    let chunk = DataChunk(
-      offset: range.lowerBound, payload: image[Int(range.lowerBound)..<Int(range.upperBound)])
-    out.append(.writeData(chunk.encoded))
+  /// Sends the next write from `start` (an operation while they are on, else a chunk), ending at
+  /// most at `limit`; returns where it ended.
+  private mutating func sendPiece(from start: UInt32, limit: UInt32, _ out: inout [SenderAction]) -> UInt32 {
+    if operationsOn, let activePlan {
+      let (operation, end) = activePlan.write(
+        from: start, limit: limit, budget: chunkPayload + DataChunk.headerSize, maxLength: maxOperationLength)
+      send(operation.encoded, covering: start..<end, &out)
+      return end
+    }
+    let end = min(start + UInt32(chunkPayload), limit)
+    let chunk = DataChunk(offset: start, payload: image[Int(start)..<Int(end)])
+    send(chunk.encoded, covering: start..<end, &out)
+    return end
+  }
+
+  private mutating func send(_ write: [UInt8], covering range: Range<UInt32>, _ out: inout [SenderAction]) {
+    out.append(.writeData(write))
+    report.bytesOnAir += UInt64(write.count)
     credits -= 1
     report.chunksSent += 1
     report.bytesSent += UInt64(range.count)
@@ -514,7 +599,8 @@ public struct SenderEngine: Sendable {
       var lower = max(range.lowerBound, committed)
       let upper = min(range.upperBound, sentFrontier)
       while lower < upper {
-        let end = min(lower + UInt32(chunkPayload), upper)
+        // Operations re-plan the range as a whole (pump cuts it into writes); chunks go one by one.
+        let end = operationsOn ? upper : min(lower + UInt32(chunkPayload), upper)
         defer { lower = end }
         if resendQueue.contains(where: { $0.overlaps(lower..<end) }) { continue }
         if let previous = resentChunks[lower],
@@ -554,7 +640,10 @@ public struct SenderEngine: Sendable {
         windowSize = min(largestWindow, windowSize * 2)
         goodWindowsInARow = 0
       }
-      out.append(.progress(SenderProgress(phase: .transferring, committed: committed, total: size)))
+      out.append(
+        .progress(
+          SenderProgress(
+            phase: .transferring, committed: committed, total: size, bytesOnAir: report.bytesOnAir)))
       if committed == size, outstanding.isEmpty, tasks.isEmpty {
         startValidate(&out)
       } else {
@@ -571,6 +660,14 @@ public struct SenderEngine: Sendable {
       }
       resendQueue.removeAll()
       resentChunks.removeAll()
+      if response.status == .crcMismatch, operationsOn, report.transferMode.readsTheRunningSlot,
+        (attempts[head.offset]?.count ?? 0) >= 1
+      {
+        // The same window failed its CRC again: the running image is not what the plan took it
+        // for (a block hash that matched wrongly, a base that differs), or a flipped bit twice.
+        // No more copies or patches: the rest goes compressed, which needs nothing from the slot.
+        fallBackToCompression()
+      }
       let resendFrom = min(max(offset, head.offset), head.end)
       var tries = attempts[head.offset] ?? (0, head.offset)
       // Missing data whose first gap moved on is progress, not a failed attempt.

@@ -48,6 +48,11 @@ public struct SenderConfiguration: Equatable, Sendable {
   /// A range resent once is resent again on a new report only when chunks sent after the resend
   /// arrived without it, or after this long (the device repeats its report after its grace).
   public var resendTimeout: Duration
+  /// Send data operations (compressed or delta) when the device announces them (Info features
+  /// bit 1) and they would send fewer bytes; off (`otactl push --full`) always sends plain chunks.
+  public var operations: Bool
+  /// Read Info, work out what would be sent, and stop: nothing changes on the device.
+  public var dryRun: Bool
 
   public init(
     version: Version, activate: Bool = true, permanent: Bool = false,
@@ -57,8 +62,10 @@ public struct SenderConfiguration: Equatable, Sendable {
     confirm: Bool = false, trialTimeout: Duration = .seconds(300), trialPollInterval: Duration = .seconds(1),
     announcedCRC: UInt32? = nil, force: Bool = false, writeSize: WriteSize = .auto,
     linkLayerDataLength: Int = WriteSize.assumedDataLength, missingRangeReports: Bool = true,
-    resendTimeout: Duration = .milliseconds(300)
+    resendTimeout: Duration = .milliseconds(300), operations: Bool = true, dryRun: Bool = false
   ) {
+    self.operations = operations
+    self.dryRun = dryRun
     self.missingRangeReports = missingRangeReports
     self.resendTimeout = resendTimeout
     self.writeSize = writeSize
@@ -90,6 +97,8 @@ public enum SenderEvent: Sendable {
   case disconnected(now: Duration)
   /// The whole Info value (the host did the long read).
   case info([UInt8], now: Duration)
+  /// The whole block-hashes value (empty: none to be had).
+  case blockHashes([UInt8], now: Duration)
   /// A control-point notification.
   case notification([UInt8], now: Duration)
   /// The link can take this many more write-without-response packets now.
@@ -102,6 +111,8 @@ public enum SenderAction: Equatable, Sendable {
   case connect(after: Duration)
   case disconnect
   case readInfo
+  /// Read the running slot's block hashes; answer with `.blockHashes`.
+  case readBlockHashes
   case writeControl([UInt8])
   /// A write-without-response to the data characteristic; only ever asked for within the credit given.
   case writeData([UInt8])
@@ -122,17 +133,50 @@ public struct SenderProgress: Equatable, Sendable {
   /// Bytes the device has committed (durable).
   public var committed: UInt32
   public var total: UInt32
+  /// Data-write bytes sent so far (operations or chunks with their headers, resends included).
+  public var bytesOnAir: UInt64
 
-  public init(phase: SenderPhase, committed: UInt32, total: UInt32) {
+  public init(phase: SenderPhase, committed: UInt32, total: UInt32, bytesOnAir: UInt64 = 0) {
     self.phase = phase
     self.committed = committed
     self.total = total
+    self.bytesOnAir = bytesOnAir
+  }
+}
+
+/// How the image's bytes travel.
+public enum TransferMode: Equatable, Sendable {
+  /// Plain chunks (the base protocol).
+  case plain
+  /// Data operations without a base: raw and deflate.
+  case compressed
+  /// Data operations against the running image, which matched the base at this index.
+  case delta(base: Int)
+  /// Data operations copying the blocks whose hashes the device listed, without a base.
+  case blockHashes
+
+  /// Copies or patches: bytes that depend on the running slot being what the plan took it for.
+  public var readsTheRunningSlot: Bool {
+    switch self {
+    case .delta, .blockHashes: true
+    case .plain, .compressed: false
+    }
   }
 }
 
 public struct SenderReport: Equatable, Sendable {
   /// Image bytes sent in data chunks, resends included.
   public var bytesSent: UInt64 = 0
+  /// Every data-write byte sent (chunk or operation headers, compressed payloads), resends included.
+  public var bytesOnAir: UInt64 = 0
+  /// How the bytes travelled (the last connection's choice).
+  public var transferMode: TransferMode = .plain
+  /// The figures the choice was made on: the data bytes of the whole image as operations and as
+  /// plain chunks (0 when operations were not considered).
+  public var plannedBytesOnAir: UInt64 = 0
+  public var plainBytesOnAir: UInt64 = 0
+  /// The push only read Info and planned (`dryRun`).
+  public var dryRun = false
   public var chunksSent = 0
   /// Of those, the image bytes and chunks sent again (after a loss, a failed window or a resume).
   public var bytesResent: UInt64 = 0

@@ -1,3 +1,4 @@
+import OTAChecksum
 import OTAEngine
 import OTAWire
 
@@ -12,12 +13,17 @@ extension ReceiverFuzzRun {
     }
     now += .milliseconds(Int(choice & 3))
     switch choice % 16 {
-    case 0...3: chunk(&input)
+    case 0...3:
+      if engine.enabledFeatures.contains(.operations), input.byte() < 200 {
+        operation(&input)
+      } else {
+        chunk(&input)
+      }
     case 4, 5: window(&input)
     case 6: send(.validate)
     case 7: send(.activate(permanent: input.bool()))
     case 8: prepare(&input)
-    case 9: send(input.pick([.status, .abort, .confirm, .validate]))
+    case 9: send(input.pick([.status, .abort, .confirm, .validate, .features(.all), .features(.operations)]))
     case 10: rawControl(&input)
     case 11: deliver(.data(input.bytes(input.int(in: 0...12)), now: now))
     case 12:
@@ -64,6 +70,35 @@ extension ReceiverFuzzRun {
     var bytes: [UInt8] = []
     bytes.appendU32(UInt32(truncatingIfNeeded: offset))
     bytes += payload
+    deliver(.data(bytes, now: now))
+  }
+
+  /// A data operation (features bit 1 on) near the committed offset: each kind, well formed or
+  /// with lying lengths, offsets and sources, or a byte flipped anywhere.
+  private mutating func operation(_ input: inout FuzzInput) {
+    let mode = input.byte()
+    let offset =
+      mode < 220
+      ? committed + input.int(in: 0...min(Int(configuration.windowCapacity), 4200)) : Int(input.u32())
+    let length = input.byte() < 220 ? input.int(in: 1...600) : input.int(in: 0...70_000)
+    let target = image.bytes(offset..<offset + min(length, 4096))
+    let source = input.byte() < 200 ? UInt32(input.int(in: 0...Int(configuration.slotCapacity))) : input.u32()
+    let claimed = input.byte() < 220 ? UInt32(length) : input.u32()
+    let start = UInt32(truncatingIfNeeded: offset)
+    let body: DataOperation.Body
+    switch input.byte() % 5 {
+    case 0: body = .raw(target[...])
+    case 1: body = .deflate(length: claimed, compressed: RawDeflate.compress(target)[...])
+    case 2: body = .copy(source: source, length: claimed)
+    case 3:
+      let differences = (0..<min(length, 4096)).map { _ in input.byte() < 200 ? 0 : input.byte() }
+      body = .patch(source: source, length: claimed, differences: RawDeflate.compress(differences)[...])
+    default:
+      deliver(.data(input.bytes(input.int(in: 0...40)), now: now))
+      return
+    }
+    var bytes = DataOperation(offset: start, body: body).encoded
+    if mode % 31 == 30, !bytes.isEmpty { bytes[Int(input.byte()) % bytes.count] ^= 0x5a }
     deliver(.data(bytes, now: now))
   }
 

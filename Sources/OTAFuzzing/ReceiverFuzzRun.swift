@@ -37,6 +37,8 @@ struct ReceiverFuzzRun {
     engine = ReceiverEngine(
       configuration: setup.configuration, runningSlot: setup.runningSlot,
       runningOnTrial: setup.runningOnTrial, journal: host.journalAfterRestart)
+    // The model's running slot holds a whole slot's bytes: operations may copy from all of it.
+    engine.updateRunningImage(size: UInt32(clamping: setup.configuration.slotCapacity))
     checker = ReceiverInvariantChecker(
       configuration: setup.configuration, runningSlot: setup.runningSlot,
       runningOnTrial: setup.runningOnTrial, resumedTransfer: resumed)
@@ -73,7 +75,10 @@ struct ReceiverFuzzRun {
       switch action {
       case .notify(let bytes):
         checker.engineNotified(bytes)
-        if answersOwed > 0 {
+        if bytes.first == MissingReport.marker {
+          // A missing-range report (FEATURES bit 0 on) answers no request.
+          continue
+        } else if answersOwed > 0 {
           answersOwed -= 1
         } else if mayGoUnanswered > 0 {
           mayGoUnanswered -= 1
@@ -127,6 +132,7 @@ struct ReceiverFuzzRun {
     }
     engine = ReceiverEngine(
       configuration: configuration, runningSlot: running, runningOnTrial: host.bootOnTrial, journal: journal)
+    engine.updateRunningImage(size: UInt32(clamping: configuration.slotCapacity))
     let resumed = Self.resumable(journal, running: running, configuration)
     checker.restarted(runningSlot: running, runningOnTrial: host.bootOnTrial, resumedTransfer: resumed)
     checkResumed(resumed)
@@ -136,9 +142,13 @@ struct ReceiverFuzzRun {
   /// the protocol never leaves a central hanging.
   mutating func settle() {
     for _ in 0..<512 where pending != nil && violations.isEmpty { complete(.succeed) }
-    now += configuration.windowGrace + .milliseconds(1)
-    deliver(.tick(now: now))
-    for _ in 0..<512 where pending != nil && violations.isEmpty { complete(.succeed) }
+    // With missing-range reports on, a WINDOW reports its gaps at each grace, up to
+    // `maxGraceReports` times, before it fails: let every one of those graces run out.
+    for _ in 0...configuration.maxGraceReports {
+      now += configuration.windowGrace + .milliseconds(1)
+      deliver(.tick(now: now))
+      for _ in 0..<512 where pending != nil && violations.isEmpty { complete(.succeed) }
+    }
     if pending == nil, answersOwed > 0, violations.isEmpty {
       extraViolations.append(.init("every request answered", "\(answersOwed) request(s) never answered"))
     }

@@ -12,6 +12,14 @@ extension ReceiverInvariantChecker {
       checkPrepare(journal)
     case .write(let slot, let offset, let bytes):
       checkWrite(slot: slot, offset: offset, count: bytes.count)
+    case .readRunning(let offset, let length):
+      // The host reads the running slot only (ReceiverIO says so); the engine bounds the range.
+      if length == 0 || length > configuration.maxOperationLength
+        || UInt64(offset) + UInt64(length) > configuration.slotCapacity
+      {
+        fail("an operation reads at most its limit, inside the running image", "\(io)")
+      }
+      if transfer?.state != .receiving { fail("operations only while receiving", "\(io)") }
     case .checkWindow(let slot, let offset, let length):
       guard let transfer, slot == transfer.slot, offset == transfer.committedOffset, length > 0,
         length <= configuration.windowCapacity, UInt64(offset) + UInt64(length) <= UInt64(transfer.size)
@@ -71,7 +79,7 @@ extension ReceiverInvariantChecker {
       transfer = nil
     case .confirm:
       if succeeded { runningOnTrial = false }
-    case .checkWindow:
+    case .checkWindow, .readRunning:
       break
     }
   }

@@ -44,6 +44,10 @@ public struct ReceiverModelHost: Sendable {
       let kept = fate == .failTorn ? bytes.prefix(bytes.count / 2) : bytes
       store(kept, in: slot, at: Int(offset))
       if fate == .failTorn { return .failed("model: torn write") }
+    case .readRunning(let offset, let length):
+      let running = slots[bootSlot]
+      let end = min(Int(offset) + Int(length), running.count)
+      return .bytes(Array(running[min(Int(offset), end)..<end]))
     case .checkWindow(let slot, let offset, let length):
       let end = min(Int(offset) + Int(length), slots[slot].count)
       let start = min(Int(offset), end)

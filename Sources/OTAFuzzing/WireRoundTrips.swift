@@ -33,8 +33,8 @@ enum WireRoundTrips {
     return found
   }
 
-  /// Info is append-only: a decoder reads the first 69, 70, 74 or 78 bytes and ignores the rest, so
-  /// the re-encoding must equal the input's first 78 bytes (a 69-byte record gains a zero byte 69,
+  /// Info is append-only: a decoder reads the first 69 bytes and every whole field after them and
+  /// ignores the rest, so the re-encoding must equal the input's first 92 bytes (a 69-byte record gains a zero byte 69,
   /// one without the whole dropped-chunk count gains a zero count, one without whole features none).
   static func infoRecord(_ bytes: [UInt8]) -> [InvariantViolation] {
     guard let info = try? InfoRecord(bytes: bytes) else { return [] }
@@ -43,8 +43,11 @@ enum WireRoundTrips {
     if expected.count < 74 {
       expected = Array(expected.prefix(70)) + [0, 0, 0, 0]
     }
-    if expected.count < InfoRecord.byteCount {
-      expected = Array(expected.prefix(74)) + [0, 0, 0, 0]
+    // Each field after that is whole or read as 0: features (78), the PSM (80), the max operation
+    // length (84), the running image's size (88) and CRC32 (92).
+    for end in [78, 80, 84, 88, InfoRecord.byteCount] where expected.count < end {
+      let start = end == 80 ? 78 : end - 4
+      expected = Array(expected.prefix(start)) + [UInt8](repeating: 0, count: end - start)
     }
     return canonical("InfoRecord", expected, info.encoded)
       + redecodes("InfoRecord", info, { try InfoRecord(bytes: $0) }, info.encoded)

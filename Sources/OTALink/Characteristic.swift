@@ -6,4 +6,6 @@ public enum Characteristic: UInt8, Sendable, CaseIterable {
   case info = 3
   /// Device Information Service: Firmware Revision String.
   case firmwareRevision = 4
+  /// The running slot's block hashes (d3df0006-…, `BlockHashes`), for a delta without a base.
+  case blockHashes = 6
 }

@@ -61,6 +61,9 @@ public enum CentralEvent: Equatable, Sendable {
   case notification([UInt8])
   /// The whole Info value, after a long read.
   case info([UInt8])
+  /// The whole block-hashes value, after a long read; empty when the device has no such
+  /// characteristic or refused the read.
+  case blockHashes([UInt8])
   /// The link can take this many more data writes now.
   case writable(Int)
   /// A control-point write refused at the ATT level (an ATT error code).
@@ -79,5 +82,8 @@ public protocol CentralLink: AnyObject {
   func writeData(_ bytes: [UInt8])
   /// Starts a long read of Info; `.info` follows.
   func readInfo()
+  /// Starts a long read of the running slot's block hashes; `.blockHashes` follows, empty when the
+  /// device has no such characteristic or the read fails (never nothing: the sender waits for it).
+  func readBlockHashes()
   func disconnect()
 }

@@ -60,6 +60,7 @@ public struct Simulation {
   var deviceDownUntil: Duration = .zero
   var pendingConnectAt: Duration?
   var pendingInfoRead = false
+  var pendingBlockHashesRead = false
   var uplink: [Packet] = []
   var downlink: [[UInt8]] = []
   var senderTimer: Duration?
@@ -74,12 +75,14 @@ public struct Simulation {
 
   public init(
     image: [UInt8], sender configuration: SenderConfiguration, conditions: LinkConditions,
-    faults: DeviceFaults = DeviceFaults(), seed: UInt64, makeHost: @escaping HostFactory
+    faults: DeviceFaults = DeviceFaults(), seed: UInt64, bases: [BaseImage] = [],
+    blockDigest: BlockDigester? = nil, makeHost: @escaping HostFactory
   ) throws {
     self.conditions = conditions
     self.faults = faults
     self.random = SeededGenerator(seed: seed)
-    self.sender = SenderEngine(image: image, configuration: configuration)
+    self.sender = SenderEngine(
+      image: image, configuration: configuration, bases: bases, blockDigest: blockDigest)
     self.makeHost = makeHost
     try boot(afterPowerCut: false)
   }
@@ -189,6 +192,13 @@ public struct Simulation {
       pendingInfoRead = false
       apply(sender.handle(.info(try readInfoLikeATT(host), now: now)))
     }
+    if pendingBlockHashesRead, var device = host {
+      // Computed (or taken from the cache) by the device as a read through the link would.
+      pendingBlockHashesRead = false
+      let value = device.blockHashes().encoded
+      host = device
+      apply(sender.handle(.blockHashes(value, now: now)))
+    }
     let notifications = downlink
     downlink.removeAll()
     for bytes in notifications where connected {
@@ -249,6 +259,7 @@ public struct Simulation {
     uplink.removeAll()
     downlink.removeAll()
     pendingInfoRead = false
+    pendingBlockHashesRead = false
     if wasConnected {
       result.disconnects += 1
       if restartDevice { note(powerCut ? "the device loses power" : "the device restarts") }
@@ -285,6 +296,8 @@ public struct Simulation {
         try? dropLink(restartDevice: false)
       case .readInfo:
         pendingInfoRead = true
+      case .readBlockHashes:
+        pendingBlockHashesRead = true
       case .writeControl(let bytes):
         if connected { uplink.append(.control(bytes)) }
       case .writeData(let bytes):

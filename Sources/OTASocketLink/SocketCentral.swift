@@ -14,7 +14,7 @@ import OTAWire
 public final class SocketCentral: CentralLink {
   enum Request: Equatable {
     case write([UInt8])
-    case read(offset: Int)
+    case read(Characteristic, offset: Int)
   }
 
   /// What the central's packets carry: an ATT request or a data write.
@@ -39,7 +39,8 @@ public final class SocketCentral: CentralLink {
   private var uplink: FragmentQueue<Uplink>
   /// The device's answers on their way back, packet by packet.
   private var downlink: FragmentQueue<LinkFrame>
-  private var infoValue: [UInt8] = []
+  /// The long read under way, so far.
+  private var readValue: [UInt8] = []
   private var nextEvent: Duration = .zero
   private var dataBytesSent = 0
   private var forcedDisconnectDone = false
@@ -89,8 +90,12 @@ public final class SocketCentral: CentralLink {
 
   public func readInfo() {
     guard connected else { return }
-    infoValue = []
-    requests.append(.read(offset: 0))
+    requests.append(.read(.info, offset: 0))
+  }
+
+  public func readBlockHashes() {
+    guard connected else { return }
+    requests.append(.read(.blockHashes, offset: 0))
   }
 
   public func disconnect() {
@@ -106,6 +111,7 @@ public final class SocketCentral: CentralLink {
     decoder = FrameDecoder()
     requests.removeAll()
     requestInFlight = nil
+    readValue = []
     dataQueue.removeAll()
     uplink.removeAll()
     downlink.removeAll()
@@ -154,16 +160,26 @@ public final class SocketCentral: CentralLink {
       requestInFlight = nil
       if status != 0 { events.append(.controlWriteFailed(status)) }
     case .readResponse(let status, let value):
+      let characteristic: Characteristic =
+        if case .read(let which, _) = requestInFlight { which } else { .info }
       requestInFlight = nil
       guard status == 0 else {
+        if characteristic == .blockHashes {
+          // A device without the characteristic: no hashes, the push goes on without them.
+          readValue = []
+          events.append(.blockHashes([]))
+          return
+        }
         lose("Info read failed with ATT error 0x\(String(status, radix: 16))", &events)
         return
       }
-      infoValue += value
+      readValue += value
       if value.count == mtu - 1 {
-        requests.insert(.read(offset: infoValue.count), at: 0)
+        requests.insert(.read(characteristic, offset: readValue.count), at: 0)
       } else {
-        events.append(.info(infoValue))
+        let whole = readValue
+        readValue = []
+        events.append(characteristic == .blockHashes ? .blockHashes(whole) : .info(whole))
       }
     case .notification(_, let value):
       events.append(.notification(value))
@@ -220,7 +236,7 @@ public final class SocketCentral: CentralLink {
       switch request {
       case .write(let bytes):
         uplink.append(.request(request), frameLength: ATTMTU.headerSize + bytes.count + 4)
-      case .read(let offset): uplink.append(.request(request), frameLength: (offset == 0 ? 3 : 5) + 4)
+      case .read(_, let offset): uplink.append(.request(request), frameLength: (offset == 0 ? 3 : 5) + 4)
       }
     } else if !dataQueue.isEmpty {
       var index = 0
@@ -240,8 +256,8 @@ public final class SocketCentral: CentralLink {
         switch request {
         case .write(let bytes):
           try socket.send(.writeRequest(handle: Characteristic.controlPoint.rawValue, value: bytes))
-        case .read(let offset):
-          try socket.send(.readRequest(handle: Characteristic.info.rawValue, offset: UInt16(offset)))
+        case .read(let characteristic, let offset):
+          try socket.send(.readRequest(handle: characteristic.rawValue, offset: UInt16(clamping: offset)))
         }
       } catch {
         lose(error.description, &events)

@@ -161,7 +161,7 @@ public final class SocketPeripheral: PeripheralLink {
       countData(handle: handle, bytes.count, &events)
     case .readRequest(let handle, let offset):
       guard let characteristic = Characteristic(rawValue: handle),
-        characteristic == .info || characteristic == .firmwareRevision
+        characteristic == .info || characteristic == .firmwareRevision || characteristic == .blockHashes
       else {
         try connection.send(.readResponse(status: ATTError.readNotPermitted.rawValue, value: []))
         return

@@ -10,6 +10,11 @@ public struct Features: OptionSet, Sendable, Hashable {
   /// failing with "missing data".
   public static let missingRanges = Features(rawValue: 1 << 0)
 
+  /// Bit 1: every data write is one `DataOperation` (raw, deflate, copy or patch bytes in the
+  /// target image's offset space) instead of a plain chunk. Info's operation fields (offset 80 on)
+  /// give its limit and the running image a central must know to copy from it.
+  public static let operations = Features(rawValue: 1 << 1)
+
   /// Everything this implementation knows.
-  public static let all: Features = [.missingRanges]
+  public static let all: Features = [.missingRanges, .operations]
 }

@@ -10,15 +10,18 @@
 ///     12 slot B version (8)          39 committed offset u32      69 outcome attempts used u8
 ///     20 inactive slot content u8                                 70 chunks dropped u32
 ///                                                                 74 features u32
-///                                                                 78 end
+///                                                                 78 L2CAP PSM u16 (issue 17)
+///     80 max operation length u32    84 running image size u32    88 running image crc32 u32
+///     92 end
 ///
 /// Version 1 devices before the A/B boot work sent 69 bytes: a missing byte 69 reads as 0; devices
 /// before the dropped-chunk count sent 70: a missing count reads as 0; devices before the features
-/// field sent 74: missing features read as none.
+/// field sent 74: missing features read as none; devices before operations sent at most 80: a
+/// missing max operation length reads as 0 (no operations), a missing running image as size 0.
 public struct InfoRecord: Equatable, Sendable {
   public static let protocolVersion: UInt8 = 1
   public static let minimumByteCount = 69
-  public static let byteCount = 78
+  public static let byteCount = 92
 
   public struct Flags: OptionSet, Sendable, Hashable {
     public let rawValue: UInt8
@@ -52,6 +55,16 @@ public struct InfoRecord: Equatable, Sendable {
   public var chunksDropped: UInt32
   /// What the device supports beyond the base protocol; a central opts in with FEATURES.
   public var features: Features
+  /// Offset 78, issue 17's field (the L2CAP PSM): carried through so the fields after it keep
+  /// their place; 0 when absent.
+  public var reserved78: UInt16 = 0
+  /// The longest target range one data operation may produce (features bit 1); 0: the device
+  /// cannot apply operations.
+  public var maxOperationLength: UInt32 = 0
+  /// The running slot's image as the boot state records it: what copy and patch operations read.
+  /// Size 0 when the device does not know it (a factory state): then no operation may read it.
+  public var runningImageSize: UInt32 = 0
+  public var runningImageCRC: UInt32 = 0
 
   public init(
     state: DeviceState, runningSlot: SlotID, flags: Flags, slotVersions: SlotPair<Version>,
@@ -79,6 +92,8 @@ public struct InfoRecord: Equatable, Sendable {
 
   public init(bytes: some Collection<UInt8>) throws(WireError) {
     var reader = ByteReader(bytes)
+    // A field after byte 69 is read only when the whole of it is there (and so all before it).
+    let count = reader.remaining
     guard reader.remaining >= InfoRecord.minimumByteCount else {
       throw .truncated(needed: InfoRecord.minimumByteCount, available: reader.remaining)
     }
@@ -104,8 +119,12 @@ public struct InfoRecord: Equatable, Sendable {
     let attemptsUsed = reader.remaining > 0 ? try reader.readU8() : 0
     lastOutcome = UpdateOutcome(
       result: result, from: from, to: to, reason: reason, attemptsUsed: attemptsUsed)
-    chunksDropped = reader.remaining >= 4 ? try reader.readU32() : 0
-    features = Features(rawValue: reader.remaining >= 4 ? try reader.readU32() : 0)
+    chunksDropped = count >= 74 ? try reader.readU32() : 0
+    features = Features(rawValue: count >= 78 ? try reader.readU32() : 0)
+    reserved78 = count >= 80 ? try reader.readU16() : 0
+    maxOperationLength = count >= 84 ? try reader.readU32() : 0
+    runningImageSize = count >= 88 ? try reader.readU32() : 0
+    runningImageCRC = count >= 92 ? try reader.readU32() : 0
   }
 
   public func append(to bytes: inout [UInt8]) {
@@ -129,6 +148,10 @@ public struct InfoRecord: Equatable, Sendable {
     bytes.appendU8(lastOutcome.attemptsUsed)
     bytes.appendU32(chunksDropped)
     bytes.appendU32(features.rawValue)
+    bytes.appendU16(reserved78)
+    bytes.appendU32(maxOperationLength)
+    bytes.appendU32(runningImageSize)
+    bytes.appendU32(runningImageCRC)
   }
 
   public var encoded: [UInt8] {

@@ -17,6 +17,8 @@ import OTASystem
 // new folder in /tmp), and measures the replay as a whole: wall time and process CPU time, two clock
 // reads in all, no timer per call. With --floor (the program Scripts/bench-ingest.sh builds from
 // Scripts/floor/ota-floor.c) it runs the floor for the same chunk size and prints device/floor.
+// --delta OLD NEW pushes NEW to a device running OLD each way a central can (plain chunks, compressed,
+// block copies from the device's block hashes, a delta against OLD) and prints bytes on air and time.
 // --breakdown times each device event and each storage call instead, as before: the timers cost
 // CPU of their own, so its figures are higher.
 import OTATrust
@@ -29,6 +31,8 @@ struct Options {
   var directory: String?
   var floor: String?
   var breakdown = false
+  /// `--delta OLD NEW`: bytes on air and time of each way to send NEW to a device running OLD.
+  var delta: (old: String, new: String)?
 
   init(arguments: [String]) {
     var iterator = arguments.makeIterator()
@@ -40,9 +44,16 @@ struct Options {
       case "--dir": directory = iterator.next()
       case "--floor": floor = iterator.next()
       case "--breakdown": breakdown = true
+      case "--delta":
+        guard let old = iterator.next(), let new = iterator.next() else {
+          FileHandle.standardError.write(Data("ota-bench: --delta needs OLD and NEW\n".utf8))
+          exit(2)
+        }
+        delta = (old, new)
       case "-h", "--help":
         print(
-          "usage: ota-bench [--size MiB] [--mtu N ...] [--window KiB] [--dir PATH] [--floor PATH] [--breakdown]"
+          "usage: ota-bench [--size MiB] [--mtu N ...] [--window KiB] [--dir PATH] [--floor PATH] [--breakdown]\n"
+            + "       ota-bench --delta OLD NEW [--mtu N ...]"
         )
         exit(0)
       default:
@@ -231,6 +242,15 @@ func runWithBreakdown(options: Options, mtu: Int, image: [UInt8]) throws {
 }
 
 let options = Options(arguments: Array(CommandLine.arguments.dropFirst()))
+if let delta = options.delta {
+  do {
+    try DeltaBench.run(old: delta.old, new: delta.new, options: options)
+  } catch {
+    print("ota-bench --delta: \(error)")
+    exit(1)
+  }
+  exit(0)
+}
 /// The image: seeded bytes, made in a function (a top-level generator would be the main actor's,
 /// checked on every byte).
 func makeImage(size: Int) -> [UInt8] {

@@ -30,6 +30,14 @@ struct InfoCommand: ParsableCommand {
       "state: \(info.state); slot capacity \(info.slotCapacity) bytes, window \(info.windowCapacity), chunk \(info.maxChunkPayload)"
     )
     print("chunks dropped since the device started: \(info.chunksDropped)")
+    if info.maxOperationLength > 0 {
+      let image =
+        info.runningImageSize > 0
+        ? "the running image is \(info.runningImageSize) bytes, CRC32 "
+          + String(format: "%08x", info.runningImageCRC)
+        : "the running image is unknown (no copies from it)"
+      print("data operations: up to \(info.maxOperationLength) bytes each; \(image)")
+    }
     print(
       "requires: "
         + (info.flags.contains(.signaturesRequired) ? "signed images" : "no signature")

@@ -23,6 +23,10 @@ struct InfoJSON: Encodable {
   let windowCapacity: Int
   let maxChunkPayload: Int
   let chunksDropped: Int
+  /// Data operations (features bit 1): their limit (0: none), and the running image they read.
+  let maxOperationLength: Int
+  let runningImageSize: Int
+  let runningImageCRC32: String
   let transfer: Transfer
   let lastOutcome: OutcomeJSON
 
@@ -40,6 +44,10 @@ struct InfoJSON: Encodable {
     windowCapacity = Int(info.windowCapacity)
     maxChunkPayload = Int(info.maxChunkPayload)
     chunksDropped = Int(info.chunksDropped)
+    maxOperationLength = Int(info.maxOperationLength)
+    runningImageSize = Int(info.runningImageSize)
+    let running = String(info.runningImageCRC, radix: 16)
+    runningImageCRC32 = String(repeating: "0", count: max(0, 8 - running.count)) + running
     let crc = String(info.transfer.crc32, radix: 16)
     transfer = Transfer(
       state: "\(info.transfer.state)", size: Int(info.transfer.size),

@@ -11,6 +11,8 @@ final class ProgressReporter {
   enum Style { case terminal, plain, json }
 
   let style: Style
+  /// The `--base` files, to name the one a delta used.
+  var baseNames: [String] = []
   private let clock = ContinuousClock()
   private let started: ContinuousClock.Instant
   private var lastPhase: SenderPhase?
@@ -58,12 +60,17 @@ final class ProgressReporter {
     switch style {
     case .json:
       JSONOutput.line(
-        PushEventLine.Progress(committed: Int(progress.committed), total: Int(progress.total), t: seconds))
+        PushEventLine.Progress(
+          committed: Int(progress.committed), total: Int(progress.total),
+          bytesOnAir: Int(progress.bytesOnAir),
+          t: seconds))
     case .plain:
       let decile = Int(fraction * 10)
       if decile > lastDecile {
         lastDecile = decile
-        line("  \(Int(fraction * 100))% committed (\(progress.committed) of \(progress.total) bytes)")
+        line(
+          "  \(Int(fraction * 100))% committed (\(progress.committed) of \(progress.total) bytes, "
+            + "\(progress.bytesOnAir) on air)")
       }
     case .terminal:
       drawBar(progress, fraction: fraction, seconds: seconds)
@@ -95,6 +102,9 @@ final class ProgressReporter {
         JSONOutput.line(
           PushEventLine.Succeeded(
             seconds: seconds, goodput: goodput, bytesSent: Int(report.bytesSent),
+            bytesOnAir: Int(report.bytesOnAir), transferMode: Self.modeName(report.transferMode),
+            plannedBytesOnAir: Int(report.plannedBytesOnAir), plainBytesOnAir: Int(report.plainBytesOnAir),
+            dryRun: report.dryRun,
             windows: report.windowsCommitted, windowFailures: report.windowFailures,
             bytesResent: Int(report.bytesResent), chunksResent: report.chunksResent,
             missingReports: report.missingReports, reconnects: report.reconnects,
@@ -115,6 +125,10 @@ final class ProgressReporter {
           + ($0.lastOutcome.result == .succeeded && $0.lastOutcome.to == $0.runningVersion
             ? ", confirmed after \($0.lastOutcome.attemptsUsed) trial boot(s)" : "")
       }
+      if report.dryRun {
+        line(dryRunSummary(report, size: size))
+        return
+      }
       if report.alreadyRunning, let info = report.deviceAfter {
         line(
           "nothing sent: the device already runs \(info.runningVersion) from slot \(info.runningSlot), "
@@ -129,6 +143,7 @@ final class ProgressReporter {
         done in \(String(format: "%.2f", seconds)) s: \(after ?? "validated, not activated")
           \(report.windowsCommitted) windows committed, \(report.windowFailures) failed, \
         \(report.reconnects) reconnects, \(report.bytesSent) bytes sent for \(size) (\(report.bytesResent) resent)
+          \(report.bytesOnAir) bytes on air (\(modeDescription(report.transferMode)))
           goodput \(String(format: "%.1f", goodput / 1000)) kB/s\(raw.map { String(format: " = %.0f%% of the link's %.1f kB/s", 100 * goodput / $0, $0 / 1000) } ?? "")\(ceiling.map { String(format: ", %.0f%% of the air's %.1f kB/s", 100 * goodput / $0, $0 / 1000) } ?? "")\(transferGoodput.map { String(format: "\n  transfer (PREPARE to VALIDATE's answer) %.2f s, %.1f kB/s", transferSeconds ?? 0, $0 / 1000) } ?? "")
         """)
     case .failed(let failure, let report):
@@ -143,6 +158,45 @@ final class ProgressReporter {
       FileHandle.standardError.write(
         Data("otactl: \(failure.explanation(device: report.deviceBefore))\n".utf8))
     }
+  }
+
+  /// The transfer mode as the output names it.
+  static func modeName(_ mode: TransferMode) -> String {
+    switch mode {
+    case .plain: "plain"
+    case .compressed: "compressed"
+    case .delta: "delta"
+    case .blockHashes: "block copies"
+    }
+  }
+
+  private func modeDescription(_ mode: TransferMode) -> String {
+    if case .delta(let base) = mode, base < baseNames.count { return "delta against \(baseNames[base])" }
+    return Self.modeName(mode)
+  }
+
+  /// What `push --dry-run` found: what the device runs and what a push would send.
+  private func dryRunSummary(_ report: SenderReport, size: Int) -> String {
+    let running = report.deviceBefore.map {
+      "the device runs \($0.runningVersion) (\($0.runningImageSize) bytes, CRC32 "
+        + String(format: "%08x", $0.runningImageCRC) + ")"
+    }
+    let choice =
+      switch report.transferMode {
+      case .plain where report.plannedBytesOnAir == 0:
+        "plain chunks (the device takes no data operations, or --full)"
+      case .plain: "plain chunks: operations would not send fewer bytes"
+      case .compressed: "compressed operations: no base matches the running image"
+      case .delta(let base):
+        "a delta against \(base < baseNames.count ? baseNames[base] : "base #\(base + 1)")"
+      case .blockHashes: "copies of the blocks the device has (its block hashes), the rest compressed"
+      }
+    let planned = report.plannedBytesOnAir > 0 ? "\(report.plannedBytesOnAir) bytes as operations, " : ""
+    return """
+      dry run, nothing sent: \(running ?? "no Info")
+        a push of \(size) image bytes would send \(choice)
+        \(planned)\(report.plainBytesOnAir) as plain chunks
+      """
   }
 
   static func seconds(_ duration: Duration) -> Double {

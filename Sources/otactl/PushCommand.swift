@@ -5,6 +5,7 @@ import OTACentral
 import OTAEngine
 import OTALink
 import OTASocketLink
+import OTATrust
 import OTAWire
 
 extension WriteSize: ExpressibleByArgument {
@@ -78,6 +79,20 @@ struct PushCommand: ParsableCommand {
   var writeSize: WriteSize = .auto
 
   @Option(
+    help: ArgumentHelp(
+      "An earlier release the device may run, or a directory of them: when one is exactly the running image (Info's size and CRC32), only the difference is sent.",
+      valueName: "file|directory"))
+  var base: String?
+
+  @Flag(help: "Send plain chunks only: no compression, no delta, whatever the device supports.")
+  var full = false
+
+  @Flag(
+    name: .customLong("dry-run"),
+    help: "Connect, read Info, and tell what a push would send (delta, compressed or plain); change nothing.")
+  var dryRun = false
+
+  @Option(
     name: .customLong("announce-crc"),
     help: ArgumentHelp(
       "Announce this CRC32 (hex) instead of the image's: tests a device's VALIDATE.", visibility: .hidden)
@@ -88,6 +103,9 @@ struct PushCommand: ParsableCommand {
     try OptionChecks.seconds(timeout, "--timeout", maximum: 3600)
     try OptionChecks.seconds(trialTimeout, "--trial-timeout", maximum: 7 * 24 * 3600)
     try OptionChecks.count(maxReconnects, "--max-reconnects", 0...1000)
+    if full, base != nil {
+      throw ValidationError("--full sends plain chunks: it cannot use --base")
+    }
     if let announceCRC, UInt32(announceCRC, radix: 16) == nil {
       throw ValidationError("--announce-crc \(announceCRC): give 8 hex digits")
     }
@@ -112,7 +130,7 @@ struct PushCommand: ParsableCommand {
       confirm: confirm, trialTimeout: .milliseconds(Int64(trialTimeout * 1000)), force: force,
       writeSize: writeSize,
       linkLayerDataLength: device.isSimulated ? conditions.dataLength : WriteSize.assumedDataLength,
-      missingRangeReports: !noMissingRanges)
+      missingRangeReports: !noMissingRanges, operations: !full, dryRun: dryRun)
     if let announceCRC {
       guard let value = UInt32(announceCRC, radix: 16) else {
         throw ValidationError("--announce-crc: not hex")
@@ -123,8 +141,11 @@ struct PushCommand: ParsableCommand {
     reporter.start(
       image: image, size: bytes.count, version: imageVersion,
       over: device.isSimulated ? "\(conditions)" : "Bluetooth (\(device.adapter) to \(device.device))")
+    let bases = try base.map { try BaseImages.load($0) } ?? []
+    reporter.baseNames = bases.map(\.name)
     let session = PushSession(
-      image: bytes, configuration: configuration, link: link, logger: device.logger(),
+      image: bytes, configuration: configuration, bases: bases,
+      blockDigest: { BlockDigest.truncatedSHA256($0) }, link: link, logger: device.logger(),
       onProgress: { progress, report in reporter.update(progress, report) })
     let outcome = try session.run()
     // The raw capacity is the simulated link's at the MTU both sides settled on.

@@ -25,6 +25,8 @@ enum PushEventLine {
     let event = "progress"
     let committed: Int
     let total: Int
+    /// Data-write bytes sent so far: operations or chunks with their headers, resends included.
+    let bytesOnAir: Int
     let t: Double
   }
 
@@ -36,6 +38,13 @@ enum PushEventLine {
     let seconds: Double
     let goodput: Double
     let bytesSent: Int
+    /// Every data-write byte sent, and how: "plain", "compressed" or "delta".
+    let bytesOnAir: Int
+    let transferMode: String
+    /// What the choice was made on: the whole image as operations and as plain chunks.
+    let plannedBytesOnAir: Int
+    let plainBytesOnAir: Int
+    let dryRun: Bool
     let windows: Int
     let windowFailures: Int
     /// Image bytes and chunks sent more than once (after a loss, a failed window or a resume).

@@ -250,6 +250,36 @@ import Testing
     #expect(script.outstanding.isEmpty)
   }
 
+  @Test func theBlockHashesAreALongReadLikeInfo() throws {
+    var script = Script()
+    try script.connectToReady(mtu: 23, blockHashes: true)
+    _ = script.takeEmitted()
+    script.feed(.readBlockHashes)
+    let read = try #require(script.pending(.readBlockHashes(offset: 0))).request
+    #expect(read.path == Script.blockHashes)
+    script.reply(.readBlockHashes(offset: 0), [.bytes(Array(repeating: 1, count: 22))])
+    script.reply(.readBlockHashes(offset: 22), [.bytes([2, 3])])
+    #expect(script.takeEmitted() == [.blockHashes(Array(repeating: 1, count: 22) + [2, 3])])
+  }
+
+  @Test func aDeviceWithoutBlockHashesAnswersNoneAtOnce() throws {
+    var script = Script()
+    try script.connectToReady()
+    _ = script.takeEmitted()
+    script.feed(.readBlockHashes)
+    #expect(script.takeEmitted() == [.blockHashes([])])
+    #expect(script.outstanding.isEmpty)
+  }
+
+  @Test func aFailedReadOfTheBlockHashesIsNoneNotALostLink() throws {
+    var script = Script()
+    try script.connectToReady(blockHashes: true)
+    _ = script.takeEmitted()
+    script.feed(.readBlockHashes)
+    script.fail(.readBlockHashes(offset: 0), "org.bluez.Error.NotPermitted", "Read not permitted")
+    #expect(script.takeEmitted() == [.blockHashes([])])
+  }
+
   @Test func theLongReadOfInfoGoesOnAcrossOffsets() throws {
     var script = Script()
     try script.connectToReady(mtu: 23)

@@ -127,6 +127,7 @@ import Testing
     #expect(flags[OTAUUID.controlPoint] == ["write", "notify"])
     #expect(flags[OTAUUID.data] == ["write-without-response", "write"])
     #expect(flags[OTAUUID.info] == ["read"] && flags[OTAUUID.firmwareRevision] == ["read"])
+    #expect(flags[OTAUUID.blockHashes] == ["read"])
     #expect(writeAcquired[OTAUUID.data] == true, "the data characteristic takes the AcquireWrite fast path")
     #expect(writeAcquired[OTAUUID.controlPoint] == false, "the control point stays on WriteValue")
   }

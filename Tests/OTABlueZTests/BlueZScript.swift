@@ -20,6 +20,7 @@ struct BlueZScript {
   static let control = service.appending("char0011")
   static let data = service.appending("char0013")
   static let info = service.appending("char0015")
+  static let blockHashes = service.appending("char0017")
 
   var machine: BlueZCentralMachine
   /// Calls started and not yet answered or cancelled, oldest first.
@@ -116,11 +117,16 @@ struct BlueZScript {
 
   /// All the way to `.connected`: the services resolve, the characteristics are listed,
   /// notifications started and the data socket acquired (MTU `mtu`) and adopted.
-  mutating func connectToReady(mtu: UInt16 = 517) throws {
+  /// `blockHashes`: the device has the running-slot block hashes characteristic (data operations).
+  mutating func connectToReady(mtu: UInt16 = 517, blockHashes: Bool = false) throws {
     connectToDevice()
     reply(.checkServicesResolved(Self.device), [.vardict(Self.deviceProperties(servicesResolved: false))])
     feed(.signal(Self.propertiesChanged(Self.device, BlueZ.device, ["ServicesResolved": .boolean(true)])))
-    reply(.listCharacteristics, [Self.managedObjects(Self.otaCharacteristics())])
+    var characteristics = Self.otaCharacteristics()
+    if blockHashes {
+      characteristics[Self.blockHashes] = [BlueZ.gattCharacteristic: Self.characteristic(OTAUUID.blockHashes)]
+    }
+    reply(.listCharacteristics, [Self.managedObjects(characteristics)])
     reply(.startNotify)
     reply(.acquireWrite, [.unixFD(try Self.socket()), .uint16(mtu)])
     feed(.dataSocketAdopted)

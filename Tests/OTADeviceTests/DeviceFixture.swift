@@ -101,13 +101,15 @@ struct DeviceFixture {
   func push(
     _ image: [UInt8], version: Version, conditions: LinkConditions, faults: DeviceFaults = DeviceFaults(),
     seed: UInt64,
-    sender: SenderConfiguration? = nil, powerCutSeed: UInt64? = nil, limit: Duration = .seconds(3600),
+    sender: SenderConfiguration? = nil, bases: [BaseImage] = [], blockDigest: BlockDigester? = nil,
+    powerCutSeed: UInt64? = nil,
+    limit: Duration = .seconds(3600),
     verdict: TrialVerdict = .passes, expectSuccess: Bool = true,
     onBoot: ((ReceiverHost) throws -> Void)? = nil, sourceLocation: SourceLocation = #_sourceLocation
   ) throws -> (result: Simulation.Result, report: SenderReport?, device: ReceiverHost?) {
     var simulation = try Simulation(
       image: image, sender: sender ?? SenderConfiguration(version: version, maxConnectAttempts: 20),
-      conditions: conditions, faults: faults, seed: seed
+      conditions: conditions, faults: faults, seed: seed, bases: bases, blockDigest: blockDigest
     ) { afterPowerCut in
       if afterPowerCut { medium.reboot(seed: powerCutSeed) }
       return try boot(verdict: verdict, onBoot: onBoot)

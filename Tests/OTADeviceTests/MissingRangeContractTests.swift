@@ -28,15 +28,16 @@ import Testing
   @Test func infoAnnouncesTheFeatureAtOffset74() throws {
     let host = try DeviceFixture(slotCapacity: 4096).makeHost()
     let bytes = host.info(mtu: 247).encoded
-    #expect(bytes.count == 78)
-    #expect(Array(bytes[74..<78]) == [0x01, 0x00, 0x00, 0x00])
+    #expect(bytes.count == 92)
+    // Bit 0 missing-range reports, bit 1 data operations.
+    #expect(Array(bytes[74..<78]) == [0x03, 0x00, 0x00, 0x00])
   }
 
   @Test func featuresTurnsOnOnlyWhatTheDeviceSupports() throws {
     var bench = try Contract.prepared()
-    // "bits the device does not know are ignored": asking for all 32 gets bit 0.
+    // "bits the device does not know are ignored": asking for all 32 gets bits 0 and 1.
     #expect(
-      try bench.controlBytes([0x08, 0xFF, 0xFF, 0xFF, 0xFF]) == [[0x60, 0x08, 0x00, 0x01, 0x00, 0x00, 0x00]])
+      try bench.controlBytes([0x08, 0xFF, 0xFF, 0xFF, 0xFF]) == [[0x60, 0x08, 0x00, 0x03, 0x00, 0x00, 0x00]])
     // "asking for none turns them off".
     #expect(try bench.controlBytes([0x08, 0, 0, 0, 0]) == [[0x60, 0x08, 0x00, 0x00, 0x00, 0x00, 0x00]])
   }

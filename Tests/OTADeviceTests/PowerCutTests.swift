@@ -14,7 +14,24 @@ import Testing
 /// the device must run a slot that holds a good image; the old running slot is never written.
 @Suite struct PowerCutTests {
   static let newVersion = Version(major: 3, minor: 0, revision: 0)
-  static let image = DeviceFixture.image(size: 6000, seed: 77)
+  static let plainImage = DeviceFixture.image(size: 6000, seed: 77)
+
+  /// How the update's bytes travel: plain chunks, compressed operations, or a delta against the
+  /// running image (copies and patches read slot A while B is written).
+  enum Transfer { case plain, compressed, delta }
+  var transfer: Transfer = .plain
+
+  /// The running image slot A holds (nil: the fixture's own random one).
+  static let deltaBase = DeltaFixture.base(size: 5000, seed: 78)
+  var runningImage: [UInt8]? { transfer == .delta ? Self.deltaBase : nil }
+
+  var image: [UInt8] {
+    switch transfer {
+    case .plain: Self.plainImage
+    case .compressed: DeltaFixture.compressible(size: 6000, seed: 79)
+    case .delta: DeltaFixture.edited(Self.deltaBase, seed: 80)
+    }
+  }
 
   /// Pushes the image to a fresh device whose trial gets `verdict`, with a power cut planned at `cut`
   /// (nil: none), checking every boot on the way. Returns the fixture, the run and the storage
@@ -25,13 +42,15 @@ import Testing
       start: Int
     )
   {
-    let fixture = DeviceFixture(slotCapacity: 8192, windowCapacity: 1024)
+    let fixture = DeviceFixture(slotCapacity: 8192, windowCapacity: 1024, runningImage: runningImage)
+    if transfer == .delta { try fixture.recordRunningImage() }
     let start = fixture.medium.operationCount
     if let cut { fixture.medium.inject(.powerCut, atOperation: cut) }
     let run = try fixture.push(
-      Self.image, version: Self.newVersion,
+      image, version: Self.newVersion,
       conditions: LinkConditions(mtu: 185), faults: DeviceFaults(restartTime: .milliseconds(50)), seed: 1,
-      powerCutSeed: seed, limit: .seconds(600), verdict: verdict, expectSuccess: verdict == .passes
+      bases: transfer == .delta ? [BaseImage(bytes: Self.deltaBase, name: "base")] : [], powerCutSeed: seed,
+      limit: .seconds(600), verdict: verdict, expectSuccess: verdict == .passes
     ) { host in try checkBootsAGoodImage(host, fixture, cut: cut) }
     return (fixture, run, start)
   }
@@ -50,8 +69,13 @@ import Testing
     #expect(
       device.boot.confirmed == .b && !device.runningOnTrial, "cut at \(String(describing: cut)): confirmed")
     #expect(device.boot.outcome.result == .succeeded && device.boot.outcome.to == Self.newVersion)
-    #expect(Array(fixture.medium.slotBytes(.b).prefix(Self.image.count)) == Self.image)
+    #expect(Array(fixture.medium.slotBytes(.b).prefix(image.count)) == image)
     #expect(fixture.runningSlotUntouched, "cut at \(String(describing: cut)): slot A was written")
+    switch transfer {
+    case .plain: #expect(run.report?.transferMode == .plain)
+    case .compressed: #expect(run.report?.transferMode == .compressed)
+    case .delta: #expect(run.report?.transferMode == .delta(base: 0))
+    }
     return fixture.medium.operationCount - start
   }
 
@@ -79,9 +103,9 @@ import Testing
     if let transfer = host.engine.transfer {
       let committed = Int(transfer.committedOffset)
       #expect(
-        transfer.slot == .b && transfer.size == UInt32(Self.image.count), "cut at \(String(describing: cut))")
+        transfer.slot == .b && transfer.size == UInt32(image.count), "cut at \(String(describing: cut))")
       #expect(
-        fixture.medium.durableSlotBytes(.b).prefix(committed) == Self.image.prefix(committed),
+        fixture.medium.durableSlotBytes(.b).prefix(committed) == image.prefix(committed),
         "cut at \(String(describing: cut)): the journal claims \(committed) bytes the slot does not hold")
     }
     let running = host.running
@@ -101,7 +125,7 @@ import Testing
     } else {
       #expect(host.boot[.b].version == Self.newVersion, "cut at \(String(describing: cut))")
       #expect(
-        Array(bytes.prefix(Self.image.count)) == Self.image, "cut at \(String(describing: cut)): B runs torn")
+        Array(bytes.prefix(image.count)) == image, "cut at \(String(describing: cut)): B runs torn")
     }
   }
 
@@ -122,6 +146,21 @@ import Testing
     print("power cuts: a failed trial takes \(total) storage operations; a cut at each of them")
     for cut in 0..<total {
       _ = try rollback(cutAt: cut, seed: UInt64(cut) &+ 7)
+    }
+  }
+
+  /// The loop again for a delta (copies and patches read the running slot while the other is
+  /// written) and for a compressed transfer: the bytes an operation produces are stored exactly as
+  /// a chunk's, so every cut still ends with the exact new image, slot A never written.
+  @Test(arguments: [Transfer.delta, .compressed])
+  func aCutAtEveryStorageOperationOfAnOperationsTransferStillEndsWithTheNewImage(_ transfer: Transfer) throws
+  {
+    let tests = PowerCutTests(transfer: transfer)
+    let total = try tests.update(cutAt: nil, seed: nil)
+    #expect(total > 40, "the update touches storage \(total) times")
+    print("power cuts: a \(transfer) update takes \(total) storage operations; a cut at each")
+    for cut in 0..<total {
+      _ = try tests.update(cutAt: cut, seed: cut % 2 == 0 ? nil : UInt64(cut) &+ 3000)
     }
   }
 

@@ -16,9 +16,14 @@ struct ProtocolBench {
   private var now: Duration = .zero
   let chunkPayload = 200
 
-  init(policy: ImagePolicy = ImagePolicy(), slotCapacity: Int = 64 * 1024) throws {
+  /// `recordRunningImage`: the boot state knows slot A's image (size, CRC32), as after an
+  /// activation, so copy and patch operations may read it.
+  init(policy: ImagePolicy = ImagePolicy(), slotCapacity: Int = 64 * 1024, recordRunningImage: Bool = false)
+    throws
+  {
     fixture = DeviceFixture(slotCapacity: slotCapacity, windowCapacity: 4096)
     fixture.policy = policy
+    if recordRunningImage { try fixture.recordRunningImage() }
     host = try fixture.makeHost()
     _ = try host.handle(.connected(mtu: 247))
   }

@@ -8,6 +8,8 @@ import OTAWire
 struct ReceiverScript {
   var engine: ReceiverEngine
   var slot: [UInt8]
+  /// The running slot's bytes, which copy and patch operations read.
+  var runningSlot: [UInt8] = []
   var journal: TransferJournal?
   var notifications: [Response] = []
   var timers: [Duration] = []
@@ -34,6 +36,7 @@ struct ReceiverScript {
   mutating func chunk(_ offset: UInt32, _ bytes: some Collection<UInt8>) {
     feed(.data(DataChunk(offset: offset, payload: ArraySlice(bytes)).encoded, now: now))
   }
+  mutating func operation(_ operation: DataOperation) { feed(.data(operation.encoded, now: now)) }
   mutating func advance(_ duration: Duration) {
     now += duration
     feed(.tick(now: now))
@@ -79,6 +82,8 @@ struct ReceiverScript {
       return .image(imageVerdict)
     case .activate, .discard:
       journal = nil
+    case .readRunning(let offset, let length):
+      return .bytes(Array(runningSlot[Int(offset)..<Int(offset) + Int(length)]))
     case .confirm:
       break
     }

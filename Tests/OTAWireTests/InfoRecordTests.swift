@@ -3,17 +3,23 @@ import Testing
 @testable import OTAWire
 
 @Suite struct InfoRecordTests {
-  static let sample = InfoRecord(
-    state: .receiving, runningSlot: .b, flags: [.runningOnTrial, .signaturesRequired],
-    slotVersions: SlotPair(
-      a: Version(major: 1, minor: 0, revision: 0), b: Version(major: 1, minor: 1, revision: 2, build: 3)),
-    inactiveSlotContent: .receiving, slotCapacity: 8 << 20, windowCapacity: 65536, maxChunkPayload: 240,
-    transfer: TransferStatus(state: .receiving, size: 123_457, crc32: 0xAABB_CCDD, committedOffset: 65536),
-    transferVersion: Version(major: 2, minor: 0, revision: 0),
-    lastOutcome: UpdateOutcome(
-      result: .rolledBack, from: Version(major: 1, minor: 1, revision: 0),
-      to: Version(major: 1, minor: 2, revision: 0),
-      reason: .healthCheckFailed, attemptsUsed: 2), chunksDropped: 0x0102_0304, features: .missingRanges)
+  static let sample: InfoRecord = {
+    var info = InfoRecord(
+      state: .receiving, runningSlot: .b, flags: [.runningOnTrial, .signaturesRequired],
+      slotVersions: SlotPair(
+        a: Version(major: 1, minor: 0, revision: 0), b: Version(major: 1, minor: 1, revision: 2, build: 3)),
+      inactiveSlotContent: .receiving, slotCapacity: 8 << 20, windowCapacity: 65536, maxChunkPayload: 240,
+      transfer: TransferStatus(state: .receiving, size: 123_457, crc32: 0xAABB_CCDD, committedOffset: 65536),
+      transferVersion: Version(major: 2, minor: 0, revision: 0),
+      lastOutcome: UpdateOutcome(
+        result: .rolledBack, from: Version(major: 1, minor: 1, revision: 0),
+        to: Version(major: 1, minor: 2, revision: 0),
+        reason: .healthCheckFailed, attemptsUsed: 2), chunksDropped: 0x0102_0304, features: .missingRanges)
+    info.maxOperationLength = 4096
+    info.runningImageSize = 41526
+    info.runningImageCRC = 0x1234_5678
+    return info
+  }()
 
   @Test func layoutIsFixed() {
     let bytes = Self.sample.encoded
@@ -30,7 +36,22 @@ import Testing
     #expect(bytes[69] == 2)  // two trial boots used
     #expect(Array(bytes[70..<74]) == [0x04, 0x03, 0x02, 0x01])  // chunks dropped u32
     #expect(Array(bytes[74..<78]) == [0x01, 0x00, 0x00, 0x00])  // features u32: missing ranges
-    #expect(bytes.count == 78)
+    #expect(Array(bytes[78..<80]) == [0x00, 0x00])  // issue 17's L2CAP PSM: none
+    #expect(Array(bytes[80..<84]) == [0x00, 0x10, 0x00, 0x00])  // max operation length 4096
+    #expect(Array(bytes[84..<88]) == [0x36, 0xA2, 0x00, 0x00])  // running image size 41526
+    #expect(Array(bytes[88..<92]) == [0x78, 0x56, 0x34, 0x12])  // running image crc32
+    #expect(bytes.count == 92)
+  }
+
+  /// A device from before data operations sends 78 bytes: it takes none and knows no running image.
+  @Test func aDeviceFromBeforeOperationsTakesNone() throws {
+    let info = try InfoRecord(bytes: Self.sample.encoded.prefix(78))
+    #expect(info.features == .missingRanges)
+    #expect(info.maxOperationLength == 0 && info.runningImageSize == 0 && info.runningImageCRC == 0)
+    // A partial field is not read: 86 bytes carry the length but not the whole size.
+    let partial = try InfoRecord(bytes: Self.sample.encoded.prefix(86))
+    #expect(partial.maxOperationLength == 4096 && partial.runningImageSize == 0)
+    #expect(try InfoRecord(bytes: Self.sample.encoded) == Self.sample)
   }
 
   /// A device from before the features field sends 74 bytes: it supports none.
@@ -46,6 +67,9 @@ import Testing
     var expected = Self.sample
     expected.chunksDropped = 0
     expected.features = []
+    expected.maxOperationLength = 0
+    expected.runningImageSize = 0
+    expected.runningImageCRC = 0
     #expect(info == expected)
     #expect(try InfoRecord(bytes: Self.sample.encoded.prefix(73)) == expected, "a partial count is not read")
   }
@@ -57,6 +81,9 @@ import Testing
     expected.lastOutcome.attemptsUsed = 0
     expected.chunksDropped = 0
     expected.features = []
+    expected.maxOperationLength = 0
+    expected.runningImageSize = 0
+    expected.runningImageCRC = 0
     #expect(info == expected)
   }
 

@@ -1,0 +1,40 @@
+import OTAStorage
+import OTATrust
+import OTAWire
+
+/// What identifies the running image for the block-hash cache: its slot, size and CRC32.
+struct RunningImageIdentity: Equatable, Sendable {
+  var slot: SlotID
+  var size: UInt32
+  var crc32: UInt32
+}
+
+extension ReceiverHost {
+  /// The running slot's block hashes (docs/PROTOCOL.md, d3df0006-…): computed on demand, read
+  /// through the slot's reader block by block, and cached by the running image's identity. Empty
+  /// (block size 0, no blocks) when the boot state knows no running image, or the slot cannot be
+  /// read (logged by the caller through `storageFailures`).
+  public mutating func blockHashes() -> BlockHashes {
+    let image = runningImage
+    let identity = RunningImageIdentity(slot: running, size: image.size, crc32: image.crc32)
+    if let cached = blockHashCache, cached.identity == identity { return cached.value }
+    guard image.size > 0 else { return BlockHashes(blockSize: 0, hashes: []) }
+    let blockSize = BlockHashes.blockSize(forImageSize: image.size)
+    var hashes: [UInt64] = []
+    do {
+      let reader = try storage.slots.reader(running)
+      var offset: UInt64 = 0
+      while offset < UInt64(image.size) {
+        let count = Int(min(UInt64(blockSize), UInt64(image.size) - offset))
+        hashes.append(BlockDigest.truncatedSHA256(try reader.read(at: offset, count: count)))
+        offset += UInt64(count)
+      }
+    } catch {
+      noteStorageFailure(error)
+      return BlockHashes(blockSize: 0, hashes: [])
+    }
+    let value = BlockHashes(blockSize: blockSize, hashes: hashes)
+    blockHashCache = (identity, value)
+    return value
+  }
+}

@@ -1,0 +1,24 @@
+import OTAChecksum
+
+/// An earlier release the central holds, and what identifies it against Info's running image.
+public struct BaseImage: Equatable, Sendable {
+  public struct Identity: Equatable, Hashable, Sendable {
+    public var size: UInt32
+    public var crc32: UInt32
+    public init(size: UInt32, crc32: UInt32) {
+      self.size = size
+      self.crc32 = crc32
+    }
+  }
+
+  public let bytes: [UInt8]
+  public let identity: Identity
+  /// Where it came from, for messages.
+  public let name: String
+
+  public init(bytes: [UInt8], name: String) {
+    self.bytes = bytes
+    self.name = name
+    identity = Identity(size: UInt32(clamping: bytes.count), crc32: CRC32.checksum(bytes))
+  }
+}

@@ -1,0 +1,164 @@
+import OTAChecksum
+import OTAWire
+
+/// What the central sends while data operations are on: the target image cut into segments (see
+/// `DeltaSegment`), and for any target range the writes that cover it. A write is a pure function
+/// of (start, limit, budget, maximum length): a resend or a resume re-plans the same range the
+/// same way, whatever happened before.
+public struct OperationPlan: Sendable {
+  public let target: [UInt8]
+  /// The running image the copies and patches read (empty when there is none).
+  public let base: [UInt8]
+  public let segments: [DeltaSegment]
+  /// Inside a patch segment, a run of equal bytes this long or longer goes as a copy.
+  static let shortestCopy = 24
+
+  /// A plan from segments (a matcher's, or block hashes'); nil when they do not cover the target
+  /// exactly or read outside the base.
+  /// `sourceSize`: the running image's size when the base's bytes are not at hand (block hashes):
+  /// then only copies may read it, never patches.
+  public init?(target: [UInt8], base: [UInt8], segments: [DeltaSegment], sourceSize: Int? = nil) {
+    var cursor: UInt32 = 0
+    for segment in segments {
+      guard segment.start == cursor, segment.end > segment.start else { return nil }
+      switch segment.source {
+      case .copy(let from):
+        let limit = UInt64(sourceSize ?? base.count)
+        guard UInt64(from) + UInt64(segment.end - segment.start) <= limit else { return nil }
+      case .patch(let from):
+        guard UInt64(from) + UInt64(segment.end - segment.start) <= UInt64(base.count) else { return nil }
+      case .literal: break
+      }
+      cursor = segment.end
+    }
+    guard Int(cursor) == target.count else { return nil }
+    self.target = target
+    self.base = base
+    self.segments = segments
+  }
+
+  /// Compression only: one literal segment.
+  public static func compressed(_ target: [UInt8]) -> OperationPlan? {
+    OperationPlan(
+      target: target, base: [],
+      segments: target.isEmpty ? [] : [DeltaSegment(start: 0, end: UInt32(target.count), source: .literal)])
+  }
+
+  /// A delta against `base` by the built-in matcher.
+  public static func delta(_ target: [UInt8], base: [UInt8]) -> OperationPlan? {
+    OperationPlan(target: target, base: base, segments: DeltaMatcher.segments(target: target, base: base))
+  }
+
+  /// The next write covering target bytes from `start`, ending at most at `limit`, its encoding at
+  /// most `budget` bytes, producing at most `maxLength` bytes. Always covers at least one byte.
+  public func write(from start: UInt32, limit: UInt32, budget: Int, maxLength: UInt32) -> (
+    operation: DataOperation, end: UInt32
+  ) {
+    let segment = segments[segmentIndex(containing: start)]
+    let end = min(segment.end, limit, UInt32(clamping: UInt64(start) + UInt64(max(1, maxLength))))
+    let available = Int(end - start)
+    switch segment.source {
+    case .copy(let from):
+      let source = from + (start - segment.start)
+      let operation = DataOperation(offset: start, body: .copy(source: source, length: UInt32(available)))
+      return (operation, end)
+    case .patch(let from):
+      let source = Int(from + (start - segment.start))
+      // Where the target still equals the base, a copy says it in 13 bytes at any MTU.
+      var same = 0
+      while same < available, target[Int(start) + same] == base[source + same] { same += 1 }
+      if same >= Self.shortestCopy || same == available {
+        let operation = DataOperation(
+          offset: start, body: .copy(source: UInt32(source), length: UInt32(same)))
+        return (operation, start + UInt32(same))
+      }
+      let fitted = fit(available: available, budget: budget - DataOperation.overhead(.patch)) { count in
+        var differences = [UInt8](repeating: 0, count: count)
+        for index in 0..<count {
+          differences[index] = target[Int(start) + index] &- base[source + index]
+        }
+        return RawDeflate.compress(differences)
+      }
+      if let (count, compressed) = fitted, count > budget - DataOperation.overhead(.raw) {
+        let operation = DataOperation(
+          offset: start,
+          body: .patch(source: UInt32(source), length: UInt32(count), differences: compressed[...]))
+        return (operation, start + UInt32(count))
+      }
+      return literal(from: start, available: available, budget: budget)
+    case .literal:
+      return literal(from: start, available: available, budget: budget)
+    }
+  }
+
+  /// Deflate when it carries more target bytes per write than raw, else raw.
+  private func literal(from start: UInt32, available: Int, budget: Int) -> (
+    operation: DataOperation, end: UInt32
+  ) {
+    let rawCount = max(1, min(available, budget - DataOperation.overhead(.raw)))
+    let fitted = fit(available: available, budget: budget - DataOperation.overhead(.deflate)) { count in
+      RawDeflate.compress(target[Int(start)..<Int(start) + count])
+    }
+    if let (count, compressed) = fitted, count > rawCount {
+      let operation = DataOperation(
+        offset: start, body: .deflate(length: UInt32(count), compressed: compressed[...]))
+      return (operation, start + UInt32(count))
+    }
+    let bytes = target[Int(start)..<Int(start) + rawCount]
+    return (DataOperation(offset: start, body: .raw(bytes)), start + UInt32(rawCount))
+  }
+
+  /// The most target bytes (found in a few deterministic steps) whose compression fits `room`.
+  private func fit(available: Int, budget room: Int, _ compress: (Int) -> [UInt8]) -> (Int, [UInt8])? {
+    guard room > 0, available > 0 else { return nil }
+    var best: (Int, [UInt8])?
+    var count = min(available, room * 4)
+    for _ in 0..<5 {
+      let compressed = compress(count)
+      // Incompressible (random bytes, compressed data): no smaller piece will do better.
+      if compressed.count >= count { break }
+      if compressed.count <= room {
+        if best.map({ count > $0.0 }) ?? true { best = (count, compressed) }
+        guard count < available else { break }
+        // Room to spare: grow in proportion, a little short of the estimate.
+        let grown = count * room / max(1, compressed.count) * 15 / 16
+        guard grown > count else { break }
+        count = min(available, grown)
+      } else {
+        let shrunk = count * room / compressed.count * 15 / 16
+        guard shrunk >= 1, shrunk < count else { break }
+        count = shrunk
+      }
+    }
+    return best
+  }
+
+  private func segmentIndex(containing offset: UInt32) -> Int {
+    var low = 0
+    var high = segments.count - 1
+    while low < high {
+      let middle = (low + high + 1) / 2
+      if segments[middle].start <= offset { low = middle } else { high = middle - 1 }
+    }
+    return low
+  }
+
+  /// The data bytes the whole image would take in windows of `window` bytes: the figure a central
+  /// compares with the plain transfer's before it chooses.
+  public func bytesOnAir(window: UInt32, budget: Int, maxLength: UInt32) -> Int {
+    var total = 0
+    var windowStart: UInt32 = 0
+    let size = UInt32(target.count)
+    while windowStart < size {
+      let windowEnd = UInt32(min(UInt64(windowStart) + UInt64(max(1, window)), UInt64(size)))
+      var position = windowStart
+      while position < windowEnd {
+        let (operation, end) = write(from: position, limit: windowEnd, budget: budget, maxLength: maxLength)
+        total += operation.encoded.count
+        position = end
+      }
+      windowStart = windowEnd
+    }
+    return total
+  }
+}

@@ -1,0 +1,96 @@
+import OTAChecksum
+import OTAWire
+
+/// Why the receiver dropped a data operation: each breaks one rule of PROTOCOL.md's Data section.
+public enum OperationRejection: Error, Equatable, Sendable, CustomStringConvertible {
+  case malformed(WireError)
+  case tooLong(length: UInt32, limit: UInt32)
+  case outsideWindow(Range<UInt64>, window: Range<UInt64>)
+  case sourceOutsideRunningImage(Range<UInt64>, imageSize: UInt32)
+  case badDeflate(InflateError)
+  case runningSlotUnreadable(String)
+
+  public var description: String {
+    switch self {
+    case .malformed(let error): "malformed operation: \(error.reason)"
+    case .tooLong(let length, let limit): "operation of \(length) bytes, over the limit of \(limit)"
+    case .outsideWindow(let range, let window):
+      "operation's target \(range.lowerBound)..<\(range.upperBound) outside "
+        + "\(window.lowerBound)..<\(window.upperBound)"
+    case .sourceOutsideRunningImage(let range, let size):
+      "operation's source \(range.lowerBound)..<\(range.upperBound) outside the running image (\(size) bytes)"
+    case .badDeflate(let error): "operation's deflate payload: \(error)"
+    case .runningSlotUnreadable(let reason): "running slot unreadable: \(reason)"
+    }
+  }
+}
+
+/// The pure half of applying an operation: the rules, and the target bytes from its payload and
+/// (for copy and patch) the running slot's bytes the host read.
+public enum OperationDecoder {
+  /// Checks every rule that needs no IO. `window` is `[committed, min(committed + capacity, size))`.
+  public static func check(
+    _ operation: DataOperation, window: Range<UInt64>, maxLength: UInt32, runningImageSize: UInt32
+  ) throws(OperationRejection) {
+    guard operation.length <= maxLength else {
+      throw .tooLong(length: operation.length, limit: maxLength)
+    }
+    let target = operation.targetRange
+    guard target.lowerBound >= window.lowerBound, target.upperBound <= window.upperBound else {
+      throw .outsideWindow(target, window: window)
+    }
+    if let source = operation.sourceRange, source.upperBound > UInt64(runningImageSize) {
+      throw .sourceOutsideRunningImage(source, imageSize: runningImageSize)
+    }
+  }
+
+  /// The target bytes of a raw or deflate operation (no running-slot bytes needed).
+  public static func output(of operation: DataOperation) throws(OperationRejection) -> ArraySlice<UInt8>? {
+    switch operation.body {
+    case .raw(let bytes):
+      return bytes
+    case .deflate(let length, let compressed):
+      do {
+        return ArraySlice(try RawDeflate.inflate(compressed, length: Int(length)))
+      } catch {
+        throw .badDeflate(error)
+      }
+    case .copy, .patch:
+      return nil
+    }
+  }
+
+  /// A patch's differences inflated once without keeping them: a patch that would be dropped for
+  /// its payload is dropped before the running slot is read for it (no read for a write that
+  /// cannot be stored).
+  public static func checkDifferences(of operation: DataOperation) throws(OperationRejection) {
+    guard case .patch(_, let length, let differences) = operation.body else { return }
+    do {
+      try RawDeflate.inflate(differences, length: Int(length)) { _, _ in }
+    } catch {
+      throw .badDeflate(error)
+    }
+  }
+
+  /// The target bytes of a copy or patch operation from `source`, the running slot's bytes at its
+  /// source range; a patch's differences are added in place, piece by piece, so memory stays one
+  /// operation's output.
+  public static func output(of operation: DataOperation, source: [UInt8]) throws(OperationRejection)
+    -> [UInt8]
+  {
+    var bytes = source
+    guard bytes.count == Int(operation.length) else {
+      throw .runningSlotUnreadable("read \(bytes.count) bytes, wanted \(operation.length)")
+    }
+    if case .patch(_, let length, let differences) = operation.body {
+      do {
+        try RawDeflate.inflate(differences, length: Int(length)) { offset, piece in
+          for index in piece.indices { bytes[offset + index] &+= piece[index] }
+        }
+      } catch {
+        throw .badDeflate(error)
+      }
+    }
+    return bytes
+  }
+}

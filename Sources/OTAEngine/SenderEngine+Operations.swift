@@ -1,0 +1,101 @@
+import OTAWire
+
+/// What a plan's estimate of bytes on air depends on.
+struct EstimateKey: Equatable, Sendable {
+  var identity: BaseImage.Identity
+  var mode: TransferMode
+  var budget: Int
+  var window: UInt32
+  var maxLength: UInt32
+}
+
+extension SenderEngine {
+  /// Decides, from Info, whether this connection sends data operations: only when the device
+  /// announces them, the configuration allows them, and the plan sends fewer bytes than chunks.
+  /// With a base whose size and CRC32 are the running image's, a delta; else compression alone.
+  mutating func chooseTransferMode(_ info: InfoRecord, hashes: BlockHashes?) {
+    activePlan = nil
+    report.transferMode = .plain
+    guard operationsPossible(info) else { return }
+    maxOperationLength = min(info.maxOperationLength, max(1, info.windowCapacity))
+    let running = runningIdentity(info)
+    if plan?.identity != running {
+      let match = matchingBase(running)
+      if let match, let delta = OperationPlan.delta(image, base: bases[match].bytes) {
+        plan = (running, .delta(base: match), delta)
+      } else if let hashes, let blockDigest, let copies = blockPlan(hashes, running: running, blockDigest) {
+        plan = (running, .blockHashes, copies)
+      } else if let compressed = OperationPlan.compressed(image) {
+        plan = (running, .compressed, compressed)
+      } else {
+        plan = nil
+      }
+    }
+    guard let chosen = plan else { return }
+    let budget = chunkPayload + DataChunk.headerSize
+    let window = max(1, info.windowCapacity / UInt32(configuration.windowsInFlight))
+    // Planning the whole image costs a deflate per write: once per plan and write size, not per
+    // reconnect.
+    let key = EstimateKey(
+      identity: chosen.identity, mode: chosen.mode, budget: budget, window: window,
+      maxLength: maxOperationLength)
+    let planned: UInt64
+    if let estimate, estimate.key == key {
+      planned = estimate.bytes
+    } else {
+      planned = UInt64(chosen.plan.bytesOnAir(window: window, budget: budget, maxLength: maxOperationLength))
+      estimate = (key, planned)
+    }
+    let chunks = (UInt64(image.count) + UInt64(chunkPayload) - 1) / UInt64(chunkPayload)
+    let plain = UInt64(image.count) + chunks * UInt64(DataChunk.headerSize)
+    // The figures of the first choice: a later one (after a fallback) would hide what was planned.
+    if report.plannedBytesOnAir == 0 {
+      report.plannedBytesOnAir = planned
+      report.plainBytesOnAir = plain
+    }
+    guard planned < plain else { return }
+    activePlan = chosen.plan
+    report.transferMode = chosen.mode
+  }
+
+  /// Block hashes are worth reading: operations possible, a running image known, no base that
+  /// matches it, no plan for it yet, and a way to hash the target's blocks.
+  func needsBlockHashes(_ info: InfoRecord) -> Bool {
+    let running = runningIdentity(info)
+    return operationsPossible(info) && blockDigest != nil && running.size > 0 && matchingBase(running) == nil
+      && plan?.identity != running
+  }
+
+  private func operationsPossible(_ info: InfoRecord) -> Bool {
+    configuration.operations && info.features.contains(.operations) && info.maxOperationLength > 0
+      && !image.isEmpty
+  }
+
+  private func runningIdentity(_ info: InfoRecord) -> BaseImage.Identity {
+    BaseImage.Identity(size: info.runningImageSize, crc32: info.runningImageCRC)
+  }
+
+  private func matchingBase(_ running: BaseImage.Identity) -> Int? {
+    guard running.size > 0 else { return nil }
+    return bases.firstIndex { $0.identity == running }
+  }
+
+  /// Copies of the blocks the device has; nil when it has none of the target's.
+  private func blockPlan(_ hashes: BlockHashes, running: BaseImage.Identity, _ digest: BlockDigester)
+    -> OperationPlan?
+  {
+    let segments = BlockMatcher.segments(
+      target: image, hashes: hashes, runningSize: running.size, digest: digest)
+    guard segments.contains(where: { if case .copy = $0.source { true } else { false } }) else { return nil }
+    return OperationPlan(target: image, base: [], segments: segments, sourceSize: Int(running.size))
+  }
+
+  /// After a CRC mismatch on a delta: the running image is not what the plan took it for. The
+  /// rest of the push sends compressed literals only, which need nothing from the running slot.
+  mutating func fallBackToCompression() {
+    guard let compressed = OperationPlan.compressed(image), let identity = plan?.identity else { return }
+    plan = (identity, .compressed, compressed)
+    activePlan = compressed
+    report.transferMode = .compressed
+  }
+}

@@ -1,0 +1,142 @@
+import OTAChecksum
+import OTADevice
+import OTAEngine
+import OTAStorage
+import OTAWire
+import Testing
+
+/// docs/PROTOCOL.md's data operations (Info features bit 1) as a contract, in the bytes a central
+/// sends: the Info fields, each kind, and every rule whose breach drops the write.
+@Suite struct OperationContractTests {
+  typealias Contract = ProtocolContractTests
+  static func le32(_ value: UInt32) -> [UInt8] { Contract.le32(value) }
+
+  /// A device running slot A's 3000-byte image, known to its boot state, with operations turned on
+  /// by FEATURES and a transfer of `target` prepared.
+  static func bench(target: [UInt8]) throws -> ProtocolBench {
+    var bench = try ProtocolBench(recordRunningImage: true)
+    // FEATURES 0x03: missing-range reports and operations; the answer says both are on.
+    #expect(try bench.controlBytes([0x08] + Self.le32(3)) == [[0x60, 0x08, 0x00] + Self.le32(3)])
+    let prepare = Contract.prepare(size: UInt32(target.count), crc32: CRC32.checksum(target))
+    #expect(try bench.control(prepare).map(\.status) == [.success])
+    return bench
+  }
+
+  static func op(_ offset: UInt32, _ kind: UInt8, _ rest: [UInt8]) -> [UInt8] {
+    Self.le32(offset) + [kind] + rest
+  }
+
+  @Test func infoAnnouncesOperationsAndTheRunningImage() throws {
+    let bench = try ProtocolBench(recordRunningImage: true)
+    let running = bench.fixture.runningImage
+    let info = bench.host.info().encoded
+    // "92 bytes"; "features u32 … bit 1 data operations".
+    #expect(info.count == 92)
+    #expect(Array(info[74..<78]) == Self.le32(3))
+    // "80 max operation length u32": the default 64 KiB, capped by the window capacity (4096).
+    #expect(Array(info[80..<84]) == Self.le32(4096))
+    // "84 running image size u32, 88 running image crc32 u32" (the boot state's record).
+    #expect(Array(info[84..<88]) == Self.le32(UInt32(running.count)))
+    #expect(Array(info[88..<92]) == Self.le32(CRC32.checksum(running)))
+  }
+
+  @Test func aDeviceWhoseBootStateKnowsNoRunningImageAnnouncesSizeZero() throws {
+    let bench = try ProtocolBench()
+    let info = try InfoRecord(bytes: bench.host.info().encoded)
+    #expect(info.runningImageSize == 0 && info.maxOperationLength == 4096)
+  }
+
+  @Test func eachKindStoresItsTargetBytesAndTheWindowChecksThem() throws {
+    let running = try ProtocolBench(recordRunningImage: true).fixture.runningImage
+    var target = DeviceFixture.image(size: 4096, seed: 12)
+    target.replaceSubrange(2000..<3000, with: running[500..<1500])
+    for index in 3000..<4000 { target[index] = running[index - 3000] &+ (index % 7 == 0 ? 1 : 0) }
+    var bench = try Self.bench(target: target)
+    // raw: the bytes themselves.
+    try bench.data(Self.op(0, 0x00, Array(target[0..<1000])))
+    // deflate: length u32, raw deflate of the bytes.
+    try bench.data(Self.op(1000, 0x01, Self.le32(1000) + RawDeflate.compress(target[1000..<2000])))
+    // copy: source u32, length u32: the running slot's bytes.
+    try bench.data(Self.op(2000, 0x02, Self.le32(500) + Self.le32(1000)))
+    // patch: source u32, length u32, deflated differences added mod 256.
+    let differences = (3000..<4000).map { target[$0] &- running[$0 - 3000] }
+    try bench.data(Self.op(3000, 0x03, Self.le32(0) + Self.le32(1000) + RawDeflate.compress(differences)))
+    try bench.data(Self.op(4000, 0x00, Array(target[4000..<4096])))
+    #expect(
+      try bench.controlBytes(Contract.window(0, 4096, CRC32.checksum(target)))
+        == [Contract.windowAnswer(0x00, 4096)])
+    #expect(bench.host.engine.statistics.operationsApplied == 5)
+    #expect(bench.host.engine.statistics.chunksDropped == 0)
+  }
+
+  @Test func everyBrokenRuleDropsTheWriteAndCountsIt() throws {
+    let target = DeviceFixture.image(size: 8192, seed: 13)
+    var bench = try Self.bench(target: target)
+    let hostile: [(String, [UInt8])] = [
+      ("length over the max operation length", Self.op(0, 0x02, Self.le32(0) + Self.le32(4097))),
+      ("target past committed + window capacity", Self.op(4000, 0x00, Array(target[4000..<4200]))),
+      ("a lying offset that wraps", Self.op(0xFFFF_FFF0, 0x00, Array(target[0..<100]))),
+      ("source past the running image", Self.op(0, 0x02, Self.le32(2900) + Self.le32(200))),
+      ("source that wraps", Self.op(0, 0x02, Self.le32(0xFFFF_FF00) + Self.le32(0x200))),
+      ("deflate inflating to more", Self.op(0, 0x01, Self.le32(100) + RawDeflate.compress(target[0..<101]))),
+      ("deflate inflating to fewer", Self.op(0, 0x01, Self.le32(100) + RawDeflate.compress(target[0..<99]))),
+      ("not deflate", Self.op(0, 0x01, Self.le32(100) + [0xFF, 0xFF, 0xFF, 0xFF])),
+      ("patch with bad differences", Self.op(0, 0x03, Self.le32(0) + Self.le32(100) + [0x07])),
+      (
+        "a truncated deflate payload",
+        Self.op(0, 0x01, Self.le32(1000) + RawDeflate.compress(target[0..<1000]).dropLast(3))
+      ),
+      ("copy missing its length", Self.op(0, 0x02, Self.le32(0))),
+      ("copy with trailing bytes", Self.op(0, 0x02, Self.le32(0) + Self.le32(10) + [0])),
+      ("unknown kind", Self.op(0, 0x04, [1, 2, 3])),
+      ("length 0", Self.op(0, 0x02, Self.le32(0) + Self.le32(0))),
+      ("raw with no payload", Self.op(0, 0x00, [])),
+      ("a plain chunk's 4 bytes", Self.le32(0)),
+    ]
+    for (index, (rule, bytes)) in hostile.enumerated() {
+      #expect(try bench.data(bytes).isEmpty, "\(rule): no notification answers a data write")
+      #expect(bench.host.engine.statistics.chunksDropped == index + 1, "\(rule): dropped and counted")
+      #expect(bench.host.engine.lastRejection != nil, "\(rule)")
+    }
+    #expect(try InfoRecord(bytes: bench.host.info().encoded).chunksDropped == UInt32(hostile.count))
+    // Nothing was stored: the window's first byte is still missing, and the running slot is intact.
+    #expect(bench.host.engine.coverage.isEmpty)
+    #expect(bench.fixture.runningSlotUntouched)
+    // The same range sent properly is taken.
+    try bench.data(Self.op(0, 0x00, Array(target[0..<400])))
+    #expect(
+      try bench.controlBytes(Contract.window(0, 400, CRC32.checksum(target[0..<400])))
+        == [Contract.windowAnswer(0x00, 400)])
+  }
+
+  @Test func withoutFeaturesBit1AWriteIsAPlainChunk() throws {
+    var bench = try ProtocolBench(recordRunningImage: true)
+    let image = Contract.image
+    _ = try bench.control(Contract.prepare(size: 10_000, crc32: Contract.crc(0..<10_000)))
+    // An operation's bytes read as a chunk at offset 0 with the kind byte as image data.
+    let bytes = Self.op(0, 0x00, Array(image[1..<200]))
+    try bench.data(bytes)
+    #expect(bench.host.engine.statistics.operationsApplied == 0)
+    #expect(bench.host.engine.coverage.contains(0..<200))
+  }
+}
+
+extension OperationContractTests {
+  /// A patch whose differences are bad is dropped before the running slot is read for it, and a
+  /// copy into bytes already stored reads nothing: every read is for bytes that are then stored.
+  @Test func nothingIsReadForAWriteThatCannotBeStored() throws {
+    let target = DeviceFixture.image(size: 4096, seed: 14)
+    var bench = try Self.bench(target: target)
+    func reads() -> Int { bench.fixture.medium.operationCount(of: .slotRead) }
+    let before = reads()
+    try bench.data(Self.op(0, 0x03, Self.le32(0) + Self.le32(1000) + [0x07]))
+    #expect(reads() == before, "a bad patch reads nothing")
+    try bench.data(Self.op(0, 0x00, Array(target[0..<200])))
+    try bench.data(Self.op(0, 0x02, Self.le32(0) + Self.le32(200)))
+    #expect(reads() == before, "a copy into stored bytes reads nothing")
+    #expect(bench.host.engine.statistics.chunksDuplicate == 1)
+    // The control case: a copy into bytes not stored yet reads the running slot once.
+    try bench.data(Self.op(200, 0x02, Self.le32(0) + Self.le32(100)))
+    #expect(reads() == before + 1)
+  }
+}

@@ -1,0 +1,47 @@
+import Testing
+
+@testable import OTAWire
+
+@Suite struct DataOperationTests {
+  @Test func eachKindsLayout() throws {
+    // raw: offset 0x100, kind 0, the bytes.
+    let raw = DataOperation(offset: 0x100, body: .raw([9, 8, 7]))
+    #expect(raw.encoded == [0x00, 0x01, 0x00, 0x00, 0x00, 9, 8, 7])
+    // deflate: offset, kind 1, length u32 (the inflated size), the compressed bytes.
+    let deflate = DataOperation(offset: 4, body: .deflate(length: 1000, compressed: [0xAA, 0xBB]))
+    #expect(deflate.encoded == [4, 0, 0, 0, 0x01, 0xE8, 0x03, 0, 0, 0xAA, 0xBB])
+    // copy: offset, kind 2, source u32, length u32, nothing after.
+    let copy = DataOperation(offset: 8, body: .copy(source: 0x10, length: 0x20))
+    #expect(copy.encoded == [8, 0, 0, 0, 0x02, 0x10, 0, 0, 0, 0x20, 0, 0, 0])
+    // patch: offset, kind 3, source u32, length u32, the deflated differences.
+    let patch = DataOperation(offset: 0, body: .patch(source: 1, length: 2, differences: [0x03]))
+    #expect(patch.encoded == [0, 0, 0, 0, 0x03, 1, 0, 0, 0, 2, 0, 0, 0, 0x03])
+    for operation in [raw, deflate, copy, patch] {
+      #expect(try DataOperation(bytes: operation.encoded) == operation)
+    }
+    #expect(raw.length == 3 && deflate.length == 1000 && copy.length == 0x20 && patch.length == 2)
+  }
+
+  @Test func rangesAreComputedWideSoLyingOffsetsCannotWrap() {
+    let operation = DataOperation(offset: .max, body: .copy(source: .max, length: .max))
+    #expect(operation.end == UInt64(UInt32.max) * 2)
+    #expect(operation.sourceRange == UInt64(UInt32.max)..<UInt64(UInt32.max) * 2)
+  }
+
+  @Test func malformedWritesAreRefused() {
+    let malformed: [[UInt8]] = [
+      [],  // nothing
+      [0, 0, 0, 0],  // no kind
+      [0, 0, 0, 0, 0x00],  // raw without bytes
+      [0, 0, 0, 0, 0x01, 5, 0, 0, 0],  // deflate without a payload
+      [0, 0, 0, 0, 0x01, 0, 0, 0, 0, 1],  // deflate of length 0
+      [0, 0, 0, 0, 0x02, 0, 0, 0, 0, 1, 0, 0],  // copy with a short length
+      [0, 0, 0, 0, 0x02, 0, 0, 0, 0, 1, 0, 0, 0, 9],  // copy with a byte after it
+      [0, 0, 0, 0, 0x03, 0, 0, 0, 0, 1, 0, 0, 0],  // patch without differences
+      [0, 0, 0, 0, 0x04, 1],  // unknown kind
+    ]
+    for bytes in malformed {
+      #expect(throws: WireError.self, "\(bytes)") { try DataOperation(bytes: bytes) }
+    }
+  }
+}

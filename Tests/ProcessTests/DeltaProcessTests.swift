@@ -1,0 +1,67 @@
+import Foundation
+import Testing
+
+/// Data operations between the two processes over the simulated link: a device running the
+/// factory firmware (Images/firmware-v1.bin, an MCUboot image: it says its own length), a push of
+/// firmware-v2 with `--base` (a directory of releases), and `--dry-run`, `--full`.
+@Suite(.serialized) struct DeltaProcessTests {
+  static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+    .deletingLastPathComponent()
+  static func sample(_ name: String) -> String { root.appendingPathComponent("Images/\(name)").path }
+
+  func daemon() throws -> Daemon {
+    let firmware = [UInt8](try Data(contentsOf: URL(fileURLWithPath: Self.sample("firmware-v1.bin"))))
+    let daemon = try Daemon(capacity: "64KiB", firmware: firmware)
+    try daemon.start()
+    return daemon
+  }
+
+  func push(_ daemon: Daemon, _ extra: [String]) throws -> (CommandResult, [String: Any]) {
+    let result = try runTool(
+      "otactl",
+      [
+        "push", Self.sample("firmware-v2.bin"), "--device", daemon.socket, "--link",
+        "mtu=247,interval=2ms,packets=8",
+        "--no-activate", "--json",
+      ] + extra)
+    return (result, result.jsonLines.last { $0["event"] as? String == "result" } ?? [:])
+  }
+
+  @Test func infoShowsTheOperationsLimitAndTheFactoryImage() throws {
+    let daemon = try daemon()
+    let result = try runTool("otactl", ["info", "--device", daemon.socket, "--json"])
+    #expect(result.status == 0, "\(result.output)\n\(result.errors)")
+    let info = try JSONSerialization.jsonObject(with: Data(result.output.utf8)) as? [String: Any] ?? [:]
+    // The factory image, an MCUboot image, known by its own header: 41686 bytes, CRC32 b0811374.
+    #expect(info["runningImageSize"] as? Int == 41686 && info["runningImageCRC32"] as? String == "b0811374")
+    #expect((info["maxOperationLength"] as? Int ?? 0) > 0, "\(info)")
+  }
+
+  @Test func aDryRunSaysWhatADeltaWouldSendAndSendsNothing() throws {
+    let daemon = try daemon()
+    let (result, final) = try push(
+      daemon, ["--base", Self.root.appendingPathComponent("Images").path, "--dry-run"])
+    #expect(result.status == 0, "\(result.output)\n\(result.errors)\n\(daemon.log)")
+    #expect(final["dryRun"] as? Bool == true && final["transferMode"] as? String == "delta", "\(final)")
+    #expect(final["bytesOnAir"] as? Int == 0)
+    let planned = final["plannedBytesOnAir"] as? Int ?? .max
+    #expect(planned > 0 && planned < final["plainBytesOnAir"] as? Int ?? 0, "\(final)")
+    let status = try daemon.status()
+    #expect((status["transfer"] as? [String: Any])?["state"] as? String ?? "idle" == "idle", "\(status)")
+  }
+
+  @Test func aPushWithABaseDirectorySendsTheDeltaAndFullRefusesIt() throws {
+    let daemon = try daemon()
+    let (result, final) = try push(daemon, ["--base", Self.root.appendingPathComponent("Images").path])
+    #expect(result.status == 0, "\(result.output)\n\(result.errors)\n\(daemon.log)")
+    #expect(final["transferMode"] as? String == "delta", "\(final)")
+    #expect((final["bytesOnAir"] as? Int ?? .max) < (final["plainBytesOnAir"] as? Int ?? 0), "\(final)")
+    let image = [UInt8](try Data(contentsOf: URL(fileURLWithPath: Self.sample("firmware-v2.bin"))))
+    #expect(daemon.slotBytes(daemon.slotB, count: image.count) == image)
+    #expect(daemon.log.contains("operations-applied="), "otad logs the operations it applied")
+
+    let (again, plain) = try push(daemon, ["--full"])
+    #expect(again.status == 0, "\(again.output)\n\(again.errors)")
+    #expect(plain["transferMode"] as? String == "plain", "\(plain)")
+  }
+}
