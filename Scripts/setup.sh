@@ -51,32 +51,37 @@ blueota_find_swift() {
   fi
 }
 
-# A PyPI tool, pinned, in its own Python venv at <repo>/.build-NAME (a venv because Debian 12's pip
-# refuses to install into the system Python, PEP 668). Does nothing when the pinned version is
-# already there. Prints the tool's path.
-#   blueota_install_pypi_tool NAME VERSION
-blueota_install_pypi_tool() {
-  local name="$1" version="$2" root venv python installed
-  root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-  venv="$root/.build-$name"
-  python="${PYTHON:-python3}"
+# Pinned PyPI packages in a Python venv of their own (a venv because Debian 12's pip refuses to
+# install into the system Python, PEP 668). Does nothing when `pip show NAMES` already reports
+# exactly VERSIONS (space-separated, in the same order).
+#   blueota_install_pinned_venv VENV "NAME..." "VERSION..." REQUIREMENT...
+blueota_install_pinned_venv() {
+  local venv="$1" names="$2" versions="$3" python="${PYTHON:-python3}" installed
+  shift 3
   # sed reads pip's whole output: `grep -q` would stop early, and under pipefail pip's SIGPIPE
   # would read as "not installed" and install again on every run.
-  installed="$("$venv/bin/python" -m pip show "$name" 2>/dev/null | sed -n 's/^Version: //p' || true)"
-  if [[ ! -x "$venv/bin/$name" || "$installed" != "$version" ]]; then
-    echo "setup: installing $name $version into $venv" >&2
-    if [[ ! -x "$venv/bin/python" ]]; then
-      "$python" -m venv "$venv" >&2 || {
-        echo "setup: '$python -m venv' failed; on Debian install python3-venv" >&2
-        return 1
-      }
-    fi
-    "$venv/bin/python" -m pip install --quiet --disable-pip-version-check --no-input \
-      "$name==$version" </dev/null >&2 || {
-      echo "setup: pip could not install $name $version (network? PyPI?)" >&2
+  # shellcheck disable=SC2086 # the names are words
+  installed="$("$venv/bin/python" -m pip show $names 2>/dev/null | sed -n 's/^Version: //p' | tr '\n' ' ' || true)"
+  [[ "$installed" == "$versions " ]] && return 0
+  echo "setup: installing $* into $venv" >&2
+  if [[ ! -x "$venv/bin/python" ]]; then
+    "$python" -m venv "$venv" >&2 || {
+      echo "setup: '$python -m venv' failed; on Debian install python3-venv" >&2
       return 1
     }
   fi
+  "$venv/bin/python" -m pip install --quiet --disable-pip-version-check --no-input "$@" </dev/null >&2 || {
+    echo "setup: pip could not install $* (network? PyPI?)" >&2
+    return 1
+  }
+}
+
+# A PyPI tool, pinned, in its own venv at <repo>/.build-NAME. Prints the tool's path.
+#   blueota_install_pypi_tool NAME VERSION
+blueota_install_pypi_tool() {
+  local name="$1" version="$2" venv
+  venv="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/.build-$name"
+  blueota_install_pinned_venv "$venv" "$name" "$version" "$name==$version" || return 1
   echo "$venv/bin/$name"
 }
 
@@ -105,24 +110,10 @@ blueota_install_smpmgr() {
 blueota_smpclient_version=7.3.0
 blueota_bleak_version=3.1.0
 blueota_install_smpclient() {
-  local root venv installed
-  root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-  venv="$root/.build-smpclient"
-  installed="$("$venv/bin/python" -m pip show smpclient bleak 2>/dev/null | sed -n 's/^Version: //p' | tr '\n' ' ' || true)"
-  if [[ "$installed" != "$blueota_smpclient_version $blueota_bleak_version " ]]; then
-    echo "setup: installing smpclient[ble] $blueota_smpclient_version (bleak $blueota_bleak_version) into $venv" >&2
-    if [[ ! -x "$venv/bin/python" ]]; then
-      "${PYTHON:-python3}" -m venv "$venv" >&2 || {
-        echo "setup: '${PYTHON:-python3} -m venv' failed; on Debian install python3-venv" >&2
-        return 1
-      }
-    fi
-    "$venv/bin/python" -m pip install --quiet --disable-pip-version-check --no-input \
-      "smpclient[ble]==$blueota_smpclient_version" "bleak==$blueota_bleak_version" </dev/null >&2 || {
-      echo "setup: pip could not install smpclient $blueota_smpclient_version (network? PyPI?)" >&2
-      return 1
-    }
-  fi
+  local venv
+  venv="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/.build-smpclient"
+  blueota_install_pinned_venv "$venv" "smpclient bleak" "$blueota_smpclient_version $blueota_bleak_version" \
+    "smpclient[ble]==$blueota_smpclient_version" "bleak==$blueota_bleak_version" || return 1
   export BLUEOTA_SMPCLIENT_PYTHON="$venv/bin/python"
 }
 

@@ -25,19 +25,10 @@ extension BlueZCentralMachine {
   }
 
   mutating func blockHashesRead(offset: Int, _ bytes: [UInt8]) {
-    guard case .ready(var ready) = phase, var read = ready.blockHashesRead, offset == read.count else {
+    guard let (read, ready, complete) = appendLongRead(\.blockHashesRead, offset: offset, bytes) else {
       return
     }
-    read += bytes
-    if !bytes.isEmpty, bytes.count == ready.mtu - 1, read.count < Self.infoLimit {
-      ready.blockHashesRead = read
-      phase = .ready(ready)
-      readBlockHashes(at: read.count, ready)
-    } else {
-      ready.blockHashesRead = nil
-      phase = .ready(ready)
-      out.append(.emit(.blockHashes(read)))
-    }
+    if complete { out.append(.emit(.blockHashes(read))) } else { readBlockHashes(at: read.count, ready) }
   }
 
   mutating func blockHashesUnavailable() {

@@ -102,20 +102,9 @@ extension BlueZCentralMachine {
         arguments: [.vardict(options)]))
   }
 
-  /// One step of the long read: BlueZ reads the whole value itself, but an answer that fills a read
-  /// response exactly (MTU − 1 bytes) may have more behind it, so the read goes on from there until
-  /// an answer is short, empty, or past the end.
+  /// One answer of Info's long read (`appendLongRead`).
   mutating func infoRead(offset: Int, _ bytes: [UInt8]) {
-    guard case .ready(var ready) = phase, var read = ready.infoRead, offset == read.count else { return }
-    read += bytes
-    if !bytes.isEmpty, bytes.count == ready.mtu - 1, read.count < Self.infoLimit {
-      ready.infoRead = read
-      phase = .ready(ready)
-      readInfo(at: read.count, ready)
-    } else {
-      ready.infoRead = nil
-      phase = .ready(ready)
-      out.append(.emit(.info(read)))
-    }
+    guard let (read, ready, complete) = appendLongRead(\.infoRead, offset: offset, bytes) else { return }
+    if complete { out.append(.emit(.info(read))) } else { readInfo(at: read.count, ready) }
   }
 }
