@@ -51,7 +51,7 @@ step "2. otactl scan on $central"
 grep -q "$address" "$results/scan.txt" || fail "scan did not find $address"
 
 step "3. push 1 MiB with ACTIVATE, restart, verify"
-"$bin/otactl" push "$root/Images/raw-1MiB.bin" --version 2.0.0 --device "$address" --adapter "$central" --json \
+"$bin/otactl" push "$root/Images/raw-1MiB.bin" --version 2.0.0 --full --device "$address" --adapter "$central" --json \
   >"$results/push-activate.jsonl" || fail "the push failed: $(tail -n 1 "$results/push-activate.jsonl")"
 tail -n 1 "$results/push-activate.jsonl"
 grep -q '"runningVersion":"2.0.0+0"' "$results/push-activate.jsonl" || fail "version not verified"
@@ -60,7 +60,7 @@ grep -q "firmware 2.0.0+0 confirmed after 1 boot(s)" "$results/otad.log" || fail
 grep -q '"confirmed":true' "$results/push-activate.jsonl" || fail "otactl did not see the trial confirmed"
 
 step "4. otactl killed mid-transfer; the next push resumes from the committed offset"
-"$bin/otactl" push "$root/Images/raw-1MiB.bin" --version 2.1.0 --no-activate --device "$address" \
+"$bin/otactl" push "$root/Images/raw-1MiB.bin" --version 2.1.0 --no-activate --full --device "$address" \
   --adapter "$central" --json >"$results/push-killed.jsonl" &
 pusher=$!
 committed=0
@@ -76,11 +76,19 @@ wait "$pusher" 2>/dev/null || true
 durable="$("$bin/otad" status "${device[@]}" --json | /usr/bin/python3 -c \
   'import json,sys; print(json.load(sys.stdin)["transfer"]["committed"])')"
 echo "killed otactl with $durable bytes committed"
-"$bin/otactl" push "$root/Images/raw-1MiB.bin" --version 2.1.0 --no-activate --device "$address" \
+"$bin/otactl" push "$root/Images/raw-1MiB.bin" --version 2.1.0 --no-activate --full --device "$address" \
   --adapter "$central" --json >"$results/push-resume.jsonl" || fail "the resumed push failed: $(tail -n 1 "$results/push-resume.jsonl")"
 grep -q "\"event\":\"resume\",\"offset\":$durable" "$results/push-resume.jsonl" || \
   fail "the push did not resume from $durable: $(grep resume "$results/push-resume.jsonl")"
 grep '"event":"resume"' "$results/push-resume.jsonl"
+
+step "4b. the same bytes as another version: sent as copies of the blocks the device runs"
+"$bin/otactl" push "$root/Images/raw-1MiB.bin" --version 2.1.1 --no-activate --device "$address" \
+  --adapter "$central" --json >"$results/push-blocks.jsonl" || fail "the block-copy push failed: $(tail -n 1 "$results/push-blocks.jsonl")"
+tail -n 1 "$results/push-blocks.jsonl"
+grep -q '"transferMode":"block copies"' "$results/push-blocks.jsonl" || fail "the push did not use the device's block hashes"
+/usr/bin/python3 -c 'import json,sys; r=json.loads(open(sys.argv[1]).read().splitlines()[-1]); sys.exit(0 if r["ok"] and r["bytesOnAir"] < 65536 else "sent %d bytes for an image the device already holds" % r["bytesOnAir"])' \
+  "$results/push-blocks.jsonl" || fail "the block-copy push sent too much"
 
 step "5. malformed writes from another client"
 /usr/bin/python3 -B "$here/ota_client.py" malformed "$address" | tee "$results/malformed.json" \
@@ -128,7 +136,7 @@ for run in 1 2 3; do
   /usr/bin/python3 -B "$here/ota_client.py" raw-throughput "$address" 1048576 | tail -n 1 \
     >>"$results/raw.jsonl" || fail "raw run $run"
   tail -n 1 "$results/raw.jsonl"
-  "$bin/otactl" push "$root/Images/raw-1MiB.bin" --version "2.2.$run" --no-activate --device "$address" \
+  "$bin/otactl" push "$root/Images/raw-1MiB.bin" --version "2.2.$run" --no-activate --full --device "$address" \
     --adapter "$central" --json >"$results/push-goodput-$run.jsonl" \
     || fail "goodput push $run failed: $(tail -n 1 "$results/push-goodput-$run.jsonl")"
   tail -n 1 "$results/push-goodput-$run.jsonl"
@@ -203,7 +211,7 @@ otad=$!
 for _ in $(seq 300); do (("$(registered)" > before)) && break; sleep 0.05; done
 (("$(registered)" > before)) || fail "otad did not advertise on the fresh device"
 # The OTA protocol's figure for the same image, in the same run (no ACTIVATE: SMP installs it).
-"$bin/otactl" push "$smp_image" --no-activate --device "$address" --adapter "$central" --json \
+"$bin/otactl" push "$smp_image" --no-activate --full --device "$address" --adapter "$central" --json \
   >"$results/push-smp-image.jsonl" || fail "pushing the SMP image with otactl failed: $(tail -n 1 "$results/push-smp-image.jsonl")"
 tail -n 1 "$results/push-smp-image.jsonl"
 # With EATT, bluetoothd's central sends write commands over several bearers, out of order: a request
@@ -248,7 +256,10 @@ figures = {
 # SMP over Bluetooth (step 11) and otactl, the same imgtool-signed image, the same run.
 smp = last(f"{results}/smp-ble.jsonl")
 smp_ota = last(f"{results}/push-smp-image.jsonl")
+blocks = last(f"{results}/push-blocks.jsonl")
 figures.update({
+    "blockCopyBytesOnAir": blocks["bytesOnAir"],
+    "blockCopyTransferSeconds": blocks["transferSeconds"],
     "smpImageBytes": smp["bytes"],
     "smpUploadGoodput": smp["goodput"],
     "smpUploadSeconds": smp["seconds"],
