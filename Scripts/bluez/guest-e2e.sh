@@ -219,8 +219,21 @@ tail -n 1 "$results/push-smp-image.jsonl"
 # each request is kept within one write.
 smp_one_write=()
 grep -q "Channels = 1" "$results/main.conf" 2>/dev/null || smp_one_write=(--one-write)
-"$smp_python" -B "$here/smp_ble.py" "$address" "$smp_image" "$central" "${smp_one_write[@]}" | tee "$results/smp-ble.jsonl" \
-  || fail "the SMP upgrade over Bluetooth failed: $(tail -n 1 "$results/smp-ble.jsonl" 2>/dev/null)"
+# otactl's link is gone before smpclient looks for the device (bluetoothd tears it down after otactl exits).
+central_device="/org/bluez/$central/dev_${address//:/_}"
+for _ in $(seq 100); do
+  busctl get-property org.bluez "$central_device" org.bluez.Device1 Connected 2>/dev/null | grep -q true || break
+  sleep 0.1
+done
+smp_status=0
+"$smp_python" -B "$here/smp_ble.py" "$address" "$smp_image" "$central" "${smp_one_write[@]}" >"$results/smp-ble.jsonl" \
+  || smp_status=$?
+cat "$results/smp-ble.jsonl"
+if ((smp_status != 0)); then
+  echo "after the failure, is the device still advertising? otactl scan on $central:"
+  "$bin/otactl" scan --adapter "$central" --seconds 5 || true
+  fail "the SMP upgrade over Bluetooth failed (exit $smp_status): $(tail -n 1 "$results/smp-ble.jsonl" 2>/dev/null)"
+fi
 grep -q '"stage": "done", "ok": true' "$results/smp-ble.jsonl" || fail "the SMP upgrade did not end confirmed and active"
 grep -q "restarting on an SMP reset" "$results/otad.log" || fail "otad did not restart on the SMP reset"
 kill -0 "$otad" 2>/dev/null || fail "otad died"

@@ -72,14 +72,30 @@ def states(response: object) -> list[dict]:
     ]
 
 
+def power_cycle(adapter: str) -> None:
+    """Powers the central's adapter off and on: a virtual controller that scans on and on keeps
+    the advertisers it already reported in its duplicate filter, and a device it filtered is never
+    reported again (so never found) until scanning starts anew."""
+    for powered in ("false", "true"):
+        subprocess.run(
+            ["busctl", "set-property", "org.bluez", f"/org/bluez/{adapter}", "org.bluez.Adapter1", "Powered", "b", powered],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False,
+        )
+        time.sleep(1.0)
+
+
 async def connected(address: str, adapter: str, one_write: bool, attempts: int = 10) -> SMPClient:
-    """A connected client; the device may still be restarting (it re-registers with bluetoothd)."""
+    """A connected client; the device may still be restarting (it re-registers with bluetoothd).
+    Every failed attempt is told on standard error, with what it failed on and when."""
     last: Exception | None = None
-    for _ in range(attempts):
+    started = time.monotonic()
+    for attempt in range(1, attempts + 1):
+        if attempt > 1 and attempt % 3 == 1:
+            power_cycle(adapter)
         forget(address, adapter)
         client = SMPClient(SMPBLETransport(), address, timeout_s=10.0)
         try:
-            await client.connect(connect_timeout_s=15.0)
+            await client.connect(connect_timeout_s=20.0)
             transport = client._transport  # noqa: SLF001: smpclient has no setting for either
             transport._max_write_without_response_size = min(transport.mtu, MAX_WRITE)  # noqa: SLF001
             if one_write:
@@ -87,8 +103,12 @@ async def connected(address: str, adapter: str, one_write: bool, attempts: int =
             return client
         except Exception as failure:  # noqa: BLE001: any failure to connect is worth a retry
             last = failure
+            print(
+                f"connect attempt {attempt} failed after {time.monotonic() - started:.1f} s: {failure!r}",
+                file=sys.stderr, flush=True,
+            )
             await asyncio.sleep(1.0)
-    raise SystemExit(f"could not connect to {address}: {last!r}")
+    raise SystemExit(f"could not connect to {address} in {attempts} attempts: {last!r}")
 
 
 async def request(client: SMPClient, what: object, timeout_s: float = 20.0) -> object:
