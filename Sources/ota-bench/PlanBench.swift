@@ -9,7 +9,7 @@ import OTAWire
 /// peak memory is the process's (run it under `/usr/bin/time -v`).
 enum PlanBench {
   /// What `--matcher` takes (`--matchers` lists them).
-  static let matchers = ["rolling"]
+  static let matchers = ["rolling", "suffix"]
 
   static func run(old oldPath: String, new newPath: String, matcher: String, options: Options) throws {
     guard let oldData = FileManager.default.contents(atPath: oldPath),
@@ -25,6 +25,7 @@ enum PlanBench {
     let segments: [DeltaSegment]
     switch matcher {
     case "rolling": segments = DeltaMatcher.segments(target: new, base: old)
+    case "suffix": segments = SuffixMatcher.segments(target: new, base: old)
     default: throw BenchError("unknown matcher \(matcher)")
     }
     let matched = ContinuousClock.now

@@ -67,7 +67,7 @@ struct Options {
         print(
           "usage: ota-bench [--size MiB] [--mtu N ...] [--window KiB] [--dir PATH] [--floor PATH] [--breakdown]\n"
             + "       ota-bench --delta OLD NEW [--mtu N ...]\n"
-            + "       ota-bench --plan OLD NEW [--matcher rolling] [--mtu N]"
+            + "       ota-bench --plan OLD NEW [--matcher rolling|suffix] [--mtu N]"
         )
         exit(0)
       default:
