@@ -11,8 +11,9 @@
 /// flags and buckets). `OperationPlan.delta` uses it up to `largestBase`, the rolling-hash
 /// `DeltaMatcher` above.
 public enum SuffixMatcher {
-  /// The largest base indexed by suffix array: 64 MiB, about 600 MiB of memory while planning.
-  public static let largestBase = 64 << 20
+  /// The largest base indexed by suffix array: a 64 MiB image with its MCUboot header and TLVs,
+  /// about 700 MiB of memory while planning (9 bytes per base byte, 2 for the images).
+  public static let largestBase = 72 << 20
   /// An exact match shorter than this moves the scan nowhere.
   static let shortestAnchor = 12
   /// A new diagonal must beat the current one's agreement over its length by this many bytes.

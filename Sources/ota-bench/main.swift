@@ -36,6 +36,8 @@ struct Options {
   /// `--plan OLD NEW`: the central's planning alone, with `--matcher NAME`.
   var plan: (old: String, new: String)?
   var matcher = "rolling"
+  /// `--ways full,delta`: the ways `--delta` pushes (all by default: full, compressed, blocks, delta).
+  var ways: [String]?
 
   init(arguments: [String]) {
     var iterator = arguments.makeIterator()
@@ -60,13 +62,14 @@ struct Options {
         }
         plan = (old, new)
       case "--matcher": matcher = iterator.next() ?? matcher
+      case "--ways": ways = iterator.next().map { $0.split(separator: ",").map(String.init) }
       case "--matchers":
         print(PlanBench.matchers.joined(separator: " "))
         exit(0)
       case "-h", "--help":
         print(
           "usage: ota-bench [--size MiB] [--mtu N ...] [--window KiB] [--dir PATH] [--floor PATH] [--breakdown]\n"
-            + "       ota-bench --delta OLD NEW [--mtu N ...]\n"
+            + "       ota-bench --delta OLD NEW [--mtu N ...] [--ways full,compressed,blocks,delta]\n"
             + "       ota-bench --plan OLD NEW [--matcher rolling|suffix] [--mtu N]"
         )
         exit(0)
