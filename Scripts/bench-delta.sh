@@ -3,18 +3,19 @@
 # patch and an xdelta3 -9 patch (the anchors); the central's planning alone for `--base OLD` with
 # each matcher (`ota-bench --plan`: bytes on air at MTU 247, wall time, peak RSS by /usr/bin/time -v);
 # and the pushes over the in-memory link with the simulated link's air-time model (`ota-bench
-# --delta`: plain chunks, compressed, block copies from the device's block hashes, delta).
+# --delta`: plain chunks and delta by default; --ways adds compressed and block copies from the
+# device's block hashes).
 # docs/BENCHMARKS.md has the figures.
 #
 #   Scripts/bench-delta.sh [--work DIR] [--pairs "NAME ..."] [--otad-old PATH --otad-new PATH]
 #                          [--otad-commits "OLD NEW"] [--fat-mib N] [--bsdiff-timeout S] [--no-push]
-#                          [--debug] [--mtu N]
+#                          [--ways full,compressed,blocks,delta] [--debug] [--mtu N]
 #
 # The pairs (--pairs picks some; all by default):
 #   firmware  Images/firmware-v1.bin → firmware-v2.bin (Scripts/make-sample-images.sh)
-#   otad      otad's release binary at two consecutive commits that change it (--otad-commits, each
-#             built from `git archive` under the work folder), or two binaries given with
-#             --otad-old/--otad-new
+#   otad      otad's release binary at two consecutive commits that change it (--otad-commits,
+#             7234b14 and 394fa39 by default, built from `git archive` in one folder under the work
+#             folder), or two binaries given with --otad-old/--otad-new
 #   fat       a FAT16 boot partition of --fat-mib MiB (40 by default) made with mkfs.vfat and mtools:
 #             Debian's u-boot-qemu files, the cloud kernel 6.1.0-55 and its config, config.txt and
 #             cmdline.txt; then the kernel replaced by 6.1.0-56 in place and both text files edited,
@@ -36,6 +37,7 @@ otad_commits="7234b14 394fa39"
 fat_mib=40
 bsdiff_timeout=600
 push=1
+ways=full,delta
 configuration=release
 mtu=247
 while (($#)); do
@@ -48,6 +50,7 @@ while (($#)); do
     --fat-mib) fat_mib="$2"; shift 2 ;;
     --bsdiff-timeout) bsdiff_timeout="$2"; shift 2 ;;
     --no-push) push=0; shift ;;
+    --ways) ways="$2"; shift 2 ;;
     --debug) configuration=debug; shift ;;
     --mtu) mtu="$2"; shift 2 ;;
     -h | --help) sed -n '2,26p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
@@ -69,15 +72,19 @@ bsdiff4="$(blueota_install_pypi_tool bsdiff4 1.3.2)"
 swift build -c "$configuration" --product ota-bench >&2
 bench="$(swift build -c "$configuration" --show-bin-path)/ota-bench"
 
-# otad's release binary at a commit, built in a folder of its own from `git archive`.
+# otad's release binary at a commit, built from `git archive` in one folder for both commits (the
+# second build is incremental, and both binaries carry the same build paths, as two commits of one
+# checkout would).
 build_otad() { # COMMIT → the binary's path
-  local folder="$work/otad-$1"
-  if [[ ! -x "$folder/.build/release/otad" ]]; then
-    rm -rf "$folder" && mkdir -p "$folder"
+  local folder="$work/otad-build" binary="$work/otad-$1"
+  if [[ ! -x "$binary" ]]; then
+    mkdir -p "$folder"
+    find "$folder" -mindepth 1 -maxdepth 1 ! -name .build -exec rm -rf {} +
     git archive "$1" | tar -x -C "$folder"
     (cd "$folder" && swift build -c release --product otad >&2)
+    cp "$folder/.build/release/otad" "$binary"
   fi
-  echo "$folder/.build/release/otad"
+  echo "$binary"
 }
 
 # The FAT boot partition before and after a kernel update: $work/fat/{before,after}.img.
@@ -148,7 +155,7 @@ measure() { # NAME OLD NEW
     plan "$matcher" "$old" "$new"
   done
   if ((push)); then
-    "$bench" --delta "$old" "$new" --mtu "$mtu" | sed 's/^/  /'
+    "$bench" --delta "$old" "$new" --mtu "$mtu" --ways "$ways" | sed 's/^/  /'
   fi
 }
 
