@@ -5,7 +5,9 @@
 #   2. otactl scan on hci1 finds it by the OTA service UUID
 #   3. a 1 MiB push with ACTIVATE: otad restarts into a trial of slot B and confirms it; otactl
 #      reconnects and verifies that the new version runs confirmed
-#   4. otactl killed mid-transfer: the next push resumes from the committed offset
+#   4. otactl killed mid-transfer: the next push resumes from the committed offset; 4b. the same
+#      bytes again go as block copies; 4c. a modified image with --base the running one goes as a
+#      delta (its bytes on air and time in FIGURES beside the plain pushes')
 #   5. malformed writes from a client that is not otactl get status codes; otad keeps serving
 #   6. bluetoothd restarts: otad registers again; 7. the adapter is power-cycled: otad advertises again
 #   8. the raw write-without-response ceiling of this same stack and the OTA goodput, 3 runs each,
@@ -93,6 +95,27 @@ tail -n 1 "$results/push-blocks.jsonl"
 grep -q '"transferMode":"block copies"' "$results/push-blocks.jsonl" || fail "the push did not use the device's block hashes"
 /usr/bin/python3 -c 'import json,sys; r=json.loads(open(sys.argv[1]).read().splitlines()[-1]); sys.exit(0 if r["ok"] and r["bytesOnAir"] < 65536 else "sent %d bytes for an image the device already holds" % r["bytesOnAir"])' \
   "$results/push-blocks.jsonl" || fail "the block-copy push sent too much"
+
+step "4c. a modified image with --base the running one: sent as a delta"
+# What a rebuild does to a binary: code inserted, a byte changed every 4 KiB, a new tail. The device
+# runs raw-1MiB.bin (step 3); the push says so with --base and must travel as a delta.
+/usr/bin/python3 - "$root/Images/raw-1MiB.bin" "$work/raw-1MiB-modified.bin" <<'PY'
+import random, sys
+image = bytearray(open(sys.argv[1], "rb").read())
+rng = random.Random("guest-e2e 4c")
+image[300_000:300_000] = rng.randbytes(1000)
+for at in range(4096, len(image) - 4, 4096):
+    image[at] = (image[at] + 1) % 256
+image += rng.randbytes(20_000)
+open(sys.argv[2], "wb").write(image)
+PY
+"$bin/otactl" push "$work/raw-1MiB-modified.bin" --version 2.1.2 --no-activate --base "$root/Images/raw-1MiB.bin" \
+  --device "$address" --adapter "$central" --json >"$results/push-delta.jsonl" \
+  || fail "the delta push failed: $(tail -n 1 "$results/push-delta.jsonl")"
+tail -n 1 "$results/push-delta.jsonl"
+grep -q '"transferMode":"delta"' "$results/push-delta.jsonl" || fail "the push with --base was not a delta"
+/usr/bin/python3 -c 'import json,sys; r=json.loads(open(sys.argv[1]).read().splitlines()[-1]); sys.exit(0 if r["ok"] and r["bytesOnAir"] < r["plainBytesOnAir"] // 10 else "the delta sent %d of %d plain bytes" % (r["bytesOnAir"], r["plainBytesOnAir"]))' \
+  "$results/push-delta.jsonl" || fail "the delta push sent too much"
 
 step "5. malformed writes from another client"
 /usr/bin/python3 -B "$here/ota_client.py" malformed "$address" | tee "$results/malformed.json" \
@@ -274,7 +297,14 @@ figures = {
 smp = last(f"{results}/smp-ble.jsonl")
 smp_ota = last(f"{results}/push-smp-image.jsonl")
 blocks = last(f"{results}/push-blocks.jsonl")
+delta = last(f"{results}/push-delta.jsonl")
 figures.update({
+    # Step 4c's delta beside the plain 1 MiB pushes of step 8 (their medians).
+    "deltaBytesOnAir": delta["bytesOnAir"],
+    "deltaPlainBytesOnAir": delta["plainBytesOnAir"],
+    "deltaTransferSeconds": delta["transferSeconds"],
+    "fullBytesOnAir": median([p["bytesOnAir"] for p in pushes]),
+    "fullTransferSeconds": median([p["transferSeconds"] for p in pushes]),
     "blockCopyBytesOnAir": blocks["bytesOnAir"],
     "blockCopyTransferSeconds": blocks["transferSeconds"],
     "smpImageBytes": smp["bytes"],

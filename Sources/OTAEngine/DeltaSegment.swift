@@ -122,7 +122,7 @@ public enum DeltaMatcher {
 
   /// Neighbours on one diagonal (copy, patch, copy…) become one patch: its differences are zeros
   /// where the copies were, which deflate to almost nothing, and one long operation beats many.
-  private static func merged(_ segments: [DeltaSegment]) -> [DeltaSegment] {
+  static func merged(_ segments: [DeltaSegment]) -> [DeltaSegment] {
     var result: [DeltaSegment] = []
     for segment in segments {
       if let last = result.last, let joined = join(last, segment) {

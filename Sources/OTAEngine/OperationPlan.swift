@@ -44,9 +44,13 @@ public struct OperationPlan: Sendable {
       segments: target.isEmpty ? [] : [DeltaSegment(start: 0, end: UInt32(target.count), source: .literal)])
   }
 
-  /// A delta against `base` by the built-in matcher.
+  /// A delta against `base`: the suffix-array matcher up to its size bound (bsdiff-class
+  /// matches), the rolling-hash one above it (bounded time and memory at any size).
   public static func delta(_ target: [UInt8], base: [UInt8]) -> OperationPlan? {
-    OperationPlan(target: target, base: base, segments: DeltaMatcher.segments(target: target, base: base))
+    let segments =
+      base.count <= SuffixMatcher.largestBase
+      ? SuffixMatcher.segments(target: target, base: base) : DeltaMatcher.segments(target: target, base: base)
+    return OperationPlan(target: target, base: base, segments: segments)
   }
 
   /// The next write covering target bytes from `start`, ending at most at `limit`, its encoding at

@@ -20,6 +20,16 @@ enum DeltaBench {
     case compressed = "compressed (no base, no hashes)"
     case blockHashes = "block copies (device's block hashes)"
     case delta = "delta (--base OLD)"
+
+    /// What `--ways` calls it.
+    var name: String {
+      switch self {
+      case .full: "full"
+      case .compressed: "compressed"
+      case .blockHashes: "blocks"
+      case .delta: "delta"
+      }
+    }
   }
 
   static func run(old oldPath: String, new newPath: String, options: Options) throws {
@@ -36,7 +46,7 @@ enum DeltaBench {
       print(
         "  " + "way".padding(toLength: 40, withPad: " ", startingAt: 0)
           + "   on air      share   transfer    push   wall   device CPU")
-      for way in Way.allCases {
+      for way in Way.allCases where options.ways.map({ $0.contains(way.name) }) ?? true {
         let figures = try push(new, to: old, way: way, mtu: mtu, options: options)
         print(
           "  " + way.rawValue.padding(toLength: 40, withPad: " ", startingAt: 0)

@@ -33,6 +33,11 @@ struct Options {
   var breakdown = false
   /// `--delta OLD NEW`: bytes on air and time of each way to send NEW to a device running OLD.
   var delta: (old: String, new: String)?
+  /// `--plan OLD NEW`: the central's planning alone, with `--matcher NAME`.
+  var plan: (old: String, new: String)?
+  var matcher = "rolling"
+  /// `--ways full,delta`: the ways `--delta` pushes (all by default: full, compressed, blocks, delta).
+  var ways: [String]?
 
   init(arguments: [String]) {
     var iterator = arguments.makeIterator()
@@ -50,10 +55,22 @@ struct Options {
           exit(2)
         }
         delta = (old, new)
+      case "--plan":
+        guard let old = iterator.next(), let new = iterator.next() else {
+          FileHandle.standardError.write(Data("ota-bench: --plan needs OLD and NEW\n".utf8))
+          exit(2)
+        }
+        plan = (old, new)
+      case "--matcher": matcher = iterator.next() ?? matcher
+      case "--ways": ways = iterator.next().map { $0.split(separator: ",").map(String.init) }
+      case "--matchers":
+        print(PlanBench.matchers.joined(separator: " "))
+        exit(0)
       case "-h", "--help":
         print(
           "usage: ota-bench [--size MiB] [--mtu N ...] [--window KiB] [--dir PATH] [--floor PATH] [--breakdown]\n"
-            + "       ota-bench --delta OLD NEW [--mtu N ...]"
+            + "       ota-bench --delta OLD NEW [--mtu N ...] [--ways full,compressed,blocks,delta]\n"
+            + "       ota-bench --plan OLD NEW [--matcher rolling|suffix] [--mtu N]"
         )
         exit(0)
       default:
@@ -242,6 +259,15 @@ func runWithBreakdown(options: Options, mtu: Int, image: [UInt8]) throws {
 }
 
 let options = Options(arguments: Array(CommandLine.arguments.dropFirst()))
+if let plan = options.plan {
+  do {
+    try PlanBench.run(old: plan.old, new: plan.new, matcher: options.matcher, options: options)
+  } catch {
+    print("ota-bench --plan: \(error)")
+    exit(1)
+  }
+  exit(0)
+}
 if let delta = options.delta {
   do {
     try DeltaBench.run(old: delta.old, new: delta.new, options: options)
