@@ -93,9 +93,10 @@ public final class DeviceService {
       }
       let events = try link.service(readable: readable, now: now) { characteristic, mtu in
         switch characteristic {
-        case .info: host.info(mtu: mtu).encoded
+        case .info: info(mtu: mtu).encoded
         case .firmwareRevision: Array(host.info().runningVersion.description.utf8)
         case .blockHashes: host.blockHashes().encoded
+        case .l2capPSM: [UInt8(truncatingIfNeeded: link.dataChannelPSM), UInt8(link.dataChannelPSM >> 8)]
         default: []
         }
       }
@@ -113,6 +114,13 @@ public final class DeviceService {
       }
       if trial != nil, try supervise({ $0.tick(now: now) }) { return .restart }
     }
+  }
+
+  /// Info for a central at `mtu`, with the link's L2CAP channel (offset 78).
+  public func info(mtu: Int? = nil) -> InfoRecord {
+    var info = host.info(mtu: mtu)
+    info.l2capPSM = link.dataChannelPSM
+    return info
   }
 
   // MARK: The trial
