@@ -46,6 +46,8 @@ extension BlueZCentralMachine {
     switch ready.transport {
     case .socket:
       out.append(.sendData(ready.dataQueue))
+    case .channel:
+      out.append(.sendChannelData(ready.dataQueue))
     case .writeCommands(var inFlight):
       while inFlight < configuration.commandsInFlight, !ready.dataQueue.isEmpty {
         let bytes = ready.dataQueue.removeFirst()
@@ -62,7 +64,9 @@ extension BlueZCentralMachine {
   }
 
   mutating func dataSent(_ count: Int) {
-    guard case .ready(var ready) = phase, ready.transport == .socket else { return }
+    guard case .ready(var ready) = phase, ready.transport == .socket || ready.transport == .channel else {
+      return
+    }
     ready.dataQueue.removeFirst(min(count, ready.dataQueue.count))
     phase = .ready(ready)
     if !ready.dataQueue.isEmpty {
@@ -105,6 +109,6 @@ extension BlueZCentralMachine {
   /// One answer of Info's long read (`appendLongRead`).
   mutating func infoRead(offset: Int, _ bytes: [UInt8]) {
     guard let (read, ready, complete) = appendLongRead(\.infoRead, offset: offset, bytes) else { return }
-    if complete { out.append(.emit(.info(read))) } else { readInfo(at: read.count, ready) }
+    if complete { infoComplete(read) } else { readInfo(at: read.count, ready) }
   }
 }

@@ -71,6 +71,8 @@ public enum CentralEvent: Equatable, Sendable {
   case writable(Int)
   /// A control-point write refused at the ATT level (an ATT error code).
   case controlWriteFailed(UInt8)
+  /// Data now goes over this L2CAP channel (before the Info read that follows its opening).
+  case dataChannelOpened(DataChannelReport)
 }
 
 public protocol CentralLink: AnyObject {
