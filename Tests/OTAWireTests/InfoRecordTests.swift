@@ -80,6 +80,7 @@ import Testing
     expected.maxOperationLength = 0
     expected.runningImageSize = 0
     expected.runningImageCRC = 0
+    expected.l2capPSM = 0
     #expect(info == expected)
     #expect(try InfoRecord(bytes: Self.sample.encoded.prefix(73)) == expected, "a partial count is not read")
   }
@@ -94,6 +95,7 @@ import Testing
     expected.maxOperationLength = 0
     expected.runningImageSize = 0
     expected.runningImageCRC = 0
+    expected.l2capPSM = 0
     #expect(info == expected)
   }
 
