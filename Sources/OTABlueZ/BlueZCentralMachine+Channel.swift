@@ -32,7 +32,7 @@ extension BlueZCentralMachine {
       }
       ready.heldInfo = info
       phase = .ready(ready)
-      let security: BluetoothSecurity? = record?.flags.contains(.pairingRequired) == true ? .medium : nil
+      let security: BluetoothSecurity? = record?.flags.contains(.pairingRequired) == true ? .high : nil
       out.append(.log(.info, "opening the L2CAP data channel to \(endpoint)"))
       out.append(.openChannel(endpoint, security: security))
     }

@@ -91,12 +91,12 @@ public final class BlueZPeripheral: PeripheralLink {
     guard let psm = options.l2capPSM else { return nil }
     do {
       let listener = try DataChannelListener(
-        options: .init(psm: psm, security: options.requireEncryption ? .medium : nil), logger: logger)
+        options: .init(psm: psm, security: options.requireEncryption ? .high : nil), logger: logger)
       logger.notice(
         "L2CAP data channel listening",
         metadata: [
           "psm": "0x\(String(listener.psm, radix: 16))", "receive-mtu": "\(DataChannelRules.receiveMTU)",
-          "security": "\(options.requireEncryption ? "medium" : "low")",
+          "security": "\(options.requireEncryption ? "high" : "low")",
         ])
       return listener
     } catch {

@@ -99,7 +99,7 @@ import Testing
     let info = Self.info(psm: 0x85, pairing: true)
     var script = try Self.readInfo(info, path: .auto)
     let endpoint = L2CAPEndpoint(address: try #require(Self.central), type: .lePublic, psm: 0x85)
-    #expect(script.actions.contains(.openChannel(endpoint, security: .medium)))
+    #expect(script.actions.contains(.openChannel(endpoint, security: .high)))
     #expect(script.takeEmitted().isEmpty, "Info waits for the channel: the sender sizes chunks by it")
     let parameters = L2CAPChannelParameters(sendMTU: 4100, receiveMTU: 672, phy: "2M", security: .medium)
     script.feed(.channelOpened(parameters))
