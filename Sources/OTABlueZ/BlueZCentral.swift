@@ -187,6 +187,9 @@ public final class BlueZCentral: CentralLink {
     do {
       let socket = try FileDescriptor.l2capSocket()
       do {
+        // Bound to an LE address type first: an unbound socket stays BR/EDR, and the kernel then
+        // sends basic frames without the SDU length (the device resets the channel at once).
+        try socket.bindL2CAP(L2CAPEndpoint(address: .any, type: .lePublic, psm: 0))
         if let security { try socket.setBluetoothSecurity(security) }
         try socket.setSendTimeout(Self.channelConnectTimeout)
         try socket.connectL2CAP(to: endpoint)

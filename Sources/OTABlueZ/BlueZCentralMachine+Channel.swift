@@ -19,14 +19,15 @@ extension BlueZCentralMachine {
     let record = try? InfoRecord(bytes: info)
     switch configuration.dataPath.choose(psm: record?.l2capPSM ?? 0, channelFailure: channelFailure) {
     case .gatt(let reason):
-      if let reason { out.append(.log(.notice, "data over GATT: \(reason)")) }
+      if let reason { out.append(.log(.warning, "data over GATT: \(reason)")) }
       out.append(.emit(.info(info)))
     case .fail(let reason):
+      out.append(.log(.warning, "\(reason); --data-path l2cap does not fall back to GATT"))
       lose(reason)
     case .channel(let psm):
       guard let endpoint = channelEndpoint(psm: psm) else {
         channelFailure = "the device's address is not known"
-        out.append(.log(.notice, "data over GATT: \(channelFailure ?? "")"))
+        out.append(.log(.warning, "data over GATT: \(channelFailure ?? "")"))
         out.append(.emit(.info(info)))
         return
       }
@@ -67,12 +68,13 @@ extension BlueZCentralMachine {
     channelFailure = reason
     guard case .ready(var ready) = phase, let info = ready.heldInfo else { return }
     if configuration.dataPath == .l2cap {
+      out.append(.log(.warning, "the L2CAP channel failed (\(reason)); --data-path l2cap does not fall back"))
       lose("the L2CAP channel failed: \(reason)")
       return
     }
     ready.heldInfo = nil
     phase = .ready(ready)
-    out.append(.log(.notice, "the L2CAP channel failed (\(reason)): data over GATT"))
+    out.append(.log(.warning, "the L2CAP channel failed (\(reason)): data over GATT"))
     out.append(.emit(.info(info)))
   }
 
@@ -82,7 +84,7 @@ extension BlueZCentralMachine {
     guard case .ready(let ready) = phase, ready.transport == .channel else { return }
     channelFailure = reason
     let next = configuration.dataPath == .auto ? "reconnecting to go on over GATT" : "reconnecting"
-    out.append(.log(.notice, "the L2CAP channel dropped (\(reason)): \(next)"))
+    out.append(.log(.warning, "the L2CAP channel dropped (\(reason)): \(next)"))
     lose("the L2CAP channel dropped: \(reason)")
   }
 }

@@ -28,8 +28,10 @@ final class DataChannelListener {
     self.logger = logger
     let socket = try FileDescriptor.l2capSocket(nonBlocking: true)
     if let level = options.security { try socket.setBluetoothSecurity(level) }
-    try socket.setReceiveMTU(DataChannelRules.receiveMTU)
+    // Bound first: the kernel takes BT_RCVMTU only on a socket it knows to be LE (EINVAL before).
     try socket.bindL2CAP(L2CAPEndpoint(address: .any, type: .lePublic, psm: options.psm))
+    try socket.setReceiveMTU(DataChannelRules.receiveMTU)
+    try socket.setReceiveBufferSize(DataChannelRules.receiveBuffer)
     try socket.listenL2CAP()
     listener = socket
     psm = socket.l2capLocalEndpoint?.psm ?? options.psm
@@ -68,6 +70,12 @@ final class DataChannelListener {
     guard let (socket, endpoint) = accepted else { return }
     switch DataChannelRules.admit(peer: endpoint.address, central: central, open: channel?.peer) {
     case .accept:
+      // The listener's buffer size is not always inherited: set it on the channel too.
+      do {
+        try socket.setReceiveBufferSize(DataChannelRules.receiveBuffer)
+      } catch {
+        logger.warning("L2CAP channel: \(error)")
+      }
       let parameters = socket.l2capParameters
       logger.info(
         "L2CAP channel open",

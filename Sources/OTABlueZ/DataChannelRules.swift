@@ -8,6 +8,13 @@ public enum DataChannelRules {
   /// 4-byte offset, so that chunks fill whole pages of storage.
   public static let receiveMTU: UInt16 = 4100
 
+  /// The receive buffer of the channel's socket: a central keeps at most a window's worth of chunks
+  /// (64 KiB by default, 16 SDUs) unacknowledged, and each reassembled SDU costs the kernel's
+  /// buffer several times its size; 4 MiB holds a window of up to 1 MiB at that cost. Measured in the
+  /// VM: with Linux's default (208 KiB) a 6.1 kernel reset the channel after about 96 KiB while
+  /// otad wrote to storage.
+  public static let receiveBuffer = 4 << 20
+
   public enum Admission: Equatable, Sendable {
     case accept
     case refuse(String)

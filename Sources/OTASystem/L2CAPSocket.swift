@@ -154,10 +154,24 @@ extension FileDescriptor {
     try setOption(SOL_BLUETOOTH, BT_SECURITY, &value, "BT_SECURITY")
   }
 
-  /// The largest SDU this side takes (BT_RCVMTU): set before listen or connect.
+  /// The largest SDU this side takes (BT_RCVMTU): set after binding to an LE address (the kernel
+  /// refuses it, EINVAL, on a socket not yet known to be LE) and before listen or connect.
   public func setReceiveMTU(_ mtu: UInt16) throws(SystemError) {
     var value = mtu
     try setOption(SOL_BLUETOOTH, BT_RCVMTU, &value, "BT_RCVMTU")
+  }
+
+  /// Room for `bytes` of received data (SO_RCVBUFFORCE, which root may set past
+  /// net.core.rmem_max, else SO_RCVBUF within it). An LE channel's SDUs are reassembled from
+  /// link-layer frames and cost the buffer several times their size; a kernel before 6.10 gives its
+  /// credits back whether or not the reader keeps up, and resets the channel when the buffer is full.
+  public func setReceiveBufferSize(_ bytes: Int) throws(SystemError) {
+    var value = Int32(clamping: bytes)
+    do {
+      try setOption(SOL_SOCKET, SO_RCVBUFFORCE, &value, "SO_RCVBUFFORCE")
+    } catch {
+      try setOption(SOL_SOCKET, SO_RCVBUF, &value, "SO_RCVBUF")
+    }
   }
 
   /// How long a blocking send or connect may wait (SO_SNDTIMEO).

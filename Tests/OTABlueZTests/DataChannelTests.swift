@@ -121,7 +121,7 @@ import Testing
     script.feed(.channelFailed("connect: EACCES"))
     #expect(script.takeEmitted() == [.info(info)])
     #expect(
-      script.actions.contains(.log(.notice, "the L2CAP channel failed (connect: EACCES): data over GATT")))
+      script.actions.contains(.log(.warning, "the L2CAP channel failed (connect: EACCES): data over GATT")))
     script.feed(.writeData([1, 0, 0, 0, 9]))
     #expect(script.actions.last == .sendData([[1, 0, 0, 0, 9]]))
     #expect(script.machine.channelFailure == "connect: EACCES")
