@@ -87,7 +87,8 @@ extension BlueZCentralMachine {
     guard case .ready(let ready) = phase else { return }
     var waiting = ready.dataQueue.count
     if case .writeCommands(let inFlight) = ready.transport { waiting += inFlight }
-    out.append(.emit(.writable(configuration.queueDepth - waiting)))
+    let depth = ready.transport == .channel ? configuration.channelQueueDepth : configuration.queueDepth
+    out.append(.emit(.writable(depth - waiting)))
   }
 
   mutating func readInfo() {

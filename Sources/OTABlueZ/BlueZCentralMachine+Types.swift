@@ -14,12 +14,17 @@ extension BlueZCentralMachine {
     public var commandsInFlight: Int
     /// GATT, the device's L2CAP channel, or the channel when offered.
     public var dataPath: DataPath
+    /// How many SDUs may wait in the machine when data goes over the L2CAP channel: the control
+    /// point's WINDOW goes straight out over GATT, so whatever waits on the data path arrives that
+    /// much after it (at 4 KiB an SDU a deep queue put whole windows behind their WINDOW).
+    public var channelQueueDepth: Int
 
     public init(
       adapter: String = "hci0", selector: DeviceSelector, queueDepth: Int = 16, commandsInFlight: Int = 4,
-      dataPath: DataPath = .gatt
+      dataPath: DataPath = .gatt, channelQueueDepth: Int = 2
     ) {
       self.dataPath = dataPath
+      self.channelQueueDepth = channelQueueDepth
       self.adapter = adapter
       self.selector = selector
       self.queueDepth = queueDepth

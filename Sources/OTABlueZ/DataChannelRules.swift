@@ -8,11 +8,11 @@ public enum DataChannelRules {
   /// 4-byte offset, so that chunks fill whole pages of storage.
   public static let receiveMTU: UInt16 = 4100
 
-  /// The receive buffer of the channel's socket: a central keeps at most a window's worth of chunks
-  /// (64 KiB by default, 16 SDUs) unacknowledged, and each reassembled SDU costs the kernel's
-  /// buffer several times its size; 4 MiB holds a window of up to 1 MiB at that cost. Measured in the
-  /// VM: with Linux's default (208 KiB) a 6.1 kernel reset the channel after about 96 KiB while
-  /// otad wrote to storage.
+  /// The receive buffer of the channel's socket. A kernel before 6.10 gives credits back as SDUs
+  /// arrive, whether or not otad keeps up, and resets the channel when an SDU finds the buffer
+  /// full; a central keeps at most a window (64 KiB by default, 16 SDUs) unacknowledged, and a
+  /// reassembled SDU costs the buffer more than its size. Insurance: in the VM a reader 2 ms slow
+  /// per SDU kept up with Linux's default (208 KiB) too.
   public static let receiveBuffer = 4 << 20
 
   public enum Admission: Equatable, Sendable {
