@@ -76,23 +76,27 @@ grep -q '"runningVersion":"2.0.1+0"' "$results/push-activate-gatt.jsonl" || fail
 grep -q '"confirmed":true' "$results/push-activate-gatt.jsonl" || fail "2.0.1 not confirmed"
 
 step "4. otactl killed mid-transfer; the next push resumes from the committed offset"
-"$bin/otactl" push "$root/Images/raw-1MiB.bin" --version 2.1.0 --no-activate --full --device "$address" \
+# 2 MiB (the slot's capacity): over the channel 1 MiB is through before a watcher under emulation
+# sees it pass 64 KiB.
+cat "$root/Images/raw-1MiB.bin" "$root/Images/raw-1MiB.bin" >"$work/raw-2MiB.bin"
+"$bin/otactl" push "$work/raw-2MiB.bin" --version 2.1.0 --no-activate --full --device "$address" \
   --adapter "$central" --json >"$results/push-killed.jsonl" &
 pusher=$!
+# Watched in otactl's own progress lines: over the channel 1 MiB takes a few seconds, less than
+# polling `otad status` under emulation needs to see it.
 committed=0
-for _ in $(seq 600); do
-  committed="$("$bin/otad" status "${device[@]}" --json | /usr/bin/python3 -c \
-    'import json,sys; t=json.load(sys.stdin).get("transfer"); print(t["committed"] if isinstance(t, dict) else 0)')"
-  ((committed >= 131072)) && break
-  sleep 0.1
+for _ in $(seq 3000); do
+  [[ "$(tail -c 400 "$results/push-killed.jsonl")" =~ \"committed\":([0-9]+)[^$'\n']*$ ]] && committed="${BASH_REMATCH[1]}"
+  ((committed >= 65536)) && break
+  sleep 0.01
 done
-((committed >= 131072)) || fail "the transfer never reached 128 KiB"
-kill -9 "$pusher"
+((committed >= 65536)) || fail "the transfer never reached 64 KiB"
+kill -9 "$pusher" 2>/dev/null || fail "the push ended before it could be killed"
 wait "$pusher" 2>/dev/null || true
 durable="$("$bin/otad" status "${device[@]}" --json | /usr/bin/python3 -c \
   'import json,sys; print(json.load(sys.stdin)["transfer"]["committed"])')"
 echo "killed otactl with $durable bytes committed"
-"$bin/otactl" push "$root/Images/raw-1MiB.bin" --version 2.1.0 --no-activate --full --device "$address" \
+"$bin/otactl" push "$work/raw-2MiB.bin" --version 2.1.0 --no-activate --full --device "$address" \
   --adapter "$central" --json >"$results/push-resume.jsonl" || fail "the resumed push failed: $(tail -n 1 "$results/push-resume.jsonl")"
 grep -q "\"event\":\"resume\",\"offset\":$durable" "$results/push-resume.jsonl" || \
   fail "the push did not resume from $durable: $(grep resume "$results/push-resume.jsonl")"

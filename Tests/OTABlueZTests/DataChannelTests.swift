@@ -108,6 +108,11 @@ import Testing
     #expect(report.maxChunkPayload == 4096)
     script.feed(.writeData([1, 0, 0, 0, 9]))
     #expect(script.actions.last == .sendChannelData([[1, 0, 0, 0, 9]]))
+    // At most 2 SDUs wait on the channel path (the WINDOW after them goes out over GATT at once).
+    _ = script.takeEmitted()
+    script.feed(.loopTurn)
+    #expect(script.takeEmitted() == [.writable(1)])
+    script.feed(.dataSent(count: 1))
     // A second Info read on the same connection does not open another channel.
     script.feed(.readInfo)
     script.reply(.readInfo(offset: 0), [.bytes(info)])
