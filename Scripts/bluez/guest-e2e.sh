@@ -156,7 +156,16 @@ step "8. raw ceilings and OTA goodput of this stack, GATT and L2CAP channel, 3 r
 # have no air time: these figures are the host's) touches all alike; the FIGURES line takes the
 # medians.
 cc -O2 -o "$work/l2cap-raw" "$here/l2cap-raw.c" || fail "l2cap-raw does not build"
+# The push before a raw run asked bluetoothd to disconnect without waiting for it: a raw channel
+# opened on that LE link before it goes is reset with it. Wait for the link to go first.
+no_link() {
+  for _ in $(seq 200); do
+    btmgmt -i "$central" con 2>/dev/null | grep -qi "$address" || return 0
+    sleep 0.05
+  done
+}
 raw_coc() {
+  no_link
   "$work/l2cap-raw" listen 1048576 >"$work/raw-coc.json" 2>"$work/raw-coc.err" &
   local receiver=$!
   for _ in $(seq 200); do grep -q PSM "$work/raw-coc.err" && break; sleep 0.05; done
