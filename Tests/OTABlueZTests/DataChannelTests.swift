@@ -86,9 +86,9 @@ import Testing
   }
 
   /// Ready, then Info read with `info`: what the machine did with it.
-  static func readInfo(_ info: [UInt8], path: DataPath) throws -> Script {
+  static func readInfo(_ info: [UInt8], path: DataPath, blockHashes: Bool = false) throws -> Script {
     var script = Script(dataPath: path)
-    try script.connectToReady()
+    try script.connectToReady(blockHashes: blockHashes)
     _ = script.takeEmitted()
     script.feed(.readInfo)
     script.reply(.readInfo(offset: 0), [.bytes(info)])
@@ -118,6 +118,24 @@ import Testing
     script.reply(.readInfo(offset: 0), [.bytes(info)])
     #expect(script.takeEmitted() == [.info(info)])
     #expect(script.actions.filter { if case .openChannel = $0 { true } else { false } }.count == 1)
+  }
+
+  /// With operations the sender reads the block hashes after Info: over GATT, while the data (the
+  /// operations, one per SDU) goes over the channel.
+  @Test func theBlockHashesAreReadOverGattWhileTheChannelCarriesOperations() throws {
+    let info = Self.info(psm: 0x85)
+    var script = try Self.readInfo(info, path: .auto, blockHashes: true)
+    script.feed(.channelOpened(L2CAPChannelParameters(sendMTU: 4100)))
+    _ = script.takeEmitted()
+    script.feed(.readBlockHashes)
+    let read = try #require(script.pending(.readBlockHashes(offset: 0))).request
+    #expect(read.path == Script.blockHashes && read.method == "ReadValue")
+    script.reply(.readBlockHashes(offset: 0), [.bytes([0, 2, 0, 0, 0, 0, 0, 0])])
+    #expect(script.takeEmitted() == [.blockHashes([0, 2, 0, 0, 0, 0, 0, 0])])
+    // A copy operation (target 0, kind 2, source 0, length 512) is one SDU like any data write.
+    let copy: [UInt8] = [0, 0, 0, 0, 2, 0, 0, 0, 0, 0, 2, 0, 0]
+    script.feed(.writeData(copy))
+    #expect(script.actions.last == .sendChannelData([copy]))
   }
 
   @Test func aChannelThatCannotOpenLeavesAutoOnGattWithALogLine() throws {

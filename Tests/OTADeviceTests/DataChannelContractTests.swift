@@ -1,5 +1,7 @@
 import Logging
+import OTAChecksum
 import OTADevice
+import OTAEngine
 import OTALink
 import OTAWire
 import Testing
@@ -32,7 +34,7 @@ import Testing
   @Test func infoAndThePSMCharacteristicNameTheLinksChannel() throws {
     let offered = try Self.service(psm: 0x0085)
     let info = offered.value(of: .info, mtu: 247)
-    #expect(info.count == 80 && Array(info[78..<80]) == [0x85, 0x00])
+    #expect(info.count == 92 && Array(info[78..<80]) == [0x85, 0x00])
     #expect(offered.value(of: .l2capPSM, mtu: 247) == [0x85, 0x00])
     let none = try Self.service(psm: 0)
     #expect(Array(none.value(of: .info, mtu: 247)[78..<80]) == [0, 0])
@@ -61,6 +63,22 @@ import Testing
     try bench.data(ProtocolContractTests.chunk(0, image[0..<4096]))
     let window = ProtocolContractTests.window(0, 4096, ProtocolContractTests.crc(0..<4096))
     #expect(try bench.controlBytes(window) == [ProtocolContractTests.windowAnswer(0x00, 4096)])
+  }
+
+  /// "While a central has turned bit 1 on with FEATURES it is one data operation ... at most SDU
+  /// bytes in all": a raw operation filling otad's 4100-byte SDU, then a deflate operation.
+  @Test func withOperationsOnAnSDUIsOneOperation() throws {
+    let target = DeviceFixture.image(size: 4096, seed: 17)
+    var bench = try OperationContractTests.bench(target: target)
+    let raw = OperationContractTests.op(0, 0x00, Array(target[0..<4095]))
+    #expect(raw.count == 4100)
+    try bench.data(raw)
+    let deflated = RawDeflate.compress(target[4095..<4096])
+    try bench.data(OperationContractTests.op(4095, 0x01, OperationContractTests.le32(1) + deflated))
+    let window = ProtocolContractTests.window(0, 4096, CRC32.checksum(target))
+    #expect(try bench.controlBytes(window) == [ProtocolContractTests.windowAnswer(0x00, 4096)])
+    #expect(bench.host.engine.statistics.operationsApplied == 2)
+    #expect(bench.host.info().chunksDropped == 0)
   }
 
   @Test func theChannelIsOnByDefaultAndConfigurable() throws {
