@@ -69,9 +69,27 @@ extension BlueZCentralMachine {
     }
     ready.dataQueue.removeFirst(min(count, ready.dataQueue.count))
     phase = .ready(ready)
-    if !ready.dataQueue.isEmpty {
-      out.append(.log(.trace, "data socket full (\(ready.dataQueue.count) queued)"))
-      startTimer(.socketRoom, after: .milliseconds(2))
+    guard !ready.dataQueue.isEmpty else {
+      stopTimer(.dataStall)
+      return
+    }
+    out.append(.log(.trace, "data socket full (\(ready.dataQueue.count) queued)"))
+    startTimer(.socketRoom, after: .milliseconds(2))
+    // The stall clock starts at the first full socket and again at every bit of progress.
+    if count > 0 || !runningTimers.contains(.dataStall) {
+      startTimer(.dataStall, after: configuration.dataStallTimeout)
+    }
+  }
+
+  /// Data waited `dataStallTimeout` and the path took none of it: the channel is dropped (`auto`
+  /// reconnects and goes on over GATT), the data socket's connection lost.
+  mutating func dataStalled() {
+    guard case .ready(let ready) = phase, !ready.dataQueue.isEmpty else { return }
+    let seconds = configuration.dataStallTimeout.components.seconds
+    let why = "nothing taken for \(seconds) s, \(ready.dataQueue.count) waiting"
+    switch ready.transport {
+    case .channel: channelDropped(why)
+    case .socket, .writeCommands: lose("the data socket stalled: \(why)")
     }
   }
 

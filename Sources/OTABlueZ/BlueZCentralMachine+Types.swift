@@ -18,11 +18,15 @@ extension BlueZCentralMachine {
     /// point's WINDOW goes straight out over GATT, so whatever waits on the data path arrives that
     /// much after it (at 4 KiB an SDU a deep queue put whole windows behind their WINDOW).
     public var channelQueueDepth: Int
+    /// How long data may wait on a socket or channel that takes nothing before the path counts as
+    /// dead: a device that returns no credits would otherwise hold the push forever.
+    public var dataStallTimeout: Duration
 
     public init(
       adapter: String = "hci0", selector: DeviceSelector, queueDepth: Int = 16, commandsInFlight: Int = 4,
-      dataPath: DataPath = .gatt, channelQueueDepth: Int = 2
+      dataPath: DataPath = .gatt, channelQueueDepth: Int = 2, dataStallTimeout: Duration = .seconds(10)
     ) {
+      self.dataStallTimeout = dataStallTimeout
       self.dataPath = dataPath
       self.channelQueueDepth = channelQueueDepth
       self.adapter = adapter

@@ -37,6 +37,21 @@ final class DataChannelListener {
     psm = socket.l2capLocalEndpoint?.psm ?? options.psm
   }
 
+  /// A listener on a socket set up elsewhere (tests: a Unix socket stands in for the kernel's).
+  init(listener: FileDescriptor, psm: UInt16, logger: Logger) {
+    self.listener = listener
+    self.psm = psm
+    self.logger = logger
+  }
+
+  /// Takes `socket` as the open channel of `peer` (admitted by `DataChannelRules.admit`). An open
+  /// channel costs a descriptor in the poll set and nothing else: no timer, no buffer of its own,
+  /// and otad never sends on it, so there is no queue for a central that returns no credits to
+  /// fill. It lasts as long as its central's GATT connection.
+  func open(_ socket: FileDescriptor, peer: BluetoothAddress) {
+    channel = (socket, peer)
+  }
+
   var descriptors: [Int32] { [listener.rawValue] + (channel.map { [$0.socket.rawValue] } ?? []) }
 
   var peer: BluetoothAddress? { channel?.peer }
@@ -85,7 +100,7 @@ final class DataChannelListener {
           "receive-mtu": "\(parameters.receiveMTU.map(String.init) ?? "?")",
           "phy": "\(parameters.phy ?? "?")", "security": "\(parameters.security?.description ?? "?")",
         ])
-      channel = (socket, endpoint.address)
+      open(socket, peer: endpoint.address)
     case .refuse(let why):
       logger.warning("L2CAP channel refused: \(why)")
       try? socket.close()

@@ -1,3 +1,4 @@
+import Logging
 import OTADBus
 import OTALink
 import OTASystem
@@ -41,6 +42,55 @@ import Testing
     #expect(DataChannelRules.address(ofDevice: "/org/bluez/hci0/dev_11_22_33_44_55_66") == Self.central)
     #expect(DataChannelRules.address(ofDevice: "/org/bluez/hci0") == nil)
     #expect(DataChannelRules.address(ofDevice: "/org/bluez/hci0/dev_11_22_33") == nil)
+  }
+
+  // MARK: The device's open channel (a Unix packet socket pair stands in for the kernel's CoC)
+
+  /// The device's listener on a stand-in socket, with a channel from `central` open on one end of
+  /// a packet socket pair; the other end is the central's.
+  static func openChannel() throws -> (DataChannelListener, device: FileDescriptor, central: FileDescriptor) {
+    let (stand, _) = try FileDescriptor.unixSocketPair(.sequencedPacket, nonBlocking: true)
+    let listener = DataChannelListener(listener: stand, psm: 0x85, logger: Logger(label: "test"))
+    let (device, central) = try FileDescriptor.unixSocketPair(.sequencedPacket, nonBlocking: true)
+    listener.open(device, peer: try #require(Self.central))
+    return (listener, device, central)
+  }
+
+  static func receive(_ socket: FileDescriptor) throws -> [UInt8]? {
+    var buffer = [UInt8](repeating: 0, count: 8192)
+    let count = try buffer.withUnsafeMutableBytes { bytes throws(SystemError) in
+      try socket.receive(into: bytes, waiting: false)
+    }
+    return count.map { Array(buffer[0..<$0]) }
+  }
+
+  /// "A silent channel costs nothing ... and closes with its central's GATT connection".
+  @Test func aChannelThatSaysNothingStaysIdleAndClosesWhenItsCentralLeaves() throws {
+    let (listener, device, central) = try Self.openChannel()
+    let address = try #require(Self.central)
+    for _ in 0..<3 {
+      #expect(listener.service(readable: [], central: address).isEmpty)
+    }
+    #expect(listener.peer == address && listener.descriptors.contains(device.rawValue))
+    #expect(try Self.receive(central) == nil, "nothing was sent to the central, nothing closed")
+    // The central leaves GATT: the channel goes with it, and the central's end sees it close.
+    #expect(listener.service(readable: [], central: nil).isEmpty)
+    #expect(listener.peer == nil && !listener.descriptors.contains(device.rawValue))
+    #expect(try Self.receive(central) == [], "the device closed its end")
+  }
+
+  /// "One SDU is one data write ... The device sends nothing on the channel": SDUs become data
+  /// writes, hostile ones are dropped, and nothing comes back for a central to read.
+  @Test func sdusBecomeDataWritesAndNothingComesBack() throws {
+    let (listener, device, central) = try Self.openChannel()
+    let address = try #require(Self.central)
+    for sdu: [UInt8] in [[1, 0, 0, 0, 9], [1, 2, 3], Array(repeating: 7, count: 4101), [0, 0, 0, 0, 1, 2]] {
+      _ = try sdu.withUnsafeBytes { bytes throws(SystemError) in try central.send(bytes, waiting: false) }
+    }
+    let events = listener.service(readable: [device.rawValue], central: address)
+    #expect(events == [.dataWrite([1, 0, 0, 0, 9]), .dataWrite([0, 0, 0, 0, 1, 2])])
+    #expect(try Self.receive(central) == nil)
+    #expect(listener.peer == address)
   }
 
   // MARK: The central's choice
@@ -159,6 +209,52 @@ import Testing
     #expect(script.actions.contains(.closeChannel))
     #expect(
       DataPath.auto.choose(psm: 0x85, channelFailure: script.machine.channelFailure) != .channel(psm: 0x85))
+  }
+
+  /// A device that returns no credits: the channel takes nothing while SDUs wait. After
+  /// `dataStallTimeout` without progress the channel is dropped with a log line and the push
+  /// reconnects over GATT; any progress starts the clock again, an empty queue stops it.
+  @Test func aChannelThatTakesNothingIsDroppedAfterTheStallTimeout() throws {
+    var script = try Self.readInfo(Self.info(psm: 0x85), path: .auto)
+    script.feed(.channelOpened(L2CAPChannelParameters(sendMTU: 4100)))
+    _ = script.takeEmitted()
+    script.feed(.writeData([1, 0, 0, 0, 9]))
+    script.feed(.writeData([2, 0, 0, 0, 9]))
+    script.feed(.dataSent(count: 1))
+    #expect(script.actions.contains(.startTimer(.dataStall, after: .seconds(10))))
+    script.feed(.dataSent(count: 1))
+    #expect(script.actions.last == .stopTimer(.dataStall), "nothing waits: no stall clock")
+    script.feed(.writeData([3, 0, 0, 0, 9]))
+    script.feed(.dataSent(count: 0))
+    #expect(script.machine.runningTimers.contains(.dataStall))
+    // Looking again for room while nothing moves does not restart the clock.
+    let starts = script.actions.filter { $0 == .startTimer(.dataStall, after: .seconds(10)) }.count
+    script.feed(.timerFired(.socketRoom))
+    script.feed(.dataSent(count: 0))
+    #expect(script.actions.filter { $0 == .startTimer(.dataStall, after: .seconds(10)) }.count == starts)
+    script.feed(.timerFired(.dataStall))
+    #expect(
+      script.takeEmitted() == [.disconnected("the L2CAP channel dropped: nothing taken for 10 s, 1 waiting")])
+    #expect(script.actions.contains(.closeChannel))
+    #expect(
+      script.actions.contains(
+        .log(
+          .warning,
+          "the L2CAP channel dropped (nothing taken for 10 s, 1 waiting): reconnecting to go on over GATT")))
+    #expect(
+      DataPath.auto.choose(psm: 0x85, channelFailure: script.machine.channelFailure) != .channel(psm: 0x85))
+  }
+
+  /// The same clock guards bluetoothd's data socket: a socket that takes nothing loses the link.
+  @Test func aDataSocketThatTakesNothingLosesTheLink() throws {
+    var script = Script()
+    try script.connectToReady()
+    _ = script.takeEmitted()
+    script.feed(.writeData([1, 0, 0, 0, 9]))
+    script.feed(.dataSent(count: 0))
+    script.feed(.timerFired(.dataStall))
+    #expect(
+      script.takeEmitted() == [.disconnected("the data socket stalled: nothing taken for 10 s, 1 waiting")])
   }
 
   @Test func l2capWithoutAnOfferIsAFailureAndGattNeverAsks() throws {
