@@ -93,7 +93,7 @@ final class ProgressReporter {
       finalReport.validatedAt.map { Self.seconds($0 - start) }
     }
     let transferGoodput = transferSeconds.map { Double(size) / max($0, 1e-9) }
-    let raw = air?.rawPayloadBytesPerSecond
+    let raw = air?.dataPathBytesPerSecond
     let ceiling = air?.physicalCeilingBytesPerSecond
     switch outcome {
     case .succeeded(let report):
