@@ -259,8 +259,14 @@ public final class SocketCentral: CentralLink {
       case .data, .kFrame: 1
       default: channelSDU == nil ? 0 : 1
       }
-    return conditions.queueDepth - dataQueue.count - going
+    let depth = channel == nil ? conditions.queueDepth : min(conditions.queueDepth, Self.channelQueueDepth)
+    return depth - dataQueue.count - going
   }
+
+  /// SDUs that may wait for the channel, as over BlueZ (`BlueZCentralMachine`'s channel queue):
+  /// a WINDOW goes out on the control point at once, so whatever waits behind it on the data path
+  /// reaches the device that much later (16 SDUs are 64 KiB, a whole window).
+  static let channelQueueDepth = 2
 
   /// Puts the next L2CAP frame on the uplink: the next ATT request if none waits for its response,
   /// else the next data write (now and then the one after it, when the link reorders).
