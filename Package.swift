@@ -28,10 +28,12 @@ let package = Package(
     .systemLibrary(name: "CLinux"),
     .systemLibrary(
       name: "CDBus", pkgConfig: "dbus-1", providers: [.apt(["libdbus-1-dev"])]),
+    // The Bluetooth socket headers (L2CAP LE channels): headers only, nothing linked.
+    .systemLibrary(name: "CBluetooth", providers: [.apt(["libbluetooth-dev"])]),
 
     // The one system layer: file descriptors, errno, durable writes, poll, signals, spawn, sockets,
     // every call behind one seam that tests can trace or fail. The only target that reaches the OS.
-    .target(name: "OTASystem", dependencies: ["CLinux"]),
+    .target(name: "OTASystem", dependencies: ["CLinux", "CBluetooth"]),
     // For tests: a SystemCallObserver that records the calls and fails or shortens chosen ones.
     .target(name: "OTASystemTesting", dependencies: ["OTASystem"]),
 
@@ -133,7 +135,7 @@ let package = Package(
     .testTarget(
       name: "OTABlueZTests",
       dependencies: [
-        "OTABlueZ", "OTADBus", "OTALink", "OTASystem", "DBusTestSupport",
+        "OTABlueZ", "OTADBus", "OTALink", "OTASystem", "OTASystemTesting", "OTAWire", "DBusTestSupport",
         .product(name: "Logging", package: "swift-log"),
       ]),
     // Runs the built otad and otactl as separate processes (build them first: Scripts/test.sh does).

@@ -7,7 +7,10 @@
 #     controller packet limit, any MTU: what no ATT writes can beat on this air) and the goodput's
 #     share of that; the wall time; and the transfer's goodput (PREPARE to VALIDATE's answer,
 #     without the connection, Info and STATUS) and its share of the ceiling;
-#  2. otad's peak memory (VmHWM) while it receives a 64 MiB image (skipped with NO_MEMORY=1).
+#  2. GATT writes against the L2CAP channel (coc=4100: K-frames, credits) on the same simulated
+#     radio, 1M and 2M PHY: transfer goodput beside each path's capacity and the air's ceiling
+#     (skipped with NO_PATHS=1);
+#  3. otad's peak memory (VmHWM) while it receives a 64 MiB image (skipped with NO_MEMORY=1).
 # Prints a table; docs/BENCHMARKS.md keeps the figures.
 #
 #   Scripts/bench-link.sh [--interval 15ms] [--event 15ms] [--packets 6]
@@ -57,6 +60,34 @@ print(f'{mtu:<5} {result["goodput"]/1000:7.1f} kB/s {result["rawCapacity"]/1000:
       f'{result["seconds"]:7.2f}s {result["transferGoodput"]/1000:9.1f} kB/s {100*result["transferCeilingRatio"]:7.1f}%')
 PY
 done
+
+[[ "${NO_PATHS:-}" == 1 ]] || {
+  echo
+  echo "GATT writes and the L2CAP channel on the same simulated radio ($link dle=on, MTU 517; 1 MiB,"
+  echo "transfer goodput; capacity: the path's payload bytes in the air model, the channel with Linux's credits;"
+  echo "ceiling: the air's for ATT writes with no packet limit)"
+  printf "%-4s %-6s %14s %14s %8s %14s %8s\n" "PHY" "path" "transfer" "capacity" "ratio" "ceiling" "ratio"
+  for phy in 1M 2M; do
+    for path in gatt coc; do
+      spec="mtu=517,phy=$phy,$link"
+      [[ "$path" == coc ]] && spec="$spec,coc=4100"
+      start_otad 2MiB
+      result="$("$bin/otactl" push Images/raw-1MiB.bin --version 1.1.0 --no-activate --full --json \
+        --device "$work/dev/sock" --link "$spec" | tail -n 1)"
+      otad_stop
+      python3 - "$phy" "$path" "$result" <<'PY'
+import json, sys
+phy, path, result = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
+assert result["ok"], result
+assert result["dataPath"] == ("l2cap" if path == "coc" else "gatt"), result["dataPath"]
+transfer = result["transferGoodput"]
+print(f'{phy:<4} {path:<6} {transfer/1000:9.1f} kB/s {result["rawCapacity"]/1000:9.1f} kB/s '
+      f'{100*transfer/result["rawCapacity"]:7.1f}% {result["physicalCeiling"]/1000:9.1f} kB/s '
+      f'{100*result["transferCeilingRatio"]:7.1f}%')
+PY
+    done
+  done
+}
 
 [[ "${NO_MEMORY:-}" == 1 ]] && exit 0
 echo

@@ -2,12 +2,12 @@
 # Installs the Debian packages BlueOTA builds and tests with, and finds the Swift toolchain.
 # Sourced by the other scripts; safe to run again (apt-get skips what is installed).
 #
-# Debian 12: pkg-config, zlib1g-dev and libdbus-1-dev for the C libraries; python3 for the image
+# Debian 12: pkg-config, zlib1g-dev and libdbus-1-dev for the C libraries, libbluetooth-dev for the Bluetooth socket headers; python3 for the image
 # script; python3-venv for imgtool's private environment (blueota_install_imgtool). Swift 6 itself does not come from Debian: install it from swift.org into /opt/swift (or
 # put `swift` on PATH) first.
 set -euo pipefail
 
-blueota_packages=(pkg-config zlib1g-dev libdbus-1-dev python3 python3-pip python3-venv ca-certificates)
+blueota_packages=(pkg-config zlib1g-dev libdbus-1-dev libbluetooth-dev python3 python3-pip python3-venv ca-certificates)
 
 blueota_missing_packages() {
   local missing=()

@@ -25,7 +25,7 @@ for eatt in on off; do
   for attempt in 1 2; do
     run=0
     Scripts/vm/run.sh Scripts/bluez/guest-e2e.sh --eatt "$eatt" --env "BLUEOTA_BIN=$bin" \
-      --env "BLUEOTA_SMPCLIENT_PYTHON=$BLUEOTA_SMPCLIENT_PYTHON" --env "BLUEOTA_SMP_IMAGE=$smp_image" --timeout 450 \
+      --env "BLUEOTA_SMPCLIENT_PYTHON=$BLUEOTA_SMPCLIENT_PYTHON" --env "BLUEOTA_SMP_IMAGE=$smp_image" --timeout 660 \
       >"/tmp/blueota-bluez-$eatt.log" 2>&1 || run=$?
     # 125: the harness itself failed (the VM or the stack did not come up): once more. A test
     # failure is never retried.

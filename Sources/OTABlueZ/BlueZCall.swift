@@ -80,4 +80,7 @@ public enum BlueZTimer: Hashable, Sendable, CaseIterable {
   case characteristicsLate
   /// Data waits for room in bluetoothd's socket: look again shortly (2 ms).
   case socketRoom
+  /// The data path took nothing while data waited (`dataStallTimeout`): the device gives no
+  /// credits, or bluetoothd no longer reads its socket.
+  case dataStall
 }

@@ -20,6 +20,8 @@ public final class BlueZCentral: CentralLink {
   private var timers: [BlueZTimer: Duration] = [:]
   /// AcquireWrite's socket (our duplicate, non-blocking).
   private var dataSocket: FileDescriptor?
+  /// The L2CAP data channel, when open (non-blocking).
+  private var channel: FileDescriptor?
   private var events: [CentralEvent] = []
   /// The sender wrote data since the last `service`: it may have more once it gets credit again.
   private var streaming = false
@@ -29,12 +31,12 @@ public final class BlueZCentral: CentralLink {
 
   public init(
     connection: DBusConnection, adapter: String = "hci0", selector: DeviceSelector, queueDepth: Int = 16,
-    logger: Logger
+    dataPath: DataPath = .gatt, logger: Logger
   ) throws(DBusError) {
     self.connection = connection
     self.logger = logger
     machine = BlueZCentralMachine(
-      configuration: .init(adapter: adapter, selector: selector, queueDepth: queueDepth))
+      configuration: .init(adapter: adapter, selector: selector, queueDepth: queueDepth, dataPath: dataPath))
     try BlueZ.watchDevices(on: connection)
   }
 
@@ -154,6 +156,14 @@ public final class BlueZCentral: CentralLink {
     case .closeDataSocket:
       try? dataSocket?.close()
       dataSocket = nil
+    case .openChannel(let endpoint, let security):
+      return openChannel(endpoint, security: security)
+    case .sendChannelData(let packets):
+      guard let channel else { return .channelDropped("the channel closed") }
+      return send(packets, into: channel, failed: { .channelDropped("send failed: \($0)") })
+    case .closeChannel:
+      try? channel?.close()
+      channel = nil
     case .log(let level, let message):
       logger.log(level: level, "\(message)")
     }
@@ -166,21 +176,68 @@ public final class BlueZCentral: CentralLink {
       arguments: request.arguments, timeout: request.timeout)
   }
 
+  /// How long opening the L2CAP channel may block the loop.
+  static let channelConnectTimeout = Duration.seconds(5)
+
+  /// Opens the L2CAP data channel: a blocking connect bounded by a send timeout (the loop waits
+  /// for it, once per connection), then non-blocking like the data socket.
+  private func openChannel(_ endpoint: L2CAPEndpoint, security: BluetoothSecurity?)
+    -> BlueZCentralMachine.Event
+  {
+    do {
+      let socket = try FileDescriptor.l2capSocket()
+      do {
+        // Bound to an LE address type first: an unbound socket stays BR/EDR, and the kernel then
+        // sends basic frames without the SDU length (the device resets the channel at once).
+        try socket.bindL2CAP(L2CAPEndpoint(address: .any, type: .lePublic, psm: 0))
+        if let security { try socket.setBluetoothSecurity(security) }
+        try socket.setSendTimeout(Self.channelConnectTimeout)
+        try socket.connectL2CAP(to: endpoint)
+        try socket.makeNonBlocking()
+      } catch {
+        try? socket.close()
+        throw error
+      }
+      channel = socket
+      let parameters = socket.l2capParameters
+      logger.info(
+        "L2CAP data channel open",
+        metadata: [
+          "psm": "0x\(String(endpoint.psm, radix: 16))",
+          "send-mtu": "\(parameters.sendMTU.map(String.init) ?? "?")",
+          "receive-mtu": "\(parameters.receiveMTU.map(String.init) ?? "?")",
+          "phy": "\(parameters.phy ?? "?")",
+        ])
+      return .channelOpened(parameters)
+    } catch let error as SystemError {
+      return .channelFailed("\(error.operation): \(error.errno)")
+    } catch {
+      return .channelFailed("\(error)")
+    }
+  }
+
   /// Writes chunks into bluetoothd's socket until it is full; each write is one ATT write.
   private func sendData(_ packets: [[UInt8]]) -> BlueZCentralMachine.Event {
     guard let socket = dataSocket else { return .dataSocketFailed("the data socket closed") }
+    return send(packets, into: socket, failed: { _ in .dataSocketFailed("the data socket closed") })
+  }
+
+  /// Writes packets into a packet socket until it is full: `.dataSent` with how many it took.
+  private func send(
+    _ packets: [[UInt8]], into socket: FileDescriptor, failed: (SystemError) -> BlueZCentralMachine.Event
+  ) -> BlueZCentralMachine.Event {
     var sent = 0
     for packet in packets {
       // nil: the socket is full (EAGAIN, ENOBUFS); a failure: it closed.
       let written = packet.withUnsafeBytes { bytes in
         Result { () throws(SystemError) in try socket.send(bytes) }
       }
-      if case .success(packet.count) = written {
-        sent += 1
-      } else if case .success(nil) = written {
-        break
-      } else {
-        return .dataSocketFailed("the data socket closed")
+      switch written {
+      case .success(packet.count): sent += 1
+      case .success(nil): return .dataSent(count: sent)
+      case .success(let count?):
+        return failed(SystemError(operation: "send", path: "short \(count)", errno: .io))
+      case .failure(let error): return failed(error)
       }
     }
     return .dataSent(count: sent)

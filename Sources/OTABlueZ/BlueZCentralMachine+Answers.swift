@@ -219,6 +219,8 @@ extension BlueZCentralMachine {
       fail("the device does not offer the OTA characteristics")
     case .socketRoom:
       flushData()
+    case .dataStall:
+      dataStalled()
     }
   }
 }

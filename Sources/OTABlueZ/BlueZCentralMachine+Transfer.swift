@@ -46,6 +46,8 @@ extension BlueZCentralMachine {
     switch ready.transport {
     case .socket:
       out.append(.sendData(ready.dataQueue))
+    case .channel:
+      out.append(.sendChannelData(ready.dataQueue))
     case .writeCommands(var inFlight):
       while inFlight < configuration.commandsInFlight, !ready.dataQueue.isEmpty {
         let bytes = ready.dataQueue.removeFirst()
@@ -62,12 +64,32 @@ extension BlueZCentralMachine {
   }
 
   mutating func dataSent(_ count: Int) {
-    guard case .ready(var ready) = phase, ready.transport == .socket else { return }
+    guard case .ready(var ready) = phase, ready.transport == .socket || ready.transport == .channel else {
+      return
+    }
     ready.dataQueue.removeFirst(min(count, ready.dataQueue.count))
     phase = .ready(ready)
-    if !ready.dataQueue.isEmpty {
-      out.append(.log(.trace, "data socket full (\(ready.dataQueue.count) queued)"))
-      startTimer(.socketRoom, after: .milliseconds(2))
+    guard !ready.dataQueue.isEmpty else {
+      stopTimer(.dataStall)
+      return
+    }
+    out.append(.log(.trace, "data socket full (\(ready.dataQueue.count) queued)"))
+    startTimer(.socketRoom, after: .milliseconds(2))
+    // The stall clock starts at the first full socket and again at every bit of progress.
+    if count > 0 || !runningTimers.contains(.dataStall) {
+      startTimer(.dataStall, after: configuration.dataStallTimeout)
+    }
+  }
+
+  /// Data waited `dataStallTimeout` and the path took none of it: the channel is dropped (`auto`
+  /// reconnects and goes on over GATT), the data socket's connection lost.
+  mutating func dataStalled() {
+    guard case .ready(let ready) = phase, !ready.dataQueue.isEmpty else { return }
+    let seconds = configuration.dataStallTimeout.components.seconds
+    let why = "nothing taken for \(seconds) s, \(ready.dataQueue.count) waiting"
+    switch ready.transport {
+    case .channel: channelDropped(why)
+    case .socket, .writeCommands: lose("the data socket stalled: \(why)")
     }
   }
 
@@ -83,7 +105,8 @@ extension BlueZCentralMachine {
     guard case .ready(let ready) = phase else { return }
     var waiting = ready.dataQueue.count
     if case .writeCommands(let inFlight) = ready.transport { waiting += inFlight }
-    out.append(.emit(.writable(configuration.queueDepth - waiting)))
+    let depth = ready.transport == .channel ? configuration.channelQueueDepth : configuration.queueDepth
+    out.append(.emit(.writable(depth - waiting)))
   }
 
   mutating func readInfo() {
@@ -105,6 +128,6 @@ extension BlueZCentralMachine {
   /// One answer of Info's long read (`appendLongRead`).
   mutating func infoRead(offset: Int, _ bytes: [UInt8]) {
     guard let (read, ready, complete) = appendLongRead(\.infoRead, offset: offset, bytes) else { return }
-    if complete { out.append(.emit(.info(read))) } else { readInfo(at: read.count, ready) }
+    if complete { infoComplete(read) } else { readInfo(at: read.count, ready) }
   }
 }

@@ -1,6 +1,7 @@
 import Logging
 import OTADBus
 import OTALink
+import OTASystem
 
 /// The machine's configuration, events, actions and phases.
 extension BlueZCentralMachine {
@@ -11,10 +12,23 @@ extension BlueZCentralMachine {
     public var queueDepth: Int
     /// How many WriteValue data commands may be outstanding when AcquireWrite was refused.
     public var commandsInFlight: Int
+    /// GATT, the device's L2CAP channel, or the channel when offered.
+    public var dataPath: DataPath
+    /// How many SDUs may wait in the machine when data goes over the L2CAP channel: the control
+    /// point's WINDOW goes straight out over GATT, so whatever waits on the data path arrives that
+    /// much after it (at 4 KiB an SDU a deep queue put whole windows behind their WINDOW).
+    public var channelQueueDepth: Int
+    /// How long data may wait on a socket or channel that takes nothing before the path counts as
+    /// dead: a device that returns no credits would otherwise hold the push forever.
+    public var dataStallTimeout: Duration
 
     public init(
-      adapter: String = "hci0", selector: DeviceSelector, queueDepth: Int = 16, commandsInFlight: Int = 4
+      adapter: String = "hci0", selector: DeviceSelector, queueDepth: Int = 16, commandsInFlight: Int = 4,
+      dataPath: DataPath = .gatt, channelQueueDepth: Int = 2, dataStallTimeout: Duration = .seconds(10)
     ) {
+      self.dataStallTimeout = dataStallTimeout
+      self.dataPath = dataPath
+      self.channelQueueDepth = channelQueueDepth
       self.adapter = adapter
       self.selector = selector
       self.queueDepth = queueDepth
@@ -44,6 +58,12 @@ extension BlueZCentralMachine {
     /// The data socket took the first `count` of the chunks of the last `.sendData`.
     case dataSent(count: Int)
     case dataSocketFailed(String)
+    // The L2CAP data channel, after `.openChannel` and `.sendChannelData`.
+    case channelOpened(L2CAPChannelParameters)
+    /// The channel could not be opened.
+    case channelFailed(String)
+    /// The open channel failed while sending.
+    case channelDropped(String)
   }
 
   public enum Action: Equatable, Sendable {
@@ -62,6 +82,13 @@ extension BlueZCentralMachine {
     /// Write these chunks into the data socket, in order, until it is full; answer `.dataSent`.
     case sendData([[UInt8]])
     case closeDataSocket
+    /// Open an L2CAP channel to the device (asking for `security` when set); answer
+    /// `.channelOpened` or `.channelFailed`.
+    case openChannel(L2CAPEndpoint, security: BluetoothSecurity?)
+    /// Write these chunks into the channel, one SDU each, until it is full; answer `.dataSent` or
+    /// `.channelDropped`.
+    case sendChannelData([[UInt8]])
+    case closeChannel
     case log(Logger.Level, String)
   }
 
@@ -82,6 +109,8 @@ extension BlueZCentralMachine {
     case socket
     /// WriteValue with type command, this many outstanding.
     case writeCommands(inFlight: Int)
+    /// The device's L2CAP channel: each write is one SDU.
+    case channel
   }
 
   public struct Ready: Equatable, Sendable {
@@ -95,6 +124,12 @@ extension BlueZCentralMachine {
     var infoRead: [UInt8]?
     /// The block hashes read so far, while their long read is under way.
     var blockHashesRead: [UInt8]?
+    /// The data path was chosen on this connection (at its first Info read).
+    var dataPathChosen = false
+    /// Info held back while the channel opens; handed on after.
+    var heldInfo: [UInt8]?
+    /// What data went through before the channel opened (to go back to it).
+    var gattTransport: Transport?
   }
 
   public enum Phase: Equatable, Sendable {

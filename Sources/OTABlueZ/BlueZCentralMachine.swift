@@ -21,6 +21,8 @@ public struct BlueZCentralMachine: Sendable {
   /// Known devices whose direct connect failed: forgotten (RemoveDevice) at the next attempt, so
   /// that a device that came back under another address is discovered afresh.
   public internal(set) var staleDevices: Set<DBusObjectPath> = []
+  /// Why the L2CAP data channel failed on this device, if it did: `auto` then stays on GATT.
+  public internal(set) var channelFailure: String?
   /// The calls started and not yet answered, by the machine's own ids.
   var pending: [BlueZCallID: BlueZCall] = [:]
   /// The timers started and not yet fired or stopped.
@@ -74,6 +76,9 @@ public struct BlueZCentralMachine: Sendable {
       fired(timer)
     case .dataSocketAdopted: dataSocketAdopted()
     case .dataSent(let count): dataSent(count)
+    case .channelOpened(let parameters): channelOpened(parameters)
+    case .channelFailed(let reason): channelFailed(reason)
+    case .channelDropped(let reason): channelDropped(reason)
     case .dataSocketFailed(let reason):
       switch phase {
       case .ready, .preparing: lose(reason)
@@ -113,7 +118,10 @@ public struct BlueZCentralMachine: Sendable {
   }
 
   mutating func reset(keepingDeadline: Bool = false) {
-    if case .ready(let ready) = phase, ready.transport == .socket { out.append(.closeDataSocket) }
+    if case .ready(let ready) = phase {
+      if ready.transport == .socket || ready.gattTransport == .socket { out.append(.closeDataSocket) }
+      if ready.transport == .channel { out.append(.closeChannel) }
+    }
     if case .preparing(_, _?) = phase { out.append(.closeDataSocket) }
     phase = .idle
     for id in pending.keys.sorted(by: { $0.rawValue < $1.rawValue }) { out.append(.cancel(id)) }

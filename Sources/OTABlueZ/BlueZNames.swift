@@ -33,7 +33,9 @@ public enum OTAUUID {
   public static let controlPoint = "d3df0002-cb6f-4f89-ab54-b800f5482b5b"
   public static let data = "d3df0003-cb6f-4f89-ab54-b800f5482b5b"
   public static let info = "d3df0004-cb6f-4f89-ab54-b800f5482b5b"
-  /// The running slot's block hashes (d3df0005 is issue 17's L2CAP PSM).
+  /// The PSM of the LE L2CAP data channel (u16 LE, 0: none).
+  public static let l2capPSM = "d3df0005-cb6f-4f89-ab54-b800f5482b5b"
+  /// The running slot's block hashes.
   public static let blockHashes = "d3df0006-cb6f-4f89-ab54-b800f5482b5b"
   public static let deviceInformation = "0000180a-0000-1000-8000-00805f9b34fb"
   public static let firmwareRevision = "00002a26-0000-1000-8000-00805f9b34fb"

@@ -17,11 +17,15 @@ public final class BlueZPeripheral: PeripheralLink {
     public var root: DBusObjectPath
     /// Export the SMP service (MCUmgr over Bluetooth) beside the OTA service.
     public var smp: Bool
+    /// Listen on an LE L2CAP channel for data, on this PSM (0: a dynamic one the kernel picks);
+    /// nil: no channel.
+    public var l2capPSM: UInt16?
 
     public init(
       adapter: String = "hci0", localName: String = "BlueOTA", requireEncryption: Bool = false,
-      root: DBusObjectPath = "/org/blueota", smp: Bool = false
+      root: DBusObjectPath = "/org/blueota", smp: Bool = false, l2capPSM: UInt16? = nil
     ) {
+      self.l2capPSM = l2capPSM
       self.adapter = adapter
       self.localName = localName
       self.requireEncryption = requireEncryption
@@ -41,11 +45,14 @@ public final class BlueZPeripheral: PeripheralLink {
   /// When bluetoothd accepted the advertisement (the loop's time), for the harness's figures.
   public private(set) var advertisingSince: Duration?
   public private(set) var applicationRegistered = false
+  /// The L2CAP data channel's listener, when it is on and the kernel let it listen.
+  let dataChannel: DataChannelListener?
 
   public init(connection: DBusConnection, options: Options, logger: Logger) throws(DBusError) {
     self.connection = connection
     self.options = options
     self.logger = logger
+    dataChannel = Self.listen(options, logger: logger)
     application = GattApplication(
       root: options.root, requireEncryption: options.requireEncryption, localName: options.localName,
       smp: options.smp)
@@ -80,7 +87,30 @@ public final class BlueZPeripheral: PeripheralLink {
     pending[advertisement] = "RegisterAdvertisement"
   }
 
-  public var descriptors: [Int32] { [connection.descriptor] + (inbox.dataSocket.map { [$0.rawValue] } ?? []) }
+  private static func listen(_ options: Options, logger: Logger) -> DataChannelListener? {
+    guard let psm = options.l2capPSM else { return nil }
+    do {
+      let listener = try DataChannelListener(
+        options: .init(psm: psm, security: options.requireEncryption ? .high : nil), logger: logger)
+      logger.notice(
+        "L2CAP data channel listening",
+        metadata: [
+          "psm": "0x\(String(listener.psm, radix: 16))", "receive-mtu": "\(DataChannelRules.receiveMTU)",
+          "security": "\(options.requireEncryption ? "high" : "low")",
+        ])
+      return listener
+    } catch {
+      logger.warning("no L2CAP data channel (data over GATT only): \(error)")
+      return nil
+    }
+  }
+
+  public var dataChannelPSM: UInt16 { dataChannel?.psm ?? 0 }
+
+  public var descriptors: [Int32] {
+    [connection.descriptor] + (inbox.dataSocket.map { [$0.rawValue] } ?? [])
+      + (dataChannel?.descriptors ?? [])
+  }
 
   public var nextDeadline: Duration? {
     [connection.pollTimeout.map { lastNow + $0 }, retryRegistrationAt].compactMap { $0 }.min()
@@ -98,6 +128,10 @@ public final class BlueZPeripheral: PeripheralLink {
     }
     for event in dbusEvents { try handle(event) }
     if let socket = inbox.dataSocket, readable.contains(socket.rawValue) { readData(socket) }
+    if let dataChannel {
+      let central = inbox.device.flatMap { DataChannelRules.address(ofDevice: $0.rawValue) }
+      inbox.events += dataChannel.service(readable: readable, central: central)
+    }
     if let retry = retryRegistrationAt, now >= retry {
       retryRegistrationAt = nil
       do {
@@ -240,6 +274,7 @@ public final class BlueZPeripheral: PeripheralLink {
 
   /// Drops the central (before a restart, as a rebooting device would).
   public func disconnect() {
+    dataChannel?.close()
     guard let device = inbox.device else { return }
     _ = try? connection.startCall(
       destination: BlueZ.service, path: device, interface: BlueZ.device, method: "Disconnect")

@@ -2,7 +2,7 @@ import OTADBus
 import OTALink
 
 /// The GATT application the device registers with BlueZ, as a plain value tree: the OTA service
-/// (control point, data, Info, the running slot's block hashes), the Device Information Service
+/// (control point, data, Info, the L2CAP channel's PSM, the running slot's block hashes), the Device Information Service
 /// with the firmware revision, the SMP service when `smp` is on, and the advertisement. Handlers
 /// only record what the central did in `PeripheralInbox`; the link turns that into
 /// `PeripheralEvent`s.
@@ -16,7 +16,7 @@ struct GattApplication {
   var controlPoint: DBusObjectPath { otaService.appending("char0") }
   var data: DBusObjectPath { otaService.appending("char1") }
   var info: DBusObjectPath { otaService.appending("char2") }
-  /// char3 is left to issue 17's L2CAP PSM characteristic.
+  var l2capPSM: DBusObjectPath { otaService.appending("char3") }
   var blockHashes: DBusObjectPath { otaService.appending("char4") }
   var deviceInformation: DBusObjectPath { root.appending("service1") }
   var firmwareRevision: DBusObjectPath { deviceInformation.appending("char0") }
@@ -88,6 +88,10 @@ struct GattApplication {
       characteristic(
         info, uuid: OTAUUID.info, service: otaService, flags: ["read"],
         methods: [readValue(.info, inbox)]),
+      // The L2CAP data channel's PSM (u16 LE, 0: none), where Apple's convention publishes one.
+      characteristic(
+        l2capPSM, uuid: OTAUUID.l2capPSM, service: otaService, flags: ["read"],
+        methods: [readValue(.l2capPSM, inbox)]),
       characteristic(
         blockHashes, uuid: OTAUUID.blockHashes, service: otaService, flags: ["read"],
         methods: [readValue(.blockHashes, inbox)]),

@@ -74,7 +74,7 @@ public enum CommandSession {
           {
             return .success((info, answer))
           }
-        case .writable, .controlWriteFailed:
+        case .writable, .controlWriteFailed, .dataChannelOpened:
           break
         }
       }

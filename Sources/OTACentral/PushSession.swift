@@ -19,6 +19,8 @@ public final class PushSession {
   private var phase: SenderPhase = .idle
   /// The ATT MTU of the last connection.
   public private(set) var negotiatedMTU: Int?
+  /// The L2CAP data channel of the last connection, nil when data went over GATT.
+  public private(set) var dataChannel: DataChannelReport?
   /// What happened, in order: phases, drops, resumes. For the closing account.
   public private(set) var timeline: [(at: Duration, what: String)] = []
 
@@ -70,6 +72,7 @@ public final class PushSession {
     switch event {
     case .connected(let mtu):
       negotiatedMTU = mtu
+      dataChannel = nil
       note("connected, ATT MTU \(mtu)")
       apply(engine.handle(.connected(mtu: mtu, now: now)))
     case .connectFailed(let reason):
@@ -86,6 +89,10 @@ public final class PushSession {
       apply(engine.handle(.blockHashes(bytes, now: now)))
     case .writable(let count):
       apply(engine.handle(.writable(count: count, now: now)))
+    case .dataChannelOpened(let report):
+      dataChannel = report
+      note("data over L2CAP PSM 0x\(String(report.psm, radix: 16))")
+      apply(engine.handle(.dataChannel(maxChunkPayload: report.maxChunkPayload ?? 4096, now: now)))
     case .controlWriteFailed(let status):
       logger.warning("control-point write refused", metadata: ["att-error": "0x\(String(status, radix: 16))"])
     }

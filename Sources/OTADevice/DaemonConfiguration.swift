@@ -23,6 +23,10 @@ public struct DaemonConfiguration: Equatable, Sendable {
   public var requirePairing = false
   /// The device's side of the link: by default it takes any MTU up to 517, as BlueZ does.
   public var link = LinkConditions(mtu: ATTMTU.maximum.value)
+  /// Over Bluetooth, also take data on an LE L2CAP channel (docs/PROTOCOL.md).
+  public var l2cap = true
+  /// The channel's PSM: 0 for a dynamic one the kernel picks, else 0x80 to 0xFF.
+  public var l2capPSM: UInt16 = 0
   public var windowCapacity: UInt32 = 64 * 1024
   public var windowGrace: Duration = .milliseconds(400)
   /// The version a device that was never updated runs (slot A).
@@ -90,13 +94,21 @@ public struct DaemonConfiguration: Equatable, Sendable {
         factoryVersion = try Self.version(text)
       }
     }
-    if let link = try Self.section(table, "link", keys: ["conditions"]),
-      let spec = try Self.string(link, "conditions", in: "link")
-    {
-      do {
-        self.link = try LinkConditions(spec: spec, base: self.link)
-      } catch {
-        throw ConfigurationError("[link] conditions: \(error)")
+    if let link = try Self.section(table, "link", keys: ["conditions", "l2cap", "l2cap-psm"]) {
+      if let spec = try Self.string(link, "conditions", in: "link") {
+        do {
+          self.link = try LinkConditions(spec: spec, base: self.link)
+        } catch {
+          throw ConfigurationError("[link] conditions: \(error)")
+        }
+      }
+      if let value = link["l2cap"] {
+        guard let flag = value.bool else { throw ConfigurationError("[link] l2cap must be true or false") }
+        l2cap = flag
+      }
+      if let value = link["l2cap-psm"] {
+        guard let number = value.int else { throw ConfigurationError("[link] l2cap-psm must be a number") }
+        l2capPSM = try Self.l2capPSM(number)
       }
     }
     if let transfer = try Self.section(table, "transfer", keys: ["window", "grace"]) {
@@ -223,6 +235,14 @@ public struct DaemonConfiguration: Equatable, Sendable {
         "[\(section)] \(key) must be a path in quotes, e.g. \(key) = \"/var/lib/otad/...\"")
     }
     return text
+  }
+
+  /// An LE PSM for the data channel: 0 (the kernel picks) or a dynamic one, 0x80 to 0xFF.
+  public static func l2capPSM(_ number: Int) throws(ConfigurationError) -> UInt16 {
+    guard number == 0 || (0x80...0xFF).contains(number) else {
+      throw ConfigurationError("the L2CAP PSM must be 0 (the kernel picks) or 0x80 to 0xFF, not \(number)")
+    }
+    return UInt16(number)
   }
 
   static func string(_ table: TOMLTable, _ key: String, in section: String) throws(ConfigurationError)

@@ -92,12 +92,7 @@ public final class DeviceService {
         if try supervise({ $0.healthCheckEnded(passed: exit.succeeded, "\(exit)") }) { return .restart }
       }
       let events = try link.service(readable: readable, now: now) { characteristic, mtu in
-        switch characteristic {
-        case .info: host.info(mtu: mtu).encoded
-        case .firmwareRevision: Array(host.info().runningVersion.description.utf8)
-        case .blockHashes: host.blockHashes().encoded
-        default: []
-        }
+        value(of: characteristic, mtu: mtu)
       }
       for event in events {
         if try handle(event) { return .restart }
@@ -113,6 +108,24 @@ public final class DeviceService {
       }
       if trial != nil, try supervise({ $0.tick(now: now) }) { return .restart }
     }
+  }
+
+  /// A characteristic's value for a read by a central at `mtu` (the writable ones read empty).
+  public func value(of characteristic: Characteristic, mtu: Int) -> [UInt8] {
+    switch characteristic {
+    case .info: info(mtu: mtu).encoded
+    case .firmwareRevision: Array(host.info().runningVersion.description.utf8)
+    case .l2capPSM: [UInt8(truncatingIfNeeded: link.dataChannelPSM), UInt8(link.dataChannelPSM >> 8)]
+    case .blockHashes: host.blockHashes().encoded
+    case .controlPoint, .data: []
+    }
+  }
+
+  /// Info for a central at `mtu`, with the link's L2CAP channel (offset 78).
+  public func info(mtu: Int? = nil) -> InfoRecord {
+    var info = host.info(mtu: mtu)
+    info.l2capPSM = link.dataChannelPSM
+    return info
   }
 
   // MARK: The trial

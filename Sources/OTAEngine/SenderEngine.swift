@@ -36,6 +36,9 @@ public struct SenderEngine: Sendable {
   var transferVersionOnDevice: Version?
   var mtu = ATTMTU.minimum.value
   var chunkPayload = DataChunk.maxPayload(mtu: ATTMTU.minimum.value)
+  /// Image bytes per chunk on this connection's L2CAP data channel (its send MTU less the offset),
+  /// nil while data goes over GATT. A channel's SDUs are not bound by the ATT MTU.
+  var channelChunkPayload: Int?
   var windowCapacity: UInt32 = 0
   /// The size of new windows: it halves after a failed window (a smaller window is likelier to
   /// arrive whole on a bad link) and doubles back after a run of good ones, up to its largest.
@@ -135,6 +138,10 @@ public struct SenderEngine: Sendable {
     case .notification(let bytes, let now):
       self.now = now
       handleNotification(bytes, &out)
+    case .dataChannel(let maxChunkPayload, let now):
+      self.now = now
+      channelChunkPayload = maxChunkPayload.map { max(1, $0) }
+      if let payload = channelChunkPayload { chunkPayload = payload }
     case .writable(let count, let now):
       self.now = now
       credits = max(0, count)
@@ -159,6 +166,7 @@ public struct SenderEngine: Sendable {
   private mutating func connected(mtu: Int, _ out: inout [SenderAction]) {
     guard phase == .connecting || phase == .restarting else { return }
     self.mtu = ATTMTU(clamping: mtu).value
+    channelChunkPayload = nil
     chunkPayload = chosenChunkPayload
     if phase == .restarting { restartDeadline = nil }
     missingReportsOn = false
@@ -256,7 +264,7 @@ public struct SenderEngine: Sendable {
     }
     targetSlot = info.runningSlot.other
     windowCapacity = info.windowCapacity
-    chunkPayload = min(chunkPayload, Int(max(1, info.maxChunkPayload)))
+    chunkPayload = channelChunkPayload ?? min(chunkPayload, Int(max(1, info.maxChunkPayload)))
     deviceFeatures = info.features
     if needsBlockHashes(info) {
       infoAwaitingHashes = info
@@ -430,7 +438,7 @@ public struct SenderEngine: Sendable {
     switch (response.status, response.payload) {
     case (.success, .prepared(let capacity, let maxChunk)):
       windowCapacity = capacity
-      chunkPayload = min(chosenChunkPayload, Int(max(1, maxChunk)))
+      chunkPayload = channelChunkPayload ?? min(chosenChunkPayload, Int(max(1, maxChunk)))
       startTransfer(from: 0, &out)
     case (.busy, _), (.storageError, _):
       retryLater(.prepare, response.status, &out)

@@ -103,6 +103,9 @@ public enum SenderEvent: Sendable {
   case notification([UInt8], now: Duration)
   /// The link can take this many more write-without-response packets now.
   case writable(count: Int, now: Duration)
+  /// Data goes over an L2CAP channel whose SDUs take chunks of this many image bytes (nil: back to
+  /// GATT). Comes after `.connected` and before the Info read it applies to.
+  case dataChannel(maxChunkPayload: Int?, now: Duration)
   case tick(now: Duration)
 }
 

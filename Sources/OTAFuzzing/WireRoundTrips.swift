@@ -34,8 +34,9 @@ enum WireRoundTrips {
   }
 
   /// Info is append-only: a decoder reads the first 69 bytes and every whole field after them and
-  /// ignores the rest, so the re-encoding must equal the input's first 92 bytes (a 69-byte record gains a zero byte 69,
-  /// one without the whole dropped-chunk count gains a zero count, one without whole features none).
+  /// ignores the rest, so the re-encoding must equal the input's first 92 bytes (a 69-byte record
+  /// gains a zero byte 69, one without the whole dropped-chunk count gains a zero count, one without
+  /// whole features none, one without the whole PSM a zero PSM).
   static func infoRecord(_ bytes: [UInt8]) -> [InvariantViolation] {
     guard let info = try? InfoRecord(bytes: bytes) else { return [] }
     var expected = Array(bytes.prefix(InfoRecord.byteCount))

@@ -6,6 +6,8 @@ public enum Characteristic: UInt8, Sendable, CaseIterable {
   case info = 3
   /// Device Information Service: Firmware Revision String.
   case firmwareRevision = 4
+  /// The PSM of the LE L2CAP data channel (d3df0005-…), u16 little-endian (0: none).
+  case l2capPSM = 5
   /// The running slot's block hashes (d3df0006-…, `BlockHashes`), for a delta without a base.
   case blockHashes = 6
 }

@@ -44,12 +44,15 @@ public protocol PeripheralLink: AnyObject {
   /// Sends one notification on the SMP characteristic (at most the central's MTU − 3 bytes); dropped
   /// when no central asked for them. Links without SMP drop it.
   func notifySMP(_ bytes: [UInt8])
+  /// The PSM of the LE L2CAP channel that takes data (Info offset 78), 0 when there is none.
+  var dataChannelPSM: UInt16 { get }
 }
 
 extension PeripheralLink {
   public var writeDescriptors: [Int32] { [] }
   /// The simulated links carry no SMP service.
   public func notifySMP(_ bytes: [UInt8]) {}
+  public var dataChannelPSM: UInt16 { 0 }
 }
 
 /// What the central side hears from its link.
@@ -68,6 +71,8 @@ public enum CentralEvent: Equatable, Sendable {
   case writable(Int)
   /// A control-point write refused at the ATT level (an ATT error code).
   case controlWriteFailed(UInt8)
+  /// Data now goes over this L2CAP channel (before the Info read that follows its opening).
+  case dataChannelOpened(DataChannelReport)
 }
 
 public protocol CentralLink: AnyObject {

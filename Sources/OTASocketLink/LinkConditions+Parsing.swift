@@ -21,6 +21,9 @@ extension LinkConditions {
       disconnect-after=N  drop the link once after N data bytes (default never)
       seed=N              seed for the randomness above (default 1)
       pace=on|off         limit each event by air time (default on; off measures the ends, not the air)
+      coc=N|off           data over an L2CAP credit-based channel with N-byte SDUs (otad: 4100), not ATT writes
+      mps=N               the channel's MPS, 23...65533 (default the data length less 4)
+      credits=N           the channel's credits, one per K-frame (default Linux's SDU / MPS + 1)
     """
 
   /// Parses `spec` on top of `base`; a readable message says what is wrong.
@@ -71,12 +74,27 @@ extension LinkConditions {
       case "off", "no", "0", "false": airTimePacing = false
       default: throw LinkSpecError("pace=\(value): use on or off")
       }
+    case "coc":
+      if ["off", "no", "0", "false"].contains(value.lowercased()) {
+        channel = nil
+      } else {
+        let sdu = try Self.integer(key, value, in: 23...65535)
+        channel = ChannelShape(sdu: sdu, mps: channel?.mps, credits: channel?.credits)
+      }
+    case "mps":
+      var shape = channel ?? ChannelShape()
+      shape.mps = try Self.integer(key, value, in: 23...65533)
+      channel = shape
+    case "credits":
+      var shape = channel ?? ChannelShape()
+      shape.credits = try Self.integer(key, value, in: 1...65535)
+      channel = shape
     case "seed":
       guard let seed = UInt64(value) else { throw LinkSpecError("seed=\(value) is not a whole number") }
       self.seed = seed
     default:
       throw LinkSpecError(
-        "unknown key '\(key)' (known: mtu interval event packets phy dle datalength encrypt queue loss dup reorder flip drop disconnect-after seed pace)"
+        "unknown key '\(key)' (known: mtu interval event packets phy dle datalength encrypt queue loss dup reorder flip drop disconnect-after seed pace coc mps credits)"
       )
     }
   }
@@ -138,6 +156,11 @@ extension LinkConditions {
     if disconnects > 0 { parts.append("drop=\(disconnects)") }
     if let after = disconnectAfterBytes { parts.append("disconnect-after=\(after)") }
     if !airTimePacing { parts.append("pace=off") }
+    if let channel {
+      parts.append("coc=\(channel.sdu)")
+      if let mps = channel.mps { parts.append("mps=\(mps)") }
+      if let credits = channel.credits { parts.append("credits=\(credits)") }
+    }
     return parts.joined(separator: ",")
   }
 

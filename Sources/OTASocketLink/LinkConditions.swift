@@ -67,6 +67,8 @@ public struct LinkConditions: Equatable, Sendable, CustomStringConvertible {
   /// Whether air time limits a connection event (else only `packetsPerEvent` does): off only to
   /// measure the two ends, not the air.
   public var airTimePacing = true
+  /// Data over an LE credit-based L2CAP channel of this shape instead of ATT writes (nil: GATT).
+  public var channel: ChannelShape?
 
   public init(
     mtu: Int = 247, connectionInterval: Duration = .milliseconds(15), packetsPerEvent: Int = 6,

@@ -20,14 +20,19 @@ public enum LinkFrame: Equatable, Sendable {
   case readRequest(handle: UInt8, offset: UInt16)
   case readResponse(status: UInt8, value: [UInt8])
   case notification(handle: UInt8, value: [UInt8])
+  /// One SDU on the simulated L2CAP channel (`LinkConditions.channel`): one data write.
+  case sdu([UInt8])
 
   /// The largest frame body accepted: a 512-byte attribute value plus a few bytes of fields.
   public static let maximumLength = 520
+  /// The largest SDU frame body: its kind and an SDU of the device's receive MTU.
+  public static let maximumSDULength = 1 + ChannelShape.deviceReceiveMTU
 
   enum Kind: UInt8 {
     case hello = 0x01, welcome = 0x02, busy = 0x03
     case writeRequest = 0x10, writeResponse = 0x11, writeCommand = 0x12
     case readRequest = 0x13, readResponse = 0x14, notification = 0x15
+    case sdu = 0x20
   }
 
   public var encoded: [UInt8] {
@@ -54,6 +59,8 @@ public enum LinkFrame: Equatable, Sendable {
       body += [Kind.readResponse.rawValue, status] + value
     case .notification(let handle, let value):
       body += [Kind.notification.rawValue, handle] + value
+    case .sdu(let value):
+      body += [Kind.sdu.rawValue] + value
     }
     var frame: [UInt8] = []
     frame.reserveCapacity(body.count + 2)
@@ -81,6 +88,10 @@ public enum LinkFrame: Equatable, Sendable {
       case .readRequest: self = .readRequest(handle: try reader.readU8(), offset: try reader.readU16())
       case .readResponse: self = .readResponse(status: try reader.readU8(), value: Array(reader.readRest()))
       case .notification: self = .notification(handle: try reader.readU8(), value: Array(reader.readRest()))
+      case .sdu: self = .sdu(Array(reader.readRest()))
+      }
+      if kind != .sdu, body.count > Self.maximumLength {
+        throw WireError.invalidField("a frame of \(body.count) bytes")
       }
       try reader.expectEnd()
     } catch {
@@ -107,7 +118,7 @@ public struct FrameDecoder: Sendable {
   public mutating func next() throws(LinkError) -> LinkFrame? {
     guard buffer.count - start >= 2 else { return nil }
     let length = Int(buffer[start]) | Int(buffer[start + 1]) << 8
-    guard length > 0, length <= LinkFrame.maximumLength else {
+    guard length > 0, length <= LinkFrame.maximumSDULength else {
       throw .protocolViolation("frame length \(length)")
     }
     guard buffer.count - start >= 2 + length else { return nil }

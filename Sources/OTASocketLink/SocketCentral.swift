@@ -1,4 +1,5 @@
 import OTALink
+import OTASystem
 import OTAWire
 
 /// The central's end of the simulated link, where the air is modelled (`AirTime`,
@@ -10,7 +11,9 @@ import OTAWire
 /// crossed. The data queue's free space, a write counting until its last packet has gone, is the
 /// sender's flow-control credit. ATT requests (control-point writes, reads) go one at a time, each
 /// after the previous one's response. Loss, duplication, reordering, bit flips and disconnects
-/// apply as `LinkConditions` says.
+/// apply as `LinkConditions` says. With a channel (`LinkConditions.channel`) data goes in SDUs
+/// instead, one data write each, cut into K-frames under the channel's credit flow
+/// (`ChannelShape`); the channel opens after the first Info read of a connection, as over BlueZ.
 public final class SocketCentral: CentralLink {
   enum Request: Equatable {
     case write([UInt8])
@@ -21,6 +24,8 @@ public final class SocketCentral: CentralLink {
   enum Uplink {
     case request(Request)
     case data([UInt8])
+    /// One K-frame of an SDU; the last carries the SDU.
+    case kFrame(sdu: [UInt8]?)
   }
 
   public let path: String
@@ -44,6 +49,10 @@ public final class SocketCentral: CentralLink {
   private var nextEvent: Duration = .zero
   private var dataBytesSent = 0
   private var forcedDisconnectDone = false
+  /// The channel's credit flow, once it is open on this connection.
+  private var channel: ChannelSender?
+  /// The SDU being cut into K-frames and the lengths of those not yet on the uplink.
+  private var channelSDU: (sdu: [UInt8], frames: [Int])?
   /// Statistics for reports and benchmarks.
   public private(set) var connectionEvents = 0
   public private(set) var dataPacketsLost = 0
@@ -115,6 +124,8 @@ public final class SocketCentral: CentralLink {
     dataQueue.removeAll()
     uplink.removeAll()
     downlink.removeAll()
+    channel = nil
+    channelSDU = nil
   }
 
   // MARK: Receiving
@@ -179,11 +190,14 @@ public final class SocketCentral: CentralLink {
       } else {
         let whole = readValue
         readValue = []
+        if characteristic == .info, channel == nil, let shape = conditions.channel {
+          openChannel(shape, &events)
+        }
         events.append(characteristic == .blockHashes ? .blockHashes(whole) : .info(whole))
       }
     case .notification(_, let value):
       events.append(.notification(value))
-    case .hello, .writeRequest, .writeCommand, .readRequest:
+    case .hello, .writeRequest, .writeCommand, .readRequest, .sdu:
       lose("the device sent \(frame)", &events)
     }
   }
@@ -193,6 +207,17 @@ public final class SocketCentral: CentralLink {
     reset()
     events.append(wasConnected ? .disconnected(reason) : .connectFailed(reason))
   }
+
+  /// Opens the simulated channel: its credits granted, its SDU limit the sender's chunk size.
+  private func openChannel(_ shape: ChannelShape, _ events: inout [CentralEvent]) {
+    channel = ChannelSender(credits: air.channelCredits(shape))
+    let parameters = L2CAPChannelParameters(
+      sendMTU: shape.sdu, receiveMTU: shape.sdu, phy: conditions.phy.rawValue)
+    events.append(.dataChannelOpened(DataChannelReport(psm: Self.simulatedPSM, parameters: parameters)))
+  }
+
+  /// The PSM the simulated channel reports (the first dynamic one).
+  static let simulatedPSM: UInt16 = 0x80
 
   // MARK: Connection events
 
@@ -205,15 +230,21 @@ public final class SocketCentral: CentralLink {
     }
     let creditBefore = credit
     var event = ConnectionEvent(link: air)
+    channel?.newEvent()
     while connected {
       if uplink.isEmpty { startNextUplink() }
       let central = uplink.nextPacket ?? 0
-      let peripheral = downlink.nextPacket ?? 0
-      guard !uplink.isEmpty || !downlink.isEmpty, event.fit(central: central, peripheral: peripheral) else {
+      // The receiver's credits go in a packet of their own when it has nothing else to say.
+      let credits = downlink.isEmpty && (channel?.returnable ?? 0) > 0
+      let peripheral = credits ? ChannelShape.creditFrameLength : downlink.nextPacket ?? 0
+      guard !uplink.isEmpty || !downlink.isEmpty || credits,
+        event.fit(central: central, peripheral: peripheral)
+      else {
         break
       }
       if let sent = uplink.sendPacket() { transmit(sent, &events) }
       if let answer = downlink.sendPacket() { handle(answer, &events) }
+      if credits { channel?.creditsArrived() }
     }
     if connected, credit != creditBefore || creditBefore > 0 {
       events.append(.writable(credit))
@@ -223,9 +254,19 @@ public final class SocketCentral: CentralLink {
   /// The sender's flow-control credit: the data queue's free places (a write holds its place until
   /// its last packet has gone).
   private var credit: Int {
-    let going = if case .data = uplink.head { 1 } else { 0 }
-    return conditions.queueDepth - dataQueue.count - going
+    let going =
+      switch uplink.head {
+      case .data, .kFrame: 1
+      default: channelSDU == nil ? 0 : 1
+      }
+    let depth = channel == nil ? conditions.queueDepth : min(conditions.queueDepth, Self.channelQueueDepth)
+    return depth - dataQueue.count - going
   }
+
+  /// SDUs that may wait for the channel, as over BlueZ (`BlueZCentralMachine`'s channel queue):
+  /// a WINDOW goes out on the control point at once, so whatever waits behind it on the data path
+  /// reaches the device that much later (16 SDUs are 64 KiB, a whole window).
+  static let channelQueueDepth = 2
 
   /// Puts the next L2CAP frame on the uplink: the next ATT request if none waits for its response,
   /// else the next data write (now and then the one after it, when the link reorders).
@@ -238,6 +279,8 @@ public final class SocketCentral: CentralLink {
         uplink.append(.request(request), frameLength: ATTMTU.headerSize + bytes.count + 4)
       case .read(_, let offset): uplink.append(.request(request), frameLength: (offset == 0 ? 3 : 5) + 4)
       }
+    } else if channel != nil {
+      startNextKFrame()
     } else if !dataQueue.isEmpty {
       var index = 0
       if dataQueue.count > 1, random.chance(conditions.reordering) { index = 1 }
@@ -246,10 +289,30 @@ public final class SocketCentral: CentralLink {
     }
   }
 
+  /// Puts the next K-frame of the SDU under way (or of the next data write) on the uplink, when the
+  /// channel has a credit for it. SDUs go in order: the channel does not reorder.
+  private func startNextKFrame() {
+    guard var sender = channel, let shape = conditions.channel, sender.credits > 0 else { return }
+    if channelSDU == nil, !dataQueue.isEmpty {
+      let sdu = dataQueue.removeFirst()
+      let frames = air.kFrames(sduLength: sdu.count, shape)
+      channelSDU = (sdu, frames)
+    }
+    guard var current = channelSDU, !current.frames.isEmpty else { return }
+    let length = current.frames.removeFirst()
+    sender.credits -= 1
+    channel = sender
+    channelSDU = current.frames.isEmpty ? nil : current
+    uplink.append(.kFrame(sdu: current.frames.isEmpty ? current.sdu : nil), frameLength: length)
+  }
+
   /// A frame whose last packet has gone: the device gets it now.
   private func transmit(_ sent: Uplink, _ events: inout [CentralEvent]) {
     switch sent {
     case .data(let packet): transmitData(packet, &events)
+    case .kFrame(let sdu):
+      channel?.kFrameArrived(endsSDU: sdu != nil)
+      if let sdu { transmitData(sdu, asSDU: true, &events) }
     case .request(let request):
       guard let socket else { return }
       do {
@@ -265,7 +328,7 @@ public final class SocketCentral: CentralLink {
     }
   }
 
-  private func transmitData(_ packet: [UInt8], _ events: inout [CentralEvent]) {
+  private func transmitData(_ packet: [UInt8], asSDU: Bool = false, _ events: inout [CentralEvent]) {
     guard let socket else { return }
     if let limit = conditions.disconnectAfterBytes, !forcedDisconnectDone, dataBytesSent >= limit {
       forcedDisconnectDone = true
@@ -283,7 +346,9 @@ public final class SocketCentral: CentralLink {
       bytes[bit / 8] ^= 1 << UInt8(bit % 8)
     }
     do {
-      let frame = LinkFrame.writeCommand(handle: Characteristic.data.rawValue, value: bytes)
+      let frame =
+        asSDU
+        ? LinkFrame.sdu(bytes) : LinkFrame.writeCommand(handle: Characteristic.data.rawValue, value: bytes)
       try socket.send(frame)
       if random.chance(conditions.duplication) { try socket.send(frame) }
     } catch {

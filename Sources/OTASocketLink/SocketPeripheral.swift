@@ -159,6 +159,11 @@ public final class SocketPeripheral: PeripheralLink {
       else { return }
       events.append(.dataWrite(bytes))
       countData(handle: handle, bytes.count, &events)
+    case .sdu(let bytes):
+      // The channel's rule (docs/PROTOCOL.md): more than the 4-byte offset, at most the receive MTU.
+      guard bytes.count > DataChunk.headerSize, bytes.count <= ChannelShape.deviceReceiveMTU else { return }
+      events.append(.dataWrite(bytes))
+      countData(handle: Characteristic.data.rawValue, bytes.count, &events)
     case .readRequest(let handle, let offset):
       guard let characteristic = Characteristic(rawValue: handle),
         characteristic == .info || characteristic == .firmwareRevision || characteristic == .blockHashes

@@ -44,6 +44,12 @@ public struct Errno: Error, Hashable, Sendable, CustomStringConvertible {
   public static let connectionRefused = Errno(rawValue: ECONNREFUSED)
   public static let noChild = Errno(rawValue: ECHILD)
   public static let noSuchProcess = Errno(rawValue: ESRCH)
+  /// The kernel has no such socket family (no Bluetooth in this kernel or container).
+  public static let familyNotSupported = Errno(rawValue: EAFNOSUPPORT)
+  public static let timedOut = Errno(rawValue: ETIMEDOUT)
+  public static let hostDown = Errno(rawValue: EHOSTDOWN)
+  public static let addressInUse = Errno(rawValue: EADDRINUSE)
+  public static let notConnected = Errno(rawValue: ENOTCONN)
 
   private static let names: [Int32: String] = [
     EPERM: "EPERM", ENOENT: "ENOENT", EINTR: "EINTR", EIO: "EIO", EBADF: "EBADF", EAGAIN: "EAGAIN",
@@ -51,5 +57,7 @@ public struct Errno: Error, Hashable, Sendable, CustomStringConvertible {
     EINVAL: "EINVAL", ETXTBSY: "ETXTBSY", EFBIG: "EFBIG", ENOSPC: "ENOSPC", EROFS: "EROFS", EPIPE: "EPIPE",
     ENAMETOOLONG: "ENAMETOOLONG", EDQUOT: "EDQUOT", ECONNABORTED: "ECONNABORTED",
     ECONNRESET: "ECONNRESET", ECONNREFUSED: "ECONNREFUSED", ECHILD: "ECHILD", ESRCH: "ESRCH",
+    EAFNOSUPPORT: "EAFNOSUPPORT", ETIMEDOUT: "ETIMEDOUT", EHOSTDOWN: "EHOSTDOWN", EADDRINUSE: "EADDRINUSE",
+    ENOTCONN: "ENOTCONN",
   ]
 }

@@ -1,4 +1,7 @@
 // A UDP socket over IPv4, for SMP over UDP: bound to one address, answering each datagram's sender.
+// SOCK_* come through CBluetooth too: its headers pull in <sys/socket.h>, and which module owns
+// those declarations depends on the build order.
+import CBluetooth
 import Glibc
 
 /// An IPv4 address and port ("127.0.0.1:1337").

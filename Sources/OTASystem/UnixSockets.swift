@@ -1,5 +1,8 @@
 // Unix-domain sockets as the simulated link, the child-process channels and the BlueZ data
 // sockets use them. Every socket is close-on-exec; sends never raise SIGPIPE.
+// SOCK_* come through CBluetooth too: its headers pull in <sys/socket.h>, and which module owns
+// those declarations depends on the build order.
+import CBluetooth
 import Glibc
 
 /// The kinds of Unix socket in use here.

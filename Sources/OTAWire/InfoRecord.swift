@@ -10,14 +10,15 @@
 ///     12 slot B version (8)          39 committed offset u32      69 outcome attempts used u8
 ///     20 inactive slot content u8                                 70 chunks dropped u32
 ///                                                                 74 features u32
-///                                                                 78 L2CAP PSM u16 (issue 17)
+///                                                                 78 L2CAP PSM u16
 ///     80 max operation length u32    84 running image size u32    88 running image crc32 u32
 ///     92 end
 ///
 /// Version 1 devices before the A/B boot work sent 69 bytes: a missing byte 69 reads as 0; devices
 /// before the dropped-chunk count sent 70: a missing count reads as 0; devices before the features
-/// field sent 74: missing features read as none; devices before operations sent at most 80: a
-/// missing max operation length reads as 0 (no operations), a missing running image as size 0.
+/// field sent 74: missing features read as none; devices before the L2CAP channel sent 78: a missing
+/// PSM reads as 0 (no channel); devices before operations sent at most 80: a missing max operation
+/// length reads as 0 (no operations), a missing running image as size 0.
 public struct InfoRecord: Equatable, Sendable {
   public static let protocolVersion: UInt8 = 1
   public static let minimumByteCount = 69
@@ -55,9 +56,8 @@ public struct InfoRecord: Equatable, Sendable {
   public var chunksDropped: UInt32
   /// What the device supports beyond the base protocol; a central opts in with FEATURES.
   public var features: Features
-  /// Offset 78, issue 17's field (the L2CAP PSM): carried through so the fields after it keep
-  /// their place; 0 when absent.
-  public var reserved78: UInt16 = 0
+  /// The PSM of the device's LE L2CAP channel for data (docs/PROTOCOL.md), 0 when it offers none.
+  public var l2capPSM: UInt16
   /// The longest target range one data operation may produce (features bit 1); 0: the device
   /// cannot apply operations.
   public var maxOperationLength: UInt32 = 0
@@ -70,8 +70,9 @@ public struct InfoRecord: Equatable, Sendable {
     state: DeviceState, runningSlot: SlotID, flags: Flags, slotVersions: SlotPair<Version>,
     inactiveSlotContent: SlotContent, slotCapacity: UInt32, windowCapacity: UInt32,
     maxChunkPayload: UInt16, transfer: TransferStatus, transferVersion: Version,
-    lastOutcome: UpdateOutcome, chunksDropped: UInt32 = 0, features: Features = []
+    lastOutcome: UpdateOutcome, chunksDropped: UInt32 = 0, features: Features = [], l2capPSM: UInt16 = 0
   ) {
+    self.l2capPSM = l2capPSM
     self.state = state
     self.runningSlot = runningSlot
     self.flags = flags
@@ -121,7 +122,7 @@ public struct InfoRecord: Equatable, Sendable {
       result: result, from: from, to: to, reason: reason, attemptsUsed: attemptsUsed)
     chunksDropped = count >= 74 ? try reader.readU32() : 0
     features = Features(rawValue: count >= 78 ? try reader.readU32() : 0)
-    reserved78 = count >= 80 ? try reader.readU16() : 0
+    l2capPSM = count >= 80 ? try reader.readU16() : 0
     maxOperationLength = count >= 84 ? try reader.readU32() : 0
     runningImageSize = count >= 88 ? try reader.readU32() : 0
     runningImageCRC = count >= 92 ? try reader.readU32() : 0
@@ -148,7 +149,7 @@ public struct InfoRecord: Equatable, Sendable {
     bytes.appendU8(lastOutcome.attemptsUsed)
     bytes.appendU32(chunksDropped)
     bytes.appendU32(features.rawValue)
-    bytes.appendU16(reserved78)
+    bytes.appendU16(l2capPSM)
     bytes.appendU32(maxOperationLength)
     bytes.appendU32(runningImageSize)
     bytes.appendU32(runningImageCRC)

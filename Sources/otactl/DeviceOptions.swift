@@ -33,9 +33,9 @@ struct DeviceOptions: ParsableArguments {
   var isSimulated: Bool { device.contains("/") }
 
   /// The link, or exit code 3 with the reason on standard error.
-  func openLink() throws -> any CentralLink {
+  func openLink(dataPath: DataPath = .gatt) throws -> any CentralLink {
     do {
-      return try makeLink()
+      return try makeLink(dataPath: dataPath)
     } catch let failure as LinkFailure {
       FileHandle.standardError.write(Data("otactl: \(failure)\n".utf8))
       throw ExitCode(.unreachable)
@@ -43,13 +43,13 @@ struct DeviceOptions: ParsableArguments {
   }
 
   /// The link to the device: the simulated one, or BlueZ on the system bus.
-  func makeLink() throws -> any CentralLink {
+  func makeLink(dataPath: DataPath = .gatt) throws -> any CentralLink {
     if isSimulated { return SocketCentral(path: device, conditions: try conditions()) }
     guard link == nil else { throw ValidationError("--link applies to the simulated link only") }
     do {
       return try BlueZCentral(
         connection: try DBusConnection(bus: .system), adapter: adapter, selector: DeviceSelector(device),
-        queueDepth: 32, logger: logger())
+        queueDepth: 32, dataPath: dataPath, logger: logger())
     } catch {
       throw LinkFailure(
         "cannot reach bluetoothd on the system bus (\(error.message)). Is bluetoothd running?")
@@ -71,6 +71,8 @@ struct DeviceOptions: ParsableArguments {
     return logger
   }
 }
+
+extension DataPath: ExpressibleByArgument {}
 
 extension Version: ExpressibleByArgument {
   public init?(argument: String) { self.init(text: argument) }

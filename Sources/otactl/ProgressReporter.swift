@@ -80,7 +80,7 @@ final class ProgressReporter {
   /// `air`: the simulated link's model, for the raw capacity (nil on a real link).
   func finish(
     _ outcome: SenderOutcome, elapsed: Duration, size: Int, air: AirTime?, connectToReady: Duration?,
-    version: Version
+    version: Version, path: LinkPathFigures
   ) {
     clearBar()
     let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
@@ -93,7 +93,7 @@ final class ProgressReporter {
       finalReport.validatedAt.map { Self.seconds($0 - start) }
     }
     let transferGoodput = transferSeconds.map { Double(size) / max($0, 1e-9) }
-    let raw = air?.rawPayloadBytesPerSecond
+    let raw = air?.dataPathBytesPerSecond
     let ceiling = air?.physicalCeilingBytesPerSecond
     switch outcome {
     case .succeeded(let report):
@@ -117,7 +117,10 @@ final class ProgressReporter {
             physicalCeiling: ceiling, ceilingRatio: ceiling.map { goodput / $0 }, mtu: linkFigures?.mtu,
             connectToReady: connectToReady.map(Self.seconds), transferSeconds: transferSeconds,
             transferGoodput: transferGoodput,
-            transferCeilingRatio: transferGoodput.flatMap { g in ceiling.map { g / $0 } }))
+            transferCeilingRatio: transferGoodput.flatMap { g in ceiling.map { g / $0 } },
+            dataPath: path.dataPath, attMTU: path.attMTU, l2capPSM: path.channel.map { Int($0.psm) },
+            l2capMTU: path.channel?.parameters.sendMTU, l2capReceiveMTU: path.channel?.parameters.receiveMTU,
+            phy: path.channel?.parameters.phy))
         return
       }
       let after = report.deviceAfter.map {
@@ -138,6 +141,7 @@ final class ProgressReporter {
       if report.joinedTrial {
         line("\(version) was already on trial on the device: nothing sent, waited for the trial's verdict")
       }
+      if !path.simulated { line("  link: \(path.description)") }
       line(
         """
         done in \(String(format: "%.2f", seconds)) s: \(after ?? "validated, not activated")

@@ -93,6 +93,13 @@ struct PushCommand: ParsableCommand {
   var dryRun = false
 
   @Option(
+    name: .customLong("data-path"),
+    help: ArgumentHelp(
+      "How image data travels: gatt (write commands), l2cap (the device's L2CAP channel, or fail), or auto (the channel when the device offers one, else GATT; a channel that fails falls back to GATT).",
+      valueName: "gatt|l2cap|auto"))
+  var dataPath: DataPath = .auto
+
+  @Option(
     name: .customLong("announce-crc"),
     help: ArgumentHelp(
       "Announce this CRC32 (hex) instead of the image's: tests a device's VALIDATE.", visibility: .hidden)
@@ -123,7 +130,7 @@ struct PushCommand: ParsableCommand {
     }
     let imageVersion = try resolveVersion(bytes)
     let conditions = try device.conditions()
-    let link = try device.openLink()
+    let link = try device.openLink(dataPath: dataPath)
     var configuration = SenderConfiguration(
       version: imageVersion, activate: !noActivate, permanent: permanent,
       responseTimeout: .milliseconds(Int64(timeout * 1000)), maxConnectAttempts: maxReconnects,
@@ -157,7 +164,9 @@ struct PushCommand: ParsableCommand {
     reporter.finish(
       outcome, elapsed: session.elapsed, size: bytes.count,
       air: device.isSimulated ? AirTime(negotiated) : nil,
-      connectToReady: connectToReady, version: imageVersion)
+      connectToReady: connectToReady, version: imageVersion,
+      path: LinkPathFigures(
+        attMTU: session.negotiatedMTU, channel: session.dataChannel, simulated: device.isSimulated))
     if case .failed(let failure, _) = outcome { throw ExitCode(failure.exitStatus) }
   }
 

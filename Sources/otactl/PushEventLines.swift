@@ -71,6 +71,15 @@ enum PushEventLine {
     let transferSeconds: Double?
     let transferGoodput: Double?
     let transferCeilingRatio: Double?
+    /// "gatt" or "l2cap": how the data went on the last connection.
+    let dataPath: String
+    let attMTU: Int?
+    /// The L2CAP channel's PSM, send MTU (the largest SDU), receive MTU and PHY, as the kernel
+    /// reported them (absent over GATT).
+    let l2capPSM: Int?
+    let l2capMTU: Int?
+    let l2capReceiveMTU: Int?
+    let phy: String?
   }
 
   /// The last line of a push that failed: the exit code and the explanation otactl prints.

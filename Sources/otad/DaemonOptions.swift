@@ -38,6 +38,14 @@ struct DaemonOptions: ParsableArguments {
   @Flag(name: .customLong("require-pairing"), help: "Accept writes only over an encrypted, bonded link.")
   var requirePairing = false
 
+  @Flag(name: .customLong("no-l2cap"), help: "Take data over GATT only: no L2CAP data channel.")
+  var noL2CAP = false
+
+  @Option(
+    name: .customLong("l2cap-psm"),
+    help: "The L2CAP data channel's PSM, 0x80 to 0xFF (default: a dynamic one the kernel picks).")
+  var l2capPSM: String?
+
   @Option(
     name: .customLong("smp-udp"),
     help: ArgumentHelp(
@@ -118,6 +126,11 @@ struct DaemonOptions: ParsableArguments {
       if let adapter { configuration.bluezAdapter = adapter }
       if let name { configuration.localName = name }
       if requirePairing { configuration.requirePairing = true }
+      if noL2CAP { configuration.l2cap = false }
+      if let l2capPSM {
+        let number = l2capPSM.hasPrefix("0x") ? Int(l2capPSM.dropFirst(2), radix: 16) : Int(l2capPSM)
+        configuration.l2capPSM = try DaemonConfiguration.l2capPSM(number ?? -1)
+      }
       if let smpUDP { configuration.smpUDP = try DaemonConfiguration.udpAddress(smpUDP) }
       if noSMPBluetooth { configuration.smpBluetooth = false }
       if let link { configuration.link = try LinkConditions(spec: link, base: configuration.link) }

@@ -73,7 +73,8 @@ struct RunCommand: ParsableCommand {
         connection: try DBusConnection(bus: .system),
         options: .init(
           adapter: adapter, localName: configuration.localName,
-          requireEncryption: configuration.requirePairing, smp: configuration.smpBluetooth),
+          requireEncryption: configuration.requirePairing, smp: configuration.smpBluetooth,
+          l2capPSM: configuration.l2cap ? configuration.l2capPSM : nil),
         logger: logger)
       logger.info(
         "registering with bluetoothd",

@@ -3,6 +3,7 @@ import Logging
 import OTADBus
 import OTALink
 import OTASystem
+import OTASystemTesting
 import Testing
 
 @testable import OTABlueZ
@@ -128,6 +129,7 @@ import Testing
     #expect(flags[OTAUUID.data] == ["write-without-response", "write"])
     #expect(flags[OTAUUID.info] == ["read"] && flags[OTAUUID.firmwareRevision] == ["read"])
     #expect(flags[OTAUUID.blockHashes] == ["read"])
+    #expect(flags[OTAUUID.l2capPSM] == ["read"], "the L2CAP channel's PSM, where Apple's convention puts it")
     #expect(writeAcquired[OTAUUID.data] == true, "the data characteristic takes the AcquireWrite fast path")
     #expect(writeAcquired[OTAUUID.controlPoint] == false, "the control point stays on WriteValue")
   }
@@ -160,6 +162,21 @@ import Testing
     try pump { self.events.count >= 3 }
     #expect(
       events == [.connected(mtu: 517), .dataWrite([0, 0, 0, 0, 1, 2, 3]), .dataWrite([16, 0, 0, 0, 9])])
+  }
+
+  /// A kernel without Bluetooth sockets (or one that refuses the listener) leaves the device on
+  /// GATT: PSM 0, no descriptor of a channel, nothing thrown.
+  @Test func aChannelTheKernelRefusesLeavesThePSMZero() throws {
+    let trace = SystemCallTrace(rules: [.init(.socket, path: "l2cap", .fail(.familyNotSupported))])
+    let refused = try trace.run {
+      try BlueZPeripheral(
+        connection: try DBusConnection(address: bus.address),
+        options: .init(adapter: "hci0", localName: "Test", root: "/org/blueota2", l2capPSM: 0),
+        logger: Logger(label: "test"))
+    }
+    #expect(refused.dataChannelPSM == 0 && refused.dataChannel == nil)
+    #expect(trace.lines.contains("socket l2cap -> EAFNOSUPPORT"))
+    #expect(peripheral.dataChannelPSM == 0, "no channel unless asked for")
   }
 
   @Test func readsHonourTheOffsetAndRefuseOnePastTheEnd() throws {

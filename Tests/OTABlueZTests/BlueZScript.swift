@@ -32,9 +32,10 @@ struct BlueZScript {
   /// Every action, in order.
   var actions: [Action] = []
 
-  init(selector: DeviceSelector = .anyOTADevice, queueDepth: Int = 8) {
+  init(selector: DeviceSelector = .anyOTADevice, queueDepth: Int = 8, dataPath: DataPath = .gatt) {
     machine = BlueZCentralMachine(
-      configuration: .init(adapter: "hci0", selector: selector, queueDepth: queueDepth, commandsInFlight: 4))
+      configuration: .init(
+        adapter: "hci0", selector: selector, queueDepth: queueDepth, commandsInFlight: 4, dataPath: dataPath))
   }
 
   @discardableResult

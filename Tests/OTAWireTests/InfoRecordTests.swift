@@ -14,7 +14,8 @@ import Testing
       lastOutcome: UpdateOutcome(
         result: .rolledBack, from: Version(major: 1, minor: 1, revision: 0),
         to: Version(major: 1, minor: 2, revision: 0),
-        reason: .healthCheckFailed, attemptsUsed: 2), chunksDropped: 0x0102_0304, features: .missingRanges)
+        reason: .healthCheckFailed, attemptsUsed: 2), chunksDropped: 0x0102_0304, features: .missingRanges,
+      l2capPSM: 0x0081)
     info.maxOperationLength = 4096
     info.runningImageSize = 41526
     info.runningImageCRC = 0x1234_5678
@@ -36,17 +37,26 @@ import Testing
     #expect(bytes[69] == 2)  // two trial boots used
     #expect(Array(bytes[70..<74]) == [0x04, 0x03, 0x02, 0x01])  // chunks dropped u32
     #expect(Array(bytes[74..<78]) == [0x01, 0x00, 0x00, 0x00])  // features u32: missing ranges
-    #expect(Array(bytes[78..<80]) == [0x00, 0x00])  // issue 17's L2CAP PSM: none
+    #expect(Array(bytes[78..<80]) == [0x81, 0x00])  // L2CAP PSM u16
     #expect(Array(bytes[80..<84]) == [0x00, 0x10, 0x00, 0x00])  // max operation length 4096
     #expect(Array(bytes[84..<88]) == [0x36, 0xA2, 0x00, 0x00])  // running image size 41526
     #expect(Array(bytes[88..<92]) == [0x78, 0x56, 0x34, 0x12])  // running image crc32
     #expect(bytes.count == 92)
   }
 
-  /// A device from before data operations sends 78 bytes: it takes none and knows no running image.
-  @Test func aDeviceFromBeforeOperationsTakesNone() throws {
+  /// A device from before the L2CAP channel sends 78 bytes: it offers no channel (PSM 0).
+  @Test func aDeviceFromBeforeTheChannelOffersNone() throws {
     let info = try InfoRecord(bytes: Self.sample.encoded.prefix(78))
+    #expect(info.l2capPSM == 0)
     #expect(info.features == .missingRanges)
+    #expect(try InfoRecord(bytes: Self.sample.encoded).l2capPSM == 0x81)
+  }
+
+  /// A device from before data operations sends at most 80 bytes: it takes none and knows no running
+  /// image.
+  @Test func aDeviceFromBeforeOperationsTakesNone() throws {
+    let info = try InfoRecord(bytes: Self.sample.encoded.prefix(80))
+    #expect(info.features == .missingRanges && info.l2capPSM == 0x81)
     #expect(info.maxOperationLength == 0 && info.runningImageSize == 0 && info.runningImageCRC == 0)
     // A partial field is not read: 86 bytes carry the length but not the whole size.
     let partial = try InfoRecord(bytes: Self.sample.encoded.prefix(86))
@@ -70,6 +80,7 @@ import Testing
     expected.maxOperationLength = 0
     expected.runningImageSize = 0
     expected.runningImageCRC = 0
+    expected.l2capPSM = 0
     #expect(info == expected)
     #expect(try InfoRecord(bytes: Self.sample.encoded.prefix(73)) == expected, "a partial count is not read")
   }
@@ -84,6 +95,7 @@ import Testing
     expected.maxOperationLength = 0
     expected.runningImageSize = 0
     expected.runningImageCRC = 0
+    expected.l2capPSM = 0
     #expect(info == expected)
   }
 

@@ -52,6 +52,7 @@ import Testing
       "windowFailures", "bytesResent", "chunksResent", "missingReports", "reconnects", "resumedFrom",
       "runningVersion", "runningSlot", "confirmed",
       "alreadyRunning", "joinedTrial", "transferSeconds", "transferGoodput", "transferCeilingRatio",
+      "dataPath", "attMTU",
     ]
     #expect(Set(final.keys) == documented, "\(final)")
     let status = try daemon.status()
