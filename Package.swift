@@ -39,6 +39,8 @@ let package = Package(
     .target(name: "OTAChecksum", dependencies: ["CZlib"]),
     // Byte formats: protocol messages, versions, Info, MCUboot header and TLVs. No IO.
     .target(name: "OTAWire"),
+    // Traces in Chrome's Trace Event Format: events in, JSON out, bounded. No IO, no clock.
+    .target(name: "OTATrace"),
     // The receiver and sender state machines: events in, actions out. No IO, no clock.
     .target(name: "OTAEngine", dependencies: ["OTAWire", "OTAChecksum"]),
     // A strict CBOR codec (RFC 8949's integers, strings, arrays, maps, bool, null) with bounds. No IO.
@@ -76,14 +78,15 @@ let package = Package(
       name: "OTADevice",
       dependencies: [
         "OTAEngine", "OTAStorage", "OTABoot", "OTALink", "OTASocketLink", "OTASystem", "OTASMP", "OTACBOR",
-        .product(name: "Logging", package: "swift-log"),
+        "OTATrace", .product(name: "Logging", package: "swift-log"),
         .product(name: "TOMLKit", package: "TOMLKit"),
       ]),
     // The central side's IO edge: runs the sender engine over a link.
     .target(
       name: "OTACentral",
       dependencies: [
-        "OTAEngine", "OTALink", "OTAWire", "OTASystem", .product(name: "Logging", package: "swift-log"),
+        "OTAEngine", "OTALink", "OTAWire", "OTASystem", "OTATrace",
+        .product(name: "Logging", package: "swift-log"),
       ]),
 
     // The engines over an in-memory link in virtual time: for tests, benchmarks and the demo.
@@ -97,7 +100,7 @@ let package = Package(
       name: "otad",
       dependencies: [
         "OTADevice", "OTABoot", "OTALink", "OTASocketLink", "OTAStorage", "OTASystem", "OTATrust", "OTAWire",
-        "OTABlueZ", "OTADBus",
+        "OTABlueZ", "OTADBus", "OTATrace",
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
         .product(name: "Logging", package: "swift-log"),
       ]),
@@ -105,7 +108,7 @@ let package = Package(
       name: "otactl",
       dependencies: [
         "OTACentral", "OTAEngine", "OTALink", "OTASocketLink", "OTASystem", "OTAWire", "OTABlueZ", "OTADBus",
-        "OTATrust",
+        "OTATrust", "OTATrace",
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
         .product(name: "Logging", package: "swift-log"),
       ]),
@@ -125,6 +128,7 @@ let package = Package(
       name: "OTATrustTests",
       dependencies: ["OTATrust", "OTAWire", "OTAChecksum", .product(name: "Crypto", package: "swift-crypto")]),
     .testTarget(name: "OTAChecksumTests", dependencies: ["OTAChecksum"]),
+    .testTarget(name: "OTATraceTests", dependencies: ["OTATrace"]),
     .testTarget(
       name: "OTASocketLinkTests", dependencies: ["OTASocketLink", "OTALink", "OTAWire", "OTASystem"]),
     // A private dbus-daemon for the D-Bus and BlueZ tests.
@@ -140,7 +144,7 @@ let package = Package(
     .testTarget(name: "ProcessTests"),
     // Reads docs/ARCHITECTURE.md, Package.swift and the import lines; imports no project target.
     .testTarget(name: "ArchitectureTests"),
-    .testTarget(name: "OTACentralTests", dependencies: ["OTACentral", "OTAEngine", "OTAWire"]),
+    .testTarget(name: "OTACentralTests", dependencies: ["OTACentral", "OTAEngine", "OTAWire", "OTATrace"]),
     .testTarget(name: "OTAEngineTests", dependencies: ["OTAEngine", "OTAChecksum"]),
     .testTarget(
       name: "OTABootTests",
@@ -156,7 +160,7 @@ let package = Package(
         "OTADevice", "OTABoot", "OTAEngine", "OTAStorage", "OTAStorageTesting", "OTASimulation", "OTAWire",
         "OTAChecksum",
         "OTALink",
-        "OTASocketLink", "OTATrust", "OTASMP", "OTACBOR",
+        "OTASocketLink", "OTATrust", "OTASMP", "OTACBOR", "OTATrace",
       ]),
   ]
 )
