@@ -14,12 +14,15 @@ let package = Package(
     .executable(name: "otad", targets: ["otad"]),
     .executable(name: "otactl", targets: ["otactl"]),
     .executable(name: "ota-bench", targets: ["ota-bench"]),
+    .executable(name: "ota-lab", targets: ["ota-lab"]),
   ],
   dependencies: [
     .package(url: "https://github.com/apple/swift-crypto.git", from: "3.12.3"),
     .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
     .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
     .package(url: "https://github.com/LebJe/TOMLKit.git", from: "0.6.0"),
+    // ota-lab's page only: a small HTTP server with no dependencies of its own. otad does not link it.
+    .package(url: "https://github.com/swhitty/FlyingFox.git", from: "0.27.1"),
   ],
   targets: [
     // C libraries from Debian's -dev packages.
@@ -112,6 +115,16 @@ let package = Package(
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
         .product(name: "Logging", package: "swift-log"),
       ]),
+    // The lab's view of a device (the page, the snapshot it draws, otactl's lines reduced). No IO.
+    .target(name: "OTALab", dependencies: ["OTADevice"]),
+    // The lab: one simulated device (otad, otactl as processes) and its page on the loopback address.
+    .executableTarget(
+      name: "ota-lab",
+      dependencies: [
+        "OTALab", "OTADevice", "OTASystem", .product(name: "FlyingFox", package: "FlyingFox"),
+        .product(name: "FlyingSocks", package: "FlyingFox"),
+        .product(name: "ArgumentParser", package: "swift-argument-parser"),
+      ]),
     .executableTarget(
       name: "ota-bench",
       dependencies: [
@@ -129,6 +142,7 @@ let package = Package(
       dependencies: ["OTATrust", "OTAWire", "OTAChecksum", .product(name: "Crypto", package: "swift-crypto")]),
     .testTarget(name: "OTAChecksumTests", dependencies: ["OTAChecksum"]),
     .testTarget(name: "OTATraceTests", dependencies: ["OTATrace"]),
+    .testTarget(name: "OTALabTests", dependencies: ["OTALab", "OTADevice"]),
     .testTarget(
       name: "OTASocketLinkTests", dependencies: ["OTASocketLink", "OTALink", "OTAWire", "OTASystem"]),
     // A private dbus-daemon for the D-Bus and BlueZ tests.
