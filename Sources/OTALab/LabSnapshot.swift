@@ -54,7 +54,8 @@ public struct LabSnapshot: Codable, Equatable, Sendable {
 
   public init(
     at: Double, startedAt: UInt64, otadRunning: Bool, powerCuts: Int, status: DeviceStatusReport?,
-    statusError: String?, deviceEvents: [DeviceEvent], push: PushProgress?, link: Link, windowCapacity: Int,
+    statusError: String?, deviceEvents digest: DeviceEventDigest, push: PushProgress?, link: Link,
+    windowCapacity: Int,
     actions: [String]
   ) {
     self.at = at
@@ -65,6 +66,7 @@ public struct LabSnapshot: Codable, Equatable, Sendable {
     self.push = push
     self.link = link
     self.actions = actions
+    let deviceEvents = digest.events
     let decision = deviceEvents.last { $0.name == "boot decision" }
     boot = Boot(
       running: status?.running, confirmed: status?.confirmed, trialSlot: status?.trial?.slot,
@@ -78,22 +80,23 @@ public struct LabSnapshot: Codable, Equatable, Sendable {
       return [String(format3(seconds)), event.name, Self.detail(event)]
     }
     slot = Self.picture(
-      status: status, deviceEvents: deviceEvents, pushing: push?.running == true,
+      status: status, digest: digest, pushing: push?.running == true,
       windowCapacity: windowCapacity)
   }
 
   /// The slot being written: the journal's slot, size and committed offset, and the windows of the
   /// transfer since its last PREPARE.
   static func picture(
-    status: DeviceStatusReport?, deviceEvents: [DeviceEvent], pushing: Bool, windowCapacity: Int
+    status: DeviceStatusReport?, digest: DeviceEventDigest, pushing: Bool, windowCapacity: Int
   ) -> SlotPicture? {
+    let deviceEvents = digest.events
     guard let status, case .journal(let journal) = status.transfer, journal.size > 0 else { return nil }
     let since = deviceEvents.lastIndex { $0.name == "PREPARE" && $0.args["status"] == "success" }
     let windows = deviceEvents[(since.map { $0 + 1 } ?? 0)...].filter { $0.name == "window" }
     let receiving = pushing && journal.state == "receiving"
     return SlotPicture(
       slot: journal.slot, size: Int(journal.size), committed: Int(journal.committed), windows: Array(windows),
-      receiving: receiving, windowCapacity: windowCapacity)
+      checkedEarlier: digest.windowsCheckedEarlier, receiving: receiving, windowCapacity: windowCapacity)
   }
 
   static func detail(_ event: DeviceEvent) -> String {

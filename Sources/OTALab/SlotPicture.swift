@@ -20,18 +20,19 @@ public struct SlotPicture: Codable, Equatable, Sendable {
   /// One character per cell (`Cell`'s raw values): compact for the page, whatever the image's size.
   public var cells: String
 
-  /// `windows`: the device's window events since the transfer began (oldest first); `receiving`:
+  /// `windows`: the device's window events since the transfer began (oldest first), beside
+  /// `checkedEarlier` windows checked and left out of them (`DeviceEventDigest`); `receiving`:
   /// whether the device is taking chunks past `committed` now.
   public init(
-    slot: String, size: Int, committed: Int, windows: [DeviceEvent], receiving: Bool, windowCapacity: Int,
-    cells count: Int = 128
+    slot: String, size: Int, committed: Int, windows: [DeviceEvent], checkedEarlier: Int = 0, receiving: Bool,
+    windowCapacity: Int, cells count: Int = 128
   ) {
     self.slot = slot
     self.size = size
     self.committed = min(committed, size)
     let checked = windows.filter { $0.args["crc"] == "ok" }
     let failed = windows.filter { $0.args["crc"] != nil && $0.args["crc"] != "ok" }
-    windowsChecked = checked.count
+    windowsChecked = checkedEarlier + checked.count
     windowsFailed = failed.count
     guard size > 0, count > 0 else {
       cells = ""

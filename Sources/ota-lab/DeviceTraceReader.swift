@@ -2,29 +2,32 @@ import Foundation
 import OTALab
 
 /// otad's own trace (`otad run --trace`), read back as the lab's device events: parsed again only
-/// when the file changed, and only the last `limit` events kept.
+/// when the file changed (at most once a second), and only what the page draws kept
+/// (`DeviceEventDigest`).
 struct DeviceTraceReader {
   let path: String
-  let limit: Int
   private var stamp: (Date, Int)?
-  private(set) var events: [DeviceEvent] = []
+  private var parsed: Date?
+  /// At most one parse a second: otad's trace is megabytes during a long push, and the committed
+  /// offset the page draws comes from the status report anyway.
+  static let interval: TimeInterval = 1
+  private(set) var digest = DeviceEventDigest()
 
-  init(path: String, limit: Int = 20_000) {
-    self.path = path
-    self.limit = limit
-  }
+  init(path: String) { self.path = path }
 
   mutating func refresh() {
     guard let attributes = try? FileManager.default.attributesOfItem(atPath: path),
       let modified = attributes[.modificationDate] as? Date, let size = attributes[.size] as? Int
     else { return }
     if let stamp, stamp.0 == modified, stamp.1 == size { return }
+    if let parsed, Date().timeIntervalSince(parsed) < Self.interval { return }
+    parsed = Date()
     guard let data = FileManager.default.contents(atPath: path),
       let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
       let list = object["traceEvents"] as? [[String: Any]]
     else { return }
     stamp = (modified, size)
-    events = list.suffix(limit).compactMap(Self.event)
+    digest = DeviceEventDigest(list.compactMap(Self.event))
   }
 
   static func event(_ object: [String: Any]) -> DeviceEvent? {

@@ -24,11 +24,12 @@ final class LabCentral: Sendable {
 
   var running: Bool { push.withLock { $0?.process.ended() == nil && $0 != nil } }
 
-  /// Starts a push of `image` (a sample's name) over `link`; refused while one runs.
+  /// Starts a push of `image` (a sample's name, or an absolute path) over `link`; refused while one runs.
   func start(label: String, image: String, link: String) throws {
     if running { throw LabError("a push is under way: wait for it, drop the link or cut the power") }
     let arguments = [
-      "push", paths.image(image), "--device", paths.socket, "--json", "--link", link, "--max-reconnects",
+      "push", image.hasPrefix("/") ? image : paths.image(image), "--device", paths.socket, "--json", "--link",
+      link, "--max-reconnects",
       "20",
     ]
     let output = nextOutput()

@@ -47,6 +47,13 @@ final class LabModel: Sendable {
 
   func setLoss(_ loss: Double) { settings.withLock { $0.loss = loss } }
 
+  func setLink(intervalMilliseconds: Double, packets: Int) {
+    settings.withLock {
+      $0.intervalMilliseconds = intervalMilliseconds
+      $0.packets = packets
+    }
+  }
+
   func note(_ action: String) {
     let seconds = (ContinuousClock.now - started).components.seconds
     actions.withLock {
@@ -69,7 +76,7 @@ final class LabModel: Sendable {
         at: Double((now - started).components.seconds) + Double((now - started).components.attoseconds)
           / 1e18,
         startedAt: startedWall, otadRunning: device.running, powerCuts: device.powerCuts, status: status,
-        statusError: statusError, deviceEvents: cache.trace.events, push: central.progress(),
+        statusError: statusError, deviceEvents: cache.trace.digest, push: central.progress(),
         link: LabSnapshot.Link(
           mtu: link.mtu, intervalMilliseconds: link.intervalMilliseconds, loss: link.loss,
           conditions: link.conditions),

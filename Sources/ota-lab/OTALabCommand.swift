@@ -38,6 +38,13 @@ struct OTALabCommand: ParsableCommand {
     help: "An image (path) for the push-big action: a large push, to watch the page stay responsive.")
   var bigImage: String?
 
+  @Option(help: "The link's connection interval in milliseconds (the lab's 30 shows windows one by one).")
+  var interval = 30
+
+  @Option(
+    help: "Packets per connection event (the lab's 2 keeps the sample firmware's push a few seconds long).")
+  var packets = 2
+
   @Flag(help: "Keep the lab's folder (slots, logs, traces) when it stops.")
   var keep = false
 
@@ -49,6 +56,7 @@ struct OTALabCommand: ParsableCommand {
     let central = LabCentral(paths: paths)
     let windowBytes = Int(try DaemonConfiguration.byteSize(window))
     let model = LabModel(device: device, central: central, windowCapacity: windowBytes)
+    model.setLink(intervalMilliseconds: Double(max(1, interval)), packets: max(1, packets))
     try device.start()
     let requestedPort = port
     let big = bigImage.map { URL(fileURLWithPath: $0).path }

@@ -3,8 +3,8 @@ import OTADevice
 import OTATrace
 
 /// `otad run --trace FILE`: the daemon's trace, rewritten whole (write and rename: a reader never
-/// sees half a file) at most every quarter second while windows stream, and at once for every other
-/// step, so that a restart or a kill loses at most a quarter second. A restarted daemon continues
+/// sees half a file) at most every quarter second while windows stream (up to two seconds for a
+/// large trace), and at once for every other step, so that a kill loses only the last windows. A restarted daemon continues
 /// the file it finds (a trace it wrote; anything else is replaced).
 final class DeviceTraceFile {
   let path: String
@@ -29,11 +29,15 @@ final class DeviceTraceFile {
     trace.record(activity, at: now)
     switch activity {
     case .request("WINDOW", _, _), .response("WINDOW", _, _, _):
-      if now - lastWrite >= 250_000 { write(at: now) }
+      if now - lastWrite >= Self.windowInterval(events: trace.builder.events.count) { write(at: now) }
     default:
       write(at: now)
     }
   }
+
+  /// How long window events wait to be written: a quarter second, longer as the file grows (a
+  /// 64 MiB push is thousands of windows: the file is rewritten whole at most every two seconds).
+  static func windowInterval(events: Int) -> UInt64 { min(2_000_000, max(250_000, UInt64(events) * 250)) }
 
   func write(at now: UInt64 = DeviceTraceFile.now) {
     lastWrite = now

@@ -75,3 +75,38 @@ import Testing
     }
   }
 }
+
+@Suite struct DeviceEventDigestTests {
+  @Test func aLongTransferKeepsTheRecentEventsItsFailuresAndACountOfTheRest() {
+    var all = [
+      DeviceEvent(name: "boot decision", time: 0, args: ["row": "confirmed slot runs"]),
+      DeviceEvent(name: "window", time: 1, args: ["offset": "0", "crc": "CRC mismatch"]),
+      DeviceEvent(name: "PREPARE", time: 2, args: ["status": "success"]),
+    ]
+    for index in 0..<5000 {
+      let crc = index == 7 ? "CRC mismatch" : "ok"
+      all.append(
+        DeviceEvent(name: "window", time: UInt64(3 + index), args: ["offset": "\(index * 8192)", "crc": crc]))
+    }
+    let digest = DeviceEventDigest(all, recent: 100)
+    #expect(digest.events.count == 103, "the boot decision, PREPARE, one failed window and the last 100")
+    #expect(digest.windowsCheckedEarlier == 4899)
+    #expect(digest.events.map(\.name).prefix(3) == ["boot decision", "PREPARE", "window"])
+    #expect(
+      digest.events[2].args["offset"] == "\(7 * 8192)",
+      "this transfer's failed window; the one before PREPARE is dropped")
+    let picture = LabSnapshotPictureProbe.checked(digest)
+    #expect(picture == 4999)
+  }
+}
+
+/// The picture's count of checked windows from a digest: the dropped ones and the kept ones.
+enum LabSnapshotPictureProbe {
+  static func checked(_ digest: DeviceEventDigest) -> Int {
+    let windows = digest.events.filter { $0.name == "window" }
+    return SlotPicture(
+      slot: "B", size: 5000 * 8192, committed: 5000 * 8192, windows: windows,
+      checkedEarlier: digest.windowsCheckedEarlier, receiving: false, windowCapacity: 8192
+    ).windowsChecked
+  }
+}
