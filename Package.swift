@@ -14,12 +14,15 @@ let package = Package(
     .executable(name: "otad", targets: ["otad"]),
     .executable(name: "otactl", targets: ["otactl"]),
     .executable(name: "ota-bench", targets: ["ota-bench"]),
+    .executable(name: "ota-lab", targets: ["ota-lab"]),
   ],
   dependencies: [
     .package(url: "https://github.com/apple/swift-crypto.git", from: "3.12.3"),
     .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
     .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
     .package(url: "https://github.com/LebJe/TOMLKit.git", from: "0.6.0"),
+    // ota-lab's page only: a small HTTP server with no dependencies of its own. otad does not link it.
+    .package(url: "https://github.com/swhitty/FlyingFox.git", from: "0.27.1"),
   ],
   targets: [
     // C libraries from Debian's -dev packages.
@@ -41,6 +44,8 @@ let package = Package(
     .target(name: "OTAChecksum", dependencies: ["CZlib"]),
     // Byte formats: protocol messages, versions, Info, MCUboot header and TLVs. No IO.
     .target(name: "OTAWire"),
+    // Traces in Chrome's Trace Event Format: events in, JSON out, bounded. No IO, no clock.
+    .target(name: "OTATrace"),
     // The receiver and sender state machines: events in, actions out. No IO, no clock.
     .target(name: "OTAEngine", dependencies: ["OTAWire", "OTAChecksum"]),
     // A strict CBOR codec (RFC 8949's integers, strings, arrays, maps, bool, null) with bounds. No IO.
@@ -78,14 +83,15 @@ let package = Package(
       name: "OTADevice",
       dependencies: [
         "OTAEngine", "OTAStorage", "OTABoot", "OTALink", "OTASocketLink", "OTASystem", "OTASMP", "OTACBOR",
-        .product(name: "Logging", package: "swift-log"),
+        "OTATrace", .product(name: "Logging", package: "swift-log"),
         .product(name: "TOMLKit", package: "TOMLKit"),
       ]),
     // The central side's IO edge: runs the sender engine over a link.
     .target(
       name: "OTACentral",
       dependencies: [
-        "OTAEngine", "OTALink", "OTAWire", "OTASystem", .product(name: "Logging", package: "swift-log"),
+        "OTAEngine", "OTALink", "OTAWire", "OTASystem", "OTATrace",
+        .product(name: "Logging", package: "swift-log"),
       ]),
 
     // The engines over an in-memory link in virtual time: for tests, benchmarks and the demo.
@@ -99,7 +105,7 @@ let package = Package(
       name: "otad",
       dependencies: [
         "OTADevice", "OTABoot", "OTALink", "OTASocketLink", "OTAStorage", "OTASystem", "OTATrust", "OTAWire",
-        "OTABlueZ", "OTADBus",
+        "OTABlueZ", "OTADBus", "OTATrace",
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
         .product(name: "Logging", package: "swift-log"),
       ]),
@@ -107,9 +113,19 @@ let package = Package(
       name: "otactl",
       dependencies: [
         "OTACentral", "OTAEngine", "OTALink", "OTASocketLink", "OTASystem", "OTAWire", "OTABlueZ", "OTADBus",
-        "OTATrust",
+        "OTATrust", "OTATrace",
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
         .product(name: "Logging", package: "swift-log"),
+      ]),
+    // The lab's view of a device (the page, the snapshot it draws, otactl's lines reduced). No IO.
+    .target(name: "OTALab", dependencies: ["OTADevice"]),
+    // The lab: one simulated device (otad, otactl as processes) and its page on the loopback address.
+    .executableTarget(
+      name: "ota-lab",
+      dependencies: [
+        "OTALab", "OTADevice", "OTASystem", .product(name: "FlyingFox", package: "FlyingFox"),
+        .product(name: "FlyingSocks", package: "FlyingFox"),
+        .product(name: "ArgumentParser", package: "swift-argument-parser"),
       ]),
     .executableTarget(
       name: "ota-bench",
@@ -127,6 +143,8 @@ let package = Package(
       name: "OTATrustTests",
       dependencies: ["OTATrust", "OTAWire", "OTAChecksum", .product(name: "Crypto", package: "swift-crypto")]),
     .testTarget(name: "OTAChecksumTests", dependencies: ["OTAChecksum"]),
+    .testTarget(name: "OTATraceTests", dependencies: ["OTATrace"]),
+    .testTarget(name: "OTALabTests", dependencies: ["OTALab", "OTADevice"]),
     .testTarget(
       name: "OTASocketLinkTests", dependencies: ["OTASocketLink", "OTALink", "OTAWire", "OTASystem"]),
     // A private dbus-daemon for the D-Bus and BlueZ tests.
@@ -142,7 +160,7 @@ let package = Package(
     .testTarget(name: "ProcessTests"),
     // Reads docs/ARCHITECTURE.md, Package.swift and the import lines; imports no project target.
     .testTarget(name: "ArchitectureTests"),
-    .testTarget(name: "OTACentralTests", dependencies: ["OTACentral", "OTAEngine", "OTAWire"]),
+    .testTarget(name: "OTACentralTests", dependencies: ["OTACentral", "OTAEngine", "OTAWire", "OTATrace"]),
     .testTarget(name: "OTAEngineTests", dependencies: ["OTAEngine", "OTAChecksum"]),
     .testTarget(
       name: "OTABootTests",
@@ -158,7 +176,7 @@ let package = Package(
         "OTADevice", "OTABoot", "OTAEngine", "OTAStorage", "OTAStorageTesting", "OTASimulation", "OTAWire",
         "OTAChecksum",
         "OTALink",
-        "OTASocketLink", "OTATrust", "OTASMP", "OTACBOR",
+        "OTASocketLink", "OTATrust", "OTASMP", "OTACBOR", "OTATrace",
       ]),
   ]
 )

@@ -117,5 +117,30 @@ blueota_install_smpclient() {
   export BLUEOTA_SMPCLIENT_PYTHON="$venv/bin/python"
 }
 
+# The lab's browser test (Scripts/lab/test_lab.py): Debian's chromium and chromium-driver, and
+# selenium, pinned, in its own venv at <repo>/.build-selenium. Exports BLUEOTA_SELENIUM_PYTHON, the
+# venv's python. Fails (without stopping the caller) when either cannot be installed.
+blueota_selenium_version=4.43.0
+blueota_install_lab_browser() {
+  local venv missing=() sudo=()
+  for package in chromium chromium-driver; do
+    dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
+  done
+  if ((${#missing[@]} > 0)); then
+    if [[ "$(id -u)" != 0 ]]; then
+      command -v sudo >/dev/null || { echo "setup: need root (or sudo) to install: ${missing[*]}" >&2; return 1; }
+      sudo=(sudo)
+    fi
+    echo "setup: installing Debian packages: ${missing[*]}" >&2
+    export DEBIAN_FRONTEND=noninteractive
+    { "${sudo[@]}" apt-get update -qq &&
+      "${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" </dev/null; } >&2 || return 1
+  fi
+  venv="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/.build-selenium"
+  blueota_install_pinned_venv "$venv" selenium "$blueota_selenium_version" "selenium==$blueota_selenium_version" ||
+    return 1
+  export BLUEOTA_SELENIUM_PYTHON="$venv/bin/python"
+}
+
 blueota_install_packages
 blueota_find_swift

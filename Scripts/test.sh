@@ -51,6 +51,24 @@ if [[ $# -eq 0 ]]; then
     status=1
   fi
 
+  echo "== the lab page in a browser (Scripts/lab/test_lab.py: headless chromium, selenium)"
+  if blueota_install_lab_browser; then
+    lab_status=0
+    "$BLUEOTA_SELENIUM_PYTHON" Scripts/lab/test_lab.py --bin "$(swift build --show-bin-path)" 2>&1 | tee "$log" ||
+      lab_status=$?
+    lab_line="$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$log" | tail -n 1)"
+    if [[ -n "$lab_line" ]]; then
+      total=$((total + $(echo "$lab_line" | cut -d' ' -f1) + $(echo "$lab_line" | cut -d' ' -f3)))
+      failed=$((failed + $(echo "$lab_line" | cut -d' ' -f3)))
+    fi
+    if ((lab_status != 0)); then
+      [[ -n "$lab_line" && "$(echo "$lab_line" | cut -d' ' -f3)" != 0 ]] || { total=$((total + 1)); failed=$((failed + 1)); }
+      status=1
+    fi
+  else
+    echo "lab: SKIPPED: chromium, chromium-driver or selenium could not be installed (see above)"
+  fi
+
   echo "== fuzzing (Scripts/fuzz.sh: each libFuzzer target for 20 s; docs/FUZZING.md)"
   fuzz_status=0
   bash Scripts/fuzz.sh --seconds 20 2>&1 | tee "$log" || fuzz_status=$?

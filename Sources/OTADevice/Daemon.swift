@@ -37,12 +37,16 @@ public struct Daemon: Sendable {
     public var withdraw: () -> Void
     /// Restarts into `plan` (the configured restart action); returns only by throwing.
     public var restart: (_ plan: BootPlan) throws -> Never
+    /// Told what the daemon does as it does it: boot decisions, requests, answers, restarts.
+    public var observe: (DeviceActivity) -> Void
 
     public init(
       openLink: @escaping (_ link: DeviceLink, _ logger: Logger) throws -> OpenLink,
       announce: @escaping () -> Void, withdraw: @escaping () -> Void,
-      restart: @escaping (_ plan: BootPlan) throws -> Never
+      restart: @escaping (_ plan: BootPlan) throws -> Never,
+      observe: @escaping (DeviceActivity) -> Void = { _ in }
     ) {
+      self.observe = observe
       self.openLink = openLink
       self.announce = announce
       self.withdraw = withdraw
@@ -69,7 +73,20 @@ public struct Daemon: Sendable {
     var runningImage: InstalledImageCheck?
     if configuration.boot.stage == .daemon {
       let stage = try BootStageReport.run(control, logger: logger)
-      if stage.decision.restart { try environment.restart(stage.decision.state.plan) }
+      let decision = stage.decision
+      let outcome = decision.state.outcome
+      environment.observe(
+        .bootDecision(
+          row: decision.row.rawValue, run: "\(decision.run)",
+          version: "\(decision.state[decision.run].version)",
+          restart: decision.restart,
+          rolledBack: [.trialExhausted, .trialExhaustedStillRunning, .bootloaderFellBack].contains(
+            decision.row)
+            ? "firmware \(outcome.to) \(outcome.reason)" : nil))
+      if stage.decision.restart {
+        environment.observe(.restart(reason: "the boot stage: \(decision.row.rawValue)"))
+        try environment.restart(stage.decision.state.plan)
+      }
       running = stage.decision.run
       runningImage = stage.image
     }
@@ -78,6 +95,10 @@ public struct Daemon: Sendable {
       windowGrace: configuration.windowGrace, imageCheck: .standard(policy),
       pairingRequired: configuration.requirePairing)
     logStart(host, logger: logger)
+    environment.observe(
+      .serving(
+        slot: "\(host.running)", version: "\(host.info().runningVersion)", onTrial: host.runningOnTrial,
+        committed: host.info().transfer.committedOffset))
     environment.announce()
     defer { environment.withdraw() }
     let stopSignals = try StopSignals()
@@ -94,12 +115,14 @@ public struct Daemon: Sendable {
       host: host, link: opened.link, logger: logger, trial: configuration.boot.trial,
       healthEnvironment: healthEnvironment,
       smp: smpOn ? SMPService(device: SMPDevice(system: SMPDevice.systemInfo())) : nil, smpUDP: smpUDP)
+    service.observe = environment.observe
     let stop = try service.run(stopSignals: stopSignals)
     host = service.host
     opened.close()
     switch stop {
     case .signal(let number):
       logger.notice("stopping on signal \(number)")
+      environment.observe(.stopped(signal: number))
     case .restart:
       environment.withdraw()
       try environment.restart(host.boot.plan)

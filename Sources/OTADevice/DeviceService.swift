@@ -42,6 +42,8 @@ public final class DeviceService {
   /// OTA transfer is under way (one transfer at a time).
   var otaConnected = false
   var lastOTAWrite: Duration?
+  /// Told each request, answer, connection and trial step as it happens (`otad run --trace`).
+  public var observe: (DeviceActivity) -> Void = { _ in }
 
   /// `trial` says how a slot on trial proves itself; `healthEnvironment` is what the health check
   /// learns about the trial (OTAD_SLOT, OTAD_VERSION, ...).
@@ -89,6 +91,7 @@ public final class DeviceService {
       if let check = healthCheck, readable.contains(check.descriptor), let exit = check.reap() {
         healthCheck = nil
         logger.notice("health check ended: \(exit)")
+        observe(.healthCheck(passed: exit.succeeded, detail: "\(exit)"))
         if try supervise({ $0.healthCheckEnded(passed: exit.succeeded, "\(exit)") }) { return .restart }
       }
       let events = try link.service(readable: readable, now: now) { characteristic, mtu in
@@ -160,8 +163,13 @@ public final class DeviceService {
         logger.notice(
           "firmware \(outcome.to) confirmed after \(outcome.attemptsUsed) boot(s): slot \(host.running) is good"
         )
+        observe(.verdict("firmware \(outcome.to) confirmed after \(outcome.attemptsUsed) boot(s)"))
       case .failBoot(let reason):
         try host.failTrialBoot(reason)
+        observe(
+          .verdict(
+            host.boot.trial.map { "failed boot (\(reason)), \($0.attemptsLeft) left" }
+              ?? "marked bad (\(reason)): rolling back to slot \(host.boot.confirmed)"))
         if let trial = host.boot.trial {
           logger.error(
             "firmware on slot \(host.running): \(reason); \(trial.attemptsLeft) trial boot(s) left")
@@ -173,6 +181,7 @@ public final class DeviceService {
       case .restart(let why):
         restartReason = why
         logger.notice("restarting: \(why)")
+        observe(.restart(reason: why))
         link.disconnect()
         return true
       }
@@ -191,6 +200,7 @@ public final class DeviceService {
     guard keep else {
       restartReason = "slot \(host.running) was marked bad"
       logger.notice("restarting: \(restartReason)")
+      observe(.restart(reason: restartReason))
       link.disconnect()
       return true
     }
@@ -202,6 +212,7 @@ public final class DeviceService {
     switch event {
     case .connected(let mtu):
       logger.info("central connected", metadata: ["mtu": "\(mtu)"])
+      observe(.connected(mtu: mtu))
       otaConnected = true
       rejectedAtConnect = host.engine.statistics.operationsRejected
       return try apply(try host.handle(.connected(mtu: mtu)))
@@ -217,6 +228,7 @@ public final class DeviceService {
           "operations-rejected": "\(host.engine.statistics.operationsRejected)",
           "reorder-window": "\(host.engine.reorderWindow)",
         ])
+      observe(.disconnected(committed: host.engine.transferStatus.committedOffset))
       timer = nil
       lastStorageFailure = nil
       otaConnected = false
@@ -271,6 +283,7 @@ public final class DeviceService {
     if restart {
       restartReason = "ACTIVATE: \(host.boot.plan)"
       logger.notice("restarting into \(host.boot.plan)")
+      observe(.restart(reason: restartReason))
       link.disconnect()
     }
     return restart
@@ -303,6 +316,11 @@ public final class DeviceService {
 
   private func logRequest(_ bytes: [UInt8]) {
     guard let request = try? Request(bytes: bytes) else { return }
+    if case .window(let offset, let length, _) = request {
+      observe(.request("WINDOW", offset: offset, length: length))
+    } else {
+      observe(.request("\(request.opcode)", offset: nil, length: nil))
+    }
     switch request {
     case .prepare(let size, let crc32, let version):
       logger.info(
@@ -320,6 +338,7 @@ public final class DeviceService {
     let name =
       Opcode(rawValue: response.requestOpcode)?.description
       ?? "0x\(String(response.requestOpcode, radix: 16))"
+    observeResponse(name, response)
     if response.status == .success {
       if case .offset(let offset) = response.payload {
         logger.debug("\(name) committed", metadata: ["offset": "\(offset)"])
@@ -337,5 +356,24 @@ public final class DeviceService {
         logger.warning("\(name) answered \(response.status)", metadata: ["payload": "\(response.payload)"])
       }
     }
+  }
+}
+
+extension DeviceService {
+  /// An answer, for the observer: the committed offset a window or STATUS answer carries, and the
+  /// reason VALIDATE or ACTIVATE refused the image.
+  fileprivate func observeResponse(_ name: String, _ response: Response) {
+    var offset: UInt32?
+    switch response.payload {
+    case .offset(let committed): offset = committed
+    case .status(let status): offset = status.committedOffset
+    default: offset = nil
+    }
+    let judged =
+      response.requestOpcode == Opcode.validate.rawValue || response.requestOpcode == Opcode.activate.rawValue
+    observe(
+      .response(
+        name, status: "\(response.status)", offset: offset,
+        reason: response.status != .success && judged ? host.lastImageRejection.map { "\($0)" } : nil))
   }
 }

@@ -100,6 +100,12 @@ struct PushCommand: ParsableCommand {
   var dataPath: DataPath = .auto
 
   @Option(
+    help: ArgumentHelp(
+      "Write the push as a trace (Chrome's Trace Event Format, for Perfetto or chrome://tracing) to this file.",
+      valueName: "file"))
+  var trace: String?
+
+  @Option(
     name: .customLong("announce-crc"),
     help: ArgumentHelp(
       "Announce this CRC32 (hex) instead of the image's: tests a device's VALIDATE.", visibility: .hidden)
@@ -150,11 +156,27 @@ struct PushCommand: ParsableCommand {
       over: device.isSimulated ? "\(conditions)" : "Bluetooth (\(device.adapter) to \(device.device))")
     let bases = try base.map { try BaseImages.load($0) } ?? []
     reporter.baseNames = bases.map(\.name)
+    let recorder = trace.map {
+      TraceFile(
+        path: $0,
+        trace: PushTrace(image: image, version: "\(imageVersion)", size: bytes.count, at: TraceFile.now))
+    }
     let session = PushSession(
       image: bytes, configuration: configuration, bases: bases,
       blockDigest: { BlockDigest.truncatedSHA256($0) }, link: link, logger: device.logger(),
-      onProgress: { progress, report in reporter.update(progress, report) })
-    let outcome = try session.run()
+      onProgress: { progress, report in
+        reporter.update(progress, report)
+        recorder?.trace.record(progress, report, at: TraceFile.now)
+      })
+    let outcome: SenderOutcome
+    do {
+      outcome = try session.run()
+    } catch {
+      recorder?.write()
+      throw error
+    }
+    recorder?.trace.finish(outcome, at: TraceFile.now)
+    recorder?.write()
     // The raw capacity is the simulated link's at the MTU both sides settled on.
     var negotiated = conditions
     negotiated.mtu = session.negotiatedMTU ?? conditions.mtu

@@ -22,6 +22,12 @@ struct RunCommand: ParsableCommand {
 
   @OptionGroup var options: DaemonOptions
 
+  @Option(
+    help: ArgumentHelp(
+      "Write what the daemon does as a trace (Chrome's Trace Event Format, for Perfetto or chrome://tracing) to this file; a restart continues it.",
+      valueName: "file"))
+  var trace: String?
+
   func validate() throws {
     let settings = try options.settings()
     _ = try DaemonOptions.imagePolicy(settings.configuration)
@@ -36,8 +42,11 @@ struct RunCommand: ParsableCommand {
       let daemon = try Daemon(
         layout: settings.layout, configuration: settings.configuration,
         policy: try DaemonOptions.imagePolicy(settings.configuration))
-      try daemon.serve(
-        link: settings.link, environment: Self.environment(daemon, logger: logger), logger: logger)
+      let traceFile = trace.map { DeviceTraceFile(path: $0) }
+      var environment = Self.environment(daemon, logger: logger)
+      if let traceFile { environment.observe = { traceFile.record($0) } }
+      try daemon.serve(link: settings.link, environment: environment, logger: logger)
+      traceFile?.write()
     } catch let error as StorageError {
       try Self.stop(error)
     } catch BootError.storage(let error) {

@@ -56,6 +56,15 @@ import Testing
     #expect(targets["ProcessTests"] == [])
   }
 
+  /// Issue 16's rule: the lab's web server is ota-lab's alone; the daemon and the central link none.
+  @Test func onlyTheLabLinksAWebServer() throws {
+    let targets = ModuleGraph.packageTargets(try Self.text("Package.swift"))
+    #expect(ModuleGraph.linked(by: "ota-lab", in: targets).contains("FlyingFox"))
+    for executable in ["otad", "otactl", "ota-bench"] {
+      #expect(!ModuleGraph.linked(by: executable, in: targets).contains("FlyingFox"), "\(executable)")
+    }
+  }
+
   /// otad's links are followed through the manifest: the real daemon reaches storage, and a testing
   /// target two steps away is reported.
   @Test func otadLinksNoTestingTarget() throws {

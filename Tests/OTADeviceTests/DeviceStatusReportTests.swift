@@ -107,5 +107,11 @@ import Testing
     #expect(report.slots.map(\.capacity) == [4096, 4096] && report.slots.map(\.status) == ["good", "empty"])
     #expect(report.bootState == "missing" && report.transfer == .missing && report.rebuilt == nil)
     #expect(try FileManager.default.contentsOfDirectory(atPath: directory + "/state").isEmpty)
+    #expect(report.runningImage != nil, "otad status checks the running image")
+    let unchecked = try daemon.statusReport(checkingImage: false)
+    #expect(unchecked.runningImage == nil, "a watcher's report does not")
+    var same = unchecked
+    same.runningImage = report.runningImage
+    #expect(same == report, "and differs in nothing else")
   }
 }

@@ -1,0 +1,163 @@
+/// The lab's one page: HTML, CSS and script in one document, nothing fetched from elsewhere (it
+/// works with no network). The script asks `/state` a few times a second and draws it; the buttons
+/// post to `/action/NAME`.
+public enum LabPage {
+  public static let html = """
+    <!doctype html>
+    <html lang="en"><head><meta charset="utf-8"><title>BlueOTA lab</title>
+    <meta name="viewport" content="width=device-width, initial-scale=1">
+    <style>
+    body{font:14px/1.35 system-ui,sans-serif;margin:0;background:#f4f5f7;color:#1d2330}
+    header{background:#1d2330;color:#fff;padding:8px 16px;display:flex;gap:16px;align-items:baseline}
+    header h1{font-size:18px;margin:0} header span{opacity:.8}
+    main{display:grid;grid-template-columns:repeat(auto-fit,minmax(420px,1fr));gap:12px;padding:12px}
+    section{background:#fff;border-radius:6px;padding:10px 12px;box-shadow:0 1px 2px #0002}
+    h2{font-size:15px;margin:0 0 8px}
+    .slots{display:flex;gap:10px}
+    .slot{flex:1;border:2px solid #c7cbd3;border-radius:6px;padding:8px}
+    .slot.running{border-color:#2b7a3d} .slot.trial{border-color:#d48a00;border-style:dashed}
+    .badge{display:inline-block;font-size:11px;border-radius:3px;padding:1px 5px;margin:2px 2px 0 0;background:#e3e6eb}
+    .badge.run{background:#2b7a3d;color:#fff} .badge.conf{background:#2456a6;color:#fff}
+    .badge.trial{background:#d48a00;color:#fff} .badge.bad{background:#b3261e;color:#fff}
+    .cells{display:grid;grid-template-columns:repeat(32,1fr);gap:1px;margin-top:6px}
+    .cells i{display:block;height:12px;background:#e3e6eb}
+    .cells i.c{background:#2b7a3d} .cells i.w{background:#f0c420} .cells i.x{background:#b3261e} .cells i.r{background:#6aa84f;outline:2px solid #b3261e;outline-offset:-2px}
+    .legend i{display:inline-block;width:10px;height:10px;margin:0 3px 0 8px;vertical-align:-1px}
+    table{border-collapse:collapse;width:100%} td{padding:2px 4px;vertical-align:top} td:first-child{color:#5b6475;width:40%}
+    .timeline{position:relative;height:34px;background:#eef0f3;border-radius:4px;overflow:hidden}
+    .timeline div{position:absolute;top:0;bottom:0;border-right:1px solid #fff;font-size:11px;color:#fff;overflow:hidden;white-space:nowrap;padding:2px}
+    .buttons{display:flex;flex-wrap:wrap;gap:6px}
+    button{font:inherit;padding:6px 10px;border-radius:4px;border:1px solid #8a93a6;background:#fff;cursor:pointer}
+    button:hover{background:#eef0f3}
+    ol{margin:0;padding-left:18px;max-height:260px;overflow:auto;font:12px/1.3 ui-monospace,monospace}
+    .ok{color:#2b7a3d;font-weight:600} .fail{color:#b3261e;font-weight:600}
+    canvas{width:100%;height:120px;background:#fafbfc;border:1px solid #e3e6eb}
+    </style></head><body>
+    <header><h1>BlueOTA lab</h1><span id="summary">connecting to the lab…</span></header>
+    <main>
+    <section id="slots-section"><h2>Slots</h2><div class="slots" id="slots"></div>
+      <div id="transfer"></div>
+      <div class="cells" id="cells"></div>
+      <div class="legend"><i style="background:#2b7a3d"></i>committed (checked)<i style="background:#f0c420"></i>in flight<i style="background:#b3261e"></i>failed check<i style="background:#6aa84f;outline:2px solid #b3261e"></i>resent<i style="background:#e3e6eb"></i>empty</div>
+    </section>
+    <section><h2>Boot state</h2><table id="boot"></table></section>
+    <section><h2>Push</h2><div id="push-line"></div><div class="timeline" id="timeline"></div><table id="push"></table></section>
+    <section><h2>Link and throughput</h2><table id="link"></table><canvas id="chart" width="600" height="160"></canvas></section>
+    <section><h2>Try it</h2><div class="buttons">
+      <button id="push-v2" data-action="push-v2">Push v2 (good)</button>
+      <button id="push-v3" data-action="push-v3">Push v3 (fails its self-test)</button>
+      <button id="push-unsigned" data-action="push-unsigned">Push an unsigned image</button>
+      <button id="drop-link" data-action="drop-link">Drop the link</button>
+      <button id="power-cut" data-action="power-cut">Power cut</button>
+      <button id="flip-byte" data-action="flip-byte">Flip a byte in the inactive slot</button>
+      <label>loss <select id="loss"><option>0</option><option>0.02</option><option>0.1</option><option>0.3</option></select></label>
+      <button id="set-loss" data-action="set-loss">Change the loss</button>
+    </div><ol id="actions"></ol></section>
+    <section><h2>What otad did (newest first)</h2><ol id="events" reversed></ol></section>
+    </main>
+    <script>
+    const $ = id => document.getElementById(id);
+    const esc = s => String(s ?? '').replace(/[&<>"]/g, c => ({'&':'&amp;','<':'&lt;','>':'&gt;','"':'&quot;'}[c]));
+    const rows = pairs => pairs.map(([k, v]) => `<tr><td>${esc(k)}</td><td>${v}</td></tr>`).join('');
+    const kib = n => n >= 1048576 ? (n / 1048576).toFixed(2) + ' MiB' : (n / 1024).toFixed(1) + ' KiB';
+    const colors = {connecting:'#7a8599',readingInfo:'#7a8599',checkingStatus:'#7a8599',preparing:'#6a4fb3',transferring:'#2456a6',validating:'#138a8a',activating:'#d48a00',restarting:'#8a5a00',verifying:'#2b7a3d',awaitingConfirmation:'#2b7a3d',confirming:'#2b7a3d'};
+    let last = null;
+    document.querySelectorAll('button[data-action]').forEach(b => b.addEventListener('click', async () => {
+      const body = b.dataset.action === 'set-loss' ? $('loss').value : '';
+      const r = await fetch('/action/' + b.dataset.action, {method: 'POST', body});
+      const text = await r.text();
+      if (!r.ok) alert(text);
+      poll();
+    }));
+    function drawSlots(s) {
+      const st = s.status;
+      $('slots').innerHTML = (st ? st.slots : []).map(sl => {
+        const trial = s.boot.trialSlot === sl.slot;
+        const badges = [sl.running ? '<span class="badge run">running</span>' : '',
+          sl.confirmed ? '<span class="badge conf">confirmed</span>' : '',
+          trial ? '<span class="badge trial">on trial</span>' : '',
+          sl.status === 'bad' ? '<span class="badge bad">bad</span>' : '',
+          s.slot && s.slot.slot === sl.slot ? '<span class="badge">being written</span>' : ''].join('');
+        return `<div class="slot ${sl.running ? 'running' : ''} ${trial ? 'trial' : ''}" id="slot-${sl.slot}" data-version="${esc(sl.version)}" data-status="${esc(sl.status)}">
+          <b>Slot ${sl.slot}</b> ${badges}<br>firmware <b>${esc(sl.version ?? 'none')}</b> · ${esc(sl.status)}</div>`;
+      }).join('');
+      const p = s.slot;
+      if (p) {
+        $('transfer').innerHTML = `Slot ${p.slot}: <b id="committed" data-committed="${p.committed}" data-size="${p.size}">${kib(p.committed)}</b> of ${kib(p.size)} committed · <span id="windows" data-checked="${p.windowsChecked}" data-failed="${p.windowsFailed}">${p.windowsChecked} windows checked, ${p.windowsFailed} failed</span>`;
+        $('cells').innerHTML = [...p.cells].map(c => `<i class="${c === '.' ? '' : c}"></i>`).join('');
+        $('cells').dataset.cells = p.cells;
+      } else {
+        $('transfer').textContent = 'no transfer in the journal';
+        $('cells').innerHTML = '';
+        $('cells').dataset.cells = '';
+      }
+    }
+    function drawBoot(s) {
+      const b = s.boot;
+      const outcome = b.outcome === 'rolled back' ? `<span class="fail" id="outcome">rolled back</span>` :
+        b.outcome === 'succeeded' ? `<span class="ok" id="outcome">succeeded</span>` : `<span id="outcome">${esc(b.outcome ?? '—')}</span>`;
+      $('boot').innerHTML = rows([
+        ['device', s.otadRunning ? '<span class="ok">otad running</span>' : '<span class="fail">off (power cut)</span>'],
+        ['running slot', esc(b.running ?? '—')], ['confirmed slot', esc(b.confirmed ?? '—')],
+        ['trial', b.trialSlot ? `slot ${esc(b.trialSlot)}, ${b.bootsLeft} of ${b.bootsAllowed} boots left` : 'none'],
+        ['last boot decision', `<span id="decision">${esc(b.lastDecision ?? '—')}</span>${b.lastDecisionSlot ? ' → slot ' + esc(b.lastDecisionSlot) : ''}`],
+        ['last outcome', outcome + (b.outcomeTo && b.outcome !== 'none' ? ` ${esc(b.outcomeFrom)} → ${esc(b.outcomeTo)}` : '')],
+        ['reason', `<span id="reason">${esc(b.outcomeReason ?? '')}</span>`],
+        ['restarts and power cuts', String(s.powerCuts)]]);
+    }
+    function drawPush(s) {
+      const p = s.push;
+      if (!p) { $('push-line').textContent = 'no push yet: press a push button'; $('timeline').innerHTML = ''; $('push').innerHTML = ''; return; }
+      const res = p.result ? (p.result.ok ? '<span class="ok" id="result">succeeded</span>' :
+        `<span class="fail" id="result">failed (exit ${p.result.exitCode})</span>`) : `<span id="result">${esc(p.phase)}…</span>`;
+      $('push-line').innerHTML = `<b>${esc(p.label)}</b>: ${esc(p.image.split('/').pop())} ${esc(p.version)} · ${res}`;
+      const span = Math.max(p.elapsed, 0.001);
+      $('timeline').innerHTML = p.phases.map(ph => {
+        const end = ph.end ?? p.elapsed;
+        return `<div title="${esc(ph.name)}" data-phase="${esc(ph.name)}" style="left:${100 * ph.start / span}%;width:${Math.max(0.3, 100 * (end - ph.start) / span)}%;background:${colors[ph.name] || '#555'}">${esc(ph.name)}</div>`;
+      }).join('');
+      $('push').innerHTML = rows([
+        ['phase', esc(p.phase)], ['committed', `${kib(p.committed)} of ${kib(p.total || p.size)}`],
+        ['bytes on air', kib(p.bytesOnAir)], ['elapsed', p.elapsed.toFixed(2) + ' s'],
+        ['resumed from', `<span id="resumes" data-count="${p.resumes.length}">${p.resumes.length ? p.resumes.map(kib).join(', ') : '—'}</span>`],
+        ['error', `<span id="push-error">${esc(p.result && p.result.error || '')}</span>`]]);
+    }
+    function drawLink(s) {
+      const l = s.link, p = s.push;
+      let rate = 0;
+      if (p && p.samples.length > 1) {
+        const a = p.samples[Math.max(0, p.samples.length - 6)], b = p.samples[p.samples.length - 1];
+        if (b[0] > a[0]) rate = (b[1] - a[1]) / (b[0] - a[0]);
+      }
+      $('link').innerHTML = rows([['ATT MTU', l.mtu], ['connection interval', l.intervalMilliseconds + ' ms'],
+        ['loss', `<span id="loss-now">${(l.loss * 100).toFixed(0)}%</span>`], ['throughput', `<span id="rate">${kib(rate)}/s</span>`],
+        ['--link', `<code>${esc(l.conditions)}</code>`]]);
+      const c = $('chart'), g = c.getContext('2d');
+      g.clearRect(0, 0, c.width, c.height);
+      if (!p || p.samples.length < 2) return;
+      const pts = [];
+      for (let i = 1; i < p.samples.length; i++) {
+        const a = p.samples[i - 1], b = p.samples[i];
+        if (b[0] > a[0]) pts.push([b[0], Math.max(0, (b[1] - a[1]) / (b[0] - a[0]))]);
+      }
+      const maxT = Math.max(...pts.map(q => q[0]), 0.001), maxR = Math.max(...pts.map(q => q[1]), 1);
+      g.strokeStyle = '#2456a6'; g.lineWidth = 2; g.beginPath();
+      pts.forEach((q, i) => { const x = q[0] / maxT * (c.width - 10) + 5, y = c.height - 5 - q[1] / maxR * (c.height - 25);
+        i ? g.lineTo(x, y) : g.moveTo(x, y); });
+      g.stroke(); g.fillStyle = '#5b6475'; g.font = '12px sans-serif'; g.fillText('peak ' + kib(maxR) + '/s', 8, 14);
+    }
+    function draw(s) {
+      last = s;
+      document.body.dataset.at = s.at;
+      $('summary').textContent = s.status ? `running ${s.status.running} · firmware ${(s.status.slots.find(x => x.running) || {}).version} · ${s.push ? s.push.label + ': ' + s.push.phase : 'idle'}` : (s.statusError || 'reading the device…');
+      drawSlots(s); drawBoot(s); drawPush(s); drawLink(s);
+      $('events').innerHTML = s.events.slice().reverse().map(e => `<li>${esc(e[0])} s <b>${esc(e[1])}</b> ${esc(e[2])}</li>`).join('');
+      $('actions').innerHTML = s.actions.map(a => `<li>${esc(a)}</li>`).join('');
+    }
+    async function poll() {
+      try { const r = await fetch('/state'); if (r.ok) draw(await r.json()); } catch (e) { $('summary').textContent = 'the lab is not answering'; }
+    }
+    poll(); setInterval(poll, 300);
+    </script></body></html>
+    """
+}

@@ -1,0 +1,102 @@
+/// A push as the page draws it, reduced from otactl's JSON lines: the phases on a timeline, the
+/// committed offset, throughput samples, resumes and the result. Bounded: at most `sampleLimit`
+/// samples (older ones thinned), whatever the image's size.
+public struct PushProgress: Codable, Equatable, Sendable {
+  public struct PhaseSpan: Codable, Equatable, Sendable {
+    public var name: String
+    public var start: Double
+    public var end: Double?
+  }
+
+  public struct Result: Codable, Equatable, Sendable {
+    public var ok: Bool
+    public var exitCode: Int
+    public var error: String?
+  }
+
+  public static let sampleLimit = 240
+
+  /// What the lab pushed ("push v2", ...), the image, its size and version.
+  public var label: String
+  public var image = ""
+  public var size = 0
+  public var version = ""
+  public var link = ""
+  public var phase = "idle"
+  public var phases: [PhaseSpan] = []
+  public var committed = 0
+  public var total = 0
+  public var bytesOnAir = 0
+  /// Seconds since the push started.
+  public var elapsed = 0.0
+  /// [seconds, committed bytes, bytes on air] as the device acknowledged windows.
+  public var samples: [[Double]] = []
+  public var resumes: [Int] = []
+  public var result: Result?
+  /// otactl was restarted (a dropped link or a new loss): the lines go on from the same push.
+  public var restarts = 0
+
+  public init(label: String) { self.label = label }
+
+  public var running: Bool { result == nil }
+
+  public mutating func apply(_ line: PushLine) {
+    switch line {
+    case .start(let image, let size, let version, let link):
+      self.image = image
+      self.size = size
+      self.version = version
+      self.link = link
+    case .phase(let name, let t):
+      let at = offset(t)
+      if let last = phases.indices.last, phases[last].end == nil { phases[last].end = at }
+      if name != "finished" { phases.append(PhaseSpan(name: name, start: at, end: nil)) }
+      phase = name
+      elapsed = max(elapsed, at)
+    case .progress(let committed, let total, let bytesOnAir, let t):
+      let at = offset(t)
+      self.committed = committed
+      self.total = total
+      self.bytesOnAir = restartedAir + bytesOnAir
+      elapsed = max(elapsed, at)
+      addSample([at, Double(committed), Double(self.bytesOnAir)])
+    case .resume(let offset):
+      resumes.append(offset)
+    case .result(let ok, let exitCode, let error, let seconds):
+      let at = offset(seconds)
+      if let last = phases.indices.last, phases[last].end == nil { phases[last].end = at }
+      elapsed = max(elapsed, at)
+      phase = ok ? "succeeded" : "failed"
+      result = Result(ok: ok, exitCode: exitCode, error: error)
+    }
+  }
+
+  /// otactl starts again (the lab dropped its link): its clock starts at zero, so later times are
+  /// counted from here; the push has not ended.
+  public mutating func restarted() {
+    restarts += 1
+    base = elapsed
+    restartedAir = bytesOnAir
+    if let last = phases.indices.last, phases[last].end == nil { phases[last].end = elapsed }
+  }
+
+  /// Where the current otactl's time starts on the push's timeline.
+  private var base = 0.0
+  private var restartedAir = 0
+
+  private func offset(_ t: Double) -> Double { base + max(0, t) }
+
+  private mutating func addSample(_ sample: [Double]) {
+    samples.append(sample)
+    if samples.count > Self.sampleLimit {
+      // Every other of the older half goes: the recent past stays fine-grained.
+      let half = samples.count / 2
+      samples = samples[..<half].enumerated().filter { $0.offset % 2 == 0 }.map(\.element) + samples[half...]
+    }
+  }
+
+  enum CodingKeys: String, CodingKey {
+    case label, image, size, version, link, phase, phases, committed, total, bytesOnAir, elapsed, samples
+    case resumes, result, restarts
+  }
+}

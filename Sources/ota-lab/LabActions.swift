@@ -1,0 +1,54 @@
+import Foundation
+
+/// What the page's buttons do, each the way the demo and the tests do it: a push is otactl against
+/// the device's socket; a dropped link kills otactl mid-push and starts it again (it resumes); a
+/// power cut is SIGKILL to otad and a new start; a flipped byte is written straight into the
+/// inactive slot's file; a new loss applies to the push under way (its link is re-made) and the next.
+enum LabAction: String, CaseIterable {
+  case pushV2 = "push-v2"
+  case pushV3 = "push-v3"
+  case pushUnsigned = "push-unsigned"
+  case pushBig = "push-big"
+  case dropLink = "drop-link"
+  case powerCut = "power-cut"
+  case flipByte = "flip-byte"
+  case setLoss = "set-loss"
+
+  /// Carries the action out; what the lab's log says about it.
+  func perform(on model: LabModel, body: String, bigImage: String?) throws -> String {
+    switch self {
+    case .pushV2:
+      try model.central.start(label: "push v2", image: "firmware-v2.bin", link: model.link.conditions)
+      return "push v2 (2.0.0, signed, passes its self-test)"
+    case .pushV3:
+      try model.central.start(label: "push v3", image: "firmware-v3.bin", link: model.link.conditions)
+      return "push v3 (3.0.0, signed, fails its self-test)"
+    case .pushUnsigned:
+      try model.central.start(
+        label: "push unsigned", image: "mcuboot-unsigned-4099B.bin", link: model.link.conditions)
+      return "push an MCUboot image without a signature"
+    case .pushBig:
+      guard let bigImage else { throw LabError("start ota-lab with --big-image FILE for this one") }
+      try model.central.start(label: "push big", image: bigImage, link: model.link.conditions)
+      return "push \(bigImage)"
+    case .dropLink:
+      guard try model.central.restart() else {
+        throw LabError("no push is under way: there is no link to drop")
+      }
+      return "dropped the link: otactl cut off mid-push and started again"
+    case .powerCut:
+      try model.device.powerCut()
+      return "power cut: otad killed (SIGKILL) and started again"
+    case .flipByte:
+      return try model.device.flipByte()
+    case .setLoss:
+      guard let loss = Double(body.trimmingCharacters(in: .whitespacesAndNewlines)), (0...0.9).contains(loss)
+      else {
+        throw LabError("a loss between 0 and 0.9, e.g. 0.02")
+      }
+      model.setLoss(loss)
+      let remade = try model.central.restart(link: model.link.conditions)
+      return "loss set to \(Int(loss * 100))%" + (remade ? " (the push under way reconnected with it)" : "")
+    }
+  }
+}

@@ -1,0 +1,101 @@
+import Foundation
+import OTADevice
+import Synchronization
+
+/// The simulated device: otad with file slots in the lab's folder, the simulated link on a Unix
+/// socket, the sample firmware 1.0.0 in slot A, the test key trusted, the sample health check, two
+/// trial boots: the demo's device. A power cut is SIGKILL and a new start on the same files.
+final class LabDevice: Sendable {
+  let paths: LabPaths
+  let capacity: String
+  let window: String
+  private let process = Mutex<LabProcess?>(nil)
+  private let starts = Mutex(0)
+  /// otad's status, read in this process from the same files (as `otad status` does).
+  private let reader: Daemon
+
+  init(paths: LabPaths, capacity: String, window: String) throws {
+    self.paths = paths
+    self.capacity = capacity
+    self.window = window
+    try FileManager.default.copyItem(atPath: paths.image("firmware-v1.bin"), toPath: paths.slotA)
+    var configuration = DaemonConfiguration()
+    configuration.slotA = paths.slotA
+    configuration.slotB = paths.slotB
+    configuration.slotCapacity = try DaemonConfiguration.byteSize(capacity)
+    configuration.stateDirectory = paths.state
+    configuration.socket = paths.socket
+    configuration.trust.keyFiles = [paths.trustedKey]
+    let layout = try DeviceLayout(parsing: configuration)
+    let policy = try configuration.trust.imagePolicy { path in
+      FileManager.default.contents(atPath: path).flatMap { String(data: $0, encoding: .utf8) }
+    }
+    try FileManager.default.createDirectory(atPath: paths.state, withIntermediateDirectories: true)
+    // otad creates slot B at its first start; the status reader opens both.
+    _ = FileManager.default.createFile(atPath: paths.slotB, contents: nil)
+    reader = try Daemon(layout: layout, configuration: configuration, policy: policy)
+  }
+
+  var arguments: [String] {
+    [
+      "run", "--slot-a", paths.slotA, "--slot-b", paths.slotB, "--capacity", capacity, "--state-dir",
+      paths.state,
+      "--socket", paths.socket, "--trusted-key", paths.trustedKey, "--health-check", paths.healthCheck,
+      "--attempts", "2", "--window", window, "--log-level", "info", "--trace", paths.deviceTrace,
+    ]
+  }
+
+  /// Starts otad and waits (up to 20 s) for its socket.
+  func start() throws {
+    try? FileManager.default.removeItem(atPath: paths.socket)
+    let count = starts.withLock { value -> Int in
+      value += 1
+      return value
+    }
+    let child = try LabProcess(paths.otad, arguments, output: paths.folder + "/otad-\(count).log")
+    process.withLock { $0 = child }
+    let deadline = Date().addingTimeInterval(20)
+    while !FileManager.default.fileExists(atPath: paths.socket), Date() < deadline, child.ended() == nil {
+      usleep(20_000)
+    }
+    guard FileManager.default.fileExists(atPath: paths.socket) else {
+      throw LabError("otad did not start: see \(paths.folder)/otad-\(count).log")
+    }
+  }
+
+  /// Power cut: SIGKILL (otad and its health check), nothing tidied; then, after `off`, power on.
+  func powerCut(off: Duration = .milliseconds(500)) throws {
+    process.withLock { $0 }?.kill()
+    Thread.sleep(forTimeInterval: Double(off.components.seconds) + Double(off.components.attoseconds) / 1e18)
+    try start()
+  }
+
+  func stop() { process.withLock { $0 }?.kill() }
+
+  var running: Bool { process.withLock { $0 }?.ended() == nil }
+
+  /// Starts of otad by the lab beyond the first (power cuts).
+  var powerCuts: Int { max(0, starts.withLock { $0 } - 1) }
+
+  /// otad's status without the running image's check: the page asks several times a second, and
+  /// a check hashes the whole running slot (64 MiB after a large push).
+  func status() throws -> DeviceStatusReport { try reader.statusReport(checkingImage: false) }
+
+  /// Flips one byte of the slot otad is not running, inside what the journal says is there: the
+  /// next VALIDATE (or a trial's image check) must find it.
+  func flipByte() throws -> String {
+    let report = try status()
+    let target = report.running == "A" ? paths.slotB : paths.slotA
+    var size = 4096
+    if case .journal(let journal) = report.transfer, journal.committed > 0 { size = Int(journal.committed) }
+    let offset = UInt64(size / 2)
+    let handle = try FileHandle(forUpdating: URL(fileURLWithPath: target))
+    defer { try? handle.close() }
+    try handle.seek(toOffset: offset)
+    let old = try handle.read(upToCount: 1)?.first ?? 0
+    try handle.seek(toOffset: offset)
+    try handle.write(contentsOf: [old ^ 0xFF])
+    return
+      "flipped byte \(offset) of slot \(report.running == "A" ? "B" : "A") (0x\(String(old, radix: 16)) → 0x\(String(old ^ 0xFF, radix: 16)))"
+  }
+}

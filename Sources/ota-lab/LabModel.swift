@@ -1,0 +1,89 @@
+import Foundation
+import OTADevice
+import OTALab
+import Synchronization
+
+/// The lab's one device and its central, the link's settings, and the snapshot the page asks for:
+/// built at most every `refresh` (coalesced: any number of pages polling cost the same), from
+/// otad's status, otad's trace and otactl's lines.
+final class LabModel: Sendable {
+  struct Settings {
+    // Slower than the demo's link on purpose: the sample firmware takes seconds, window by window.
+    var mtu = 247
+    var intervalMilliseconds = 30.0
+    var packets = 2
+    var loss = 0.0
+    var conditions: String {
+      "mtu=\(mtu),interval=\(Int(intervalMilliseconds))ms,packets=\(packets)"
+        + (loss > 0 ? ",loss=\(loss)" : "")
+    }
+  }
+
+  struct Cache {
+    var built: ContinuousClock.Instant?
+    var json = Data()
+    var trace: DeviceTraceReader
+  }
+
+  let device: LabDevice
+  let central: LabCentral
+  let windowCapacity: Int
+  let refresh: Duration
+  private let settings = Mutex(Settings())
+  private let actions = Mutex<[String]>([])
+  private let cache: Mutex<Cache>
+  private let started = ContinuousClock.now
+  private let startedWall = UInt64(Date().timeIntervalSince1970 * 1_000_000)
+
+  init(device: LabDevice, central: LabCentral, windowCapacity: Int, refresh: Duration = .milliseconds(200)) {
+    self.device = device
+    self.central = central
+    self.windowCapacity = windowCapacity
+    self.refresh = refresh
+    cache = Mutex(Cache(trace: DeviceTraceReader(path: device.paths.deviceTrace)))
+  }
+
+  var link: Settings { settings.withLock { $0 } }
+
+  func setLoss(_ loss: Double) { settings.withLock { $0.loss = loss } }
+
+  func setLink(intervalMilliseconds: Double, packets: Int) {
+    settings.withLock {
+      $0.intervalMilliseconds = intervalMilliseconds
+      $0.packets = packets
+    }
+  }
+
+  func note(_ action: String) {
+    let seconds = (ContinuousClock.now - started).components.seconds
+    actions.withLock {
+      $0.append("\(seconds) s: \(action)")
+      if $0.count > 30 { $0.removeFirst($0.count - 30) }
+    }
+  }
+
+  /// The state as JSON, at most `refresh` old.
+  func snapshotJSON() -> Data {
+    cache.withLock { cache in
+      let now = ContinuousClock.now
+      if let built = cache.built, now - built < refresh { return cache.json }
+      cache.trace.refresh()
+      var status: DeviceStatusReport?
+      var statusError: String?
+      do { status = try device.status() } catch { statusError = "\(error)" }
+      let link = self.link
+      let snapshot = LabSnapshot(
+        at: Double((now - started).components.seconds) + Double((now - started).components.attoseconds)
+          / 1e18,
+        startedAt: startedWall, otadRunning: device.running, powerCuts: device.powerCuts, status: status,
+        statusError: statusError, deviceEvents: cache.trace.digest, push: central.progress(),
+        link: LabSnapshot.Link(
+          mtu: link.mtu, intervalMilliseconds: link.intervalMilliseconds, loss: link.loss,
+          conditions: link.conditions),
+        windowCapacity: windowCapacity, actions: actions.withLock { $0 })
+      cache.json = (try? JSONEncoder().encode(snapshot)) ?? Data("{}".utf8)
+      cache.built = now
+      return cache.json
+    }
+  }
+}

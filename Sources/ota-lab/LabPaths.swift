@@ -1,0 +1,46 @@
+import Foundation
+
+/// Where the lab finds the programs it runs (otad, otactl: beside ota-lab) and the sample images,
+/// and the temporary folder the device lives in.
+struct LabPaths: Sendable {
+  let bin: String
+  let images: String
+  let folder: String
+
+  var slotA: String { folder + "/slot-a.img" }
+  var slotB: String { folder + "/slot-b.img" }
+  var state: String { folder + "/state" }
+  var socket: String { folder + "/device.sock" }
+  var deviceTrace: String { folder + "/otad-trace.json" }
+  var deviceLog: String { folder + "/otad.log" }
+  var otad: String { bin + "/otad" }
+  var otactl: String { bin + "/otactl" }
+  func image(_ name: String) -> String { images + "/" + name }
+  var trustedKey: String { images + "/keys/test-ed25519.pub.pem" }
+  var healthCheck: String { "sh " + images + "/firmware/health-check.sh" }
+
+  /// `images` nil: ./Images, else the Images folder of the checkout ota-lab was built in.
+  static func make(images: String?, bin: String?) throws -> LabPaths {
+    let executable = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
+    let binDirectory = bin ?? executable.deletingLastPathComponent().path
+    let candidates: [String?] = [
+      images, FileManager.default.currentDirectoryPath + "/Images",
+      executable.deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        .appendingPathComponent("Images").path,
+    ]
+    guard
+      let found = candidates.compactMap({ $0 }).first(where: {
+        FileManager.default.fileExists(atPath: $0 + "/firmware-v1.bin")
+      })
+    else { throw LabError("cannot find the sample images (Images/firmware-v1.bin): give --images") }
+    let folder = FileManager.default.temporaryDirectory.appendingPathComponent("ota-lab-\(UUID().uuidString)")
+      .path
+    try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+    return LabPaths(bin: binDirectory, images: found, folder: folder)
+  }
+}
+
+struct LabError: Error, CustomStringConvertible {
+  let description: String
+  init(_ description: String) { self.description = description }
+}
