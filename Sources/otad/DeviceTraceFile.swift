@@ -3,14 +3,14 @@ import OTADevice
 import OTATrace
 
 /// `otad run --trace FILE`: the daemon's trace, rewritten whole (write and rename: a reader never
-/// sees half a file) at most every quarter second while windows stream (up to two seconds for a
-/// large trace), and at once for every other step, so that a kill loses only the last windows. A restarted daemon continues
-/// the file it finds (a trace it wrote; anything else is replaced).
+/// sees half a file) as `DeviceTraceWritePacing` says, so that a kill loses only the last windows.
+/// A restarted daemon continues the file it finds (a trace it wrote; anything else is replaced).
 final class DeviceTraceFile {
   let path: String
   private var trace = DeviceTrace()
   private let earlier: [String]
   private var lastWrite: UInt64 = 0
+  private var failing = false
 
   /// The earlier runs' events kept at most: the file stays bounded across restarts too.
   static let earlierLimit = 50_000
@@ -29,22 +29,30 @@ final class DeviceTraceFile {
     trace.record(activity, at: now)
     switch activity {
     case .request("WINDOW", _, _), .response("WINDOW", _, _, _):
-      if now - lastWrite >= Self.windowInterval(events: trace.builder.events.count) { write(at: now) }
+      if DeviceTraceWritePacing.windowWriteDue(
+        now: now, lastWrite: lastWrite, events: trace.builder.events.count)
+      {
+        write(at: now)
+      }
     default:
       write(at: now)
     }
   }
 
-  /// How long window events wait to be written: a quarter second, longer as the file grows (a
-  /// 64 MiB push is thousands of windows: the file is rewritten whole at most every two seconds).
-  static func windowInterval(events: Int) -> UInt64 { min(2_000_000, max(250_000, UInt64(events) * 250)) }
-
   func write(at now: UInt64 = DeviceTraceFile.now) {
     lastWrite = now
     do {
       try Data(trace.document(after: earlier).utf8).write(to: URL(fileURLWithPath: path), options: .atomic)
+      if failing {
+        FileHandle.standardError.write(Data("otad: the trace \(path) is written again\n".utf8))
+        failing = false
+      }
     } catch {
-      FileHandle.standardError.write(Data("otad: cannot write the trace \(path): \(error)\n".utf8))
+      // Once per run of failures (a full disk fails every write): the daemon goes on without it.
+      guard !failing else { return }
+      failing = true
+      FileHandle.standardError.write(
+        Data("otad: cannot write the trace \(path): \(error); serving goes on, the trace waits\n".utf8))
     }
   }
 }

@@ -63,4 +63,16 @@ import Testing
       !trace.builder.events.contains { $0.phase == .begin || $0.phase == .end }, "nothing left open at a kill"
     )
   }
+
+  @Test func windowsAreWrittenAtMostEveryQuarterSecondAndAtOnceWhenTheClockStepsBack() {
+    let last: UInt64 = 10_000_000
+    #expect(!DeviceTraceWritePacing.windowWriteDue(now: last + 249_999, lastWrite: last, events: 10))
+    #expect(DeviceTraceWritePacing.windowWriteDue(now: last + 250_000, lastWrite: last, events: 10))
+    // A large trace waits longer, never more than two seconds.
+    #expect(!DeviceTraceWritePacing.windowWriteDue(now: last + 1_999_999, lastWrite: last, events: 50_000))
+    #expect(DeviceTraceWritePacing.windowWriteDue(now: last + 2_000_000, lastWrite: last, events: 50_000))
+    // The wall clock stepped back (NTP on a board without a clock): written at once, no overflow.
+    #expect(DeviceTraceWritePacing.windowWriteDue(now: last - 1, lastWrite: last, events: 10))
+    #expect(DeviceTraceWritePacing.windowWriteDue(now: 0, lastWrite: UInt64.max, events: 10))
+  }
 }
