@@ -10,16 +10,19 @@ enum LabServer {
     // Quiet: a request per poll would fill the terminal.
     let server = HTTPServer(
       address: try sockaddr_in.inet(ip4: "127.0.0.1", port: port), logger: DisabledLogger.disabled)
-    await server.appendRoute("GET /") { _ in
-      HTTPResponse(
+    await server.appendRoute("GET /") { request in
+      if let refused = refusal(request) { return refused }
+      return HTTPResponse(
         statusCode: .ok, headers: [.contentType: "text/html; charset=utf-8"], body: Data(LabPage.html.utf8))
     }
-    await server.appendRoute("GET /state") { _ in
-      HTTPResponse(
+    await server.appendRoute("GET /state") { request in
+      if let refused = refusal(request) { return refused }
+      return HTTPResponse(
         statusCode: .ok, headers: [.contentType: "application/json", .init("Cache-Control"): "no-store"],
         body: model.snapshotJSON())
     }
     await server.appendRoute("POST /action/*") { request in
+      if let refused = refusal(request) { return refused }
       let name = String(request.path.split(separator: "/").last ?? "")
       guard let action = LabAction(rawValue: name) else {
         return HTTPResponse(statusCode: .notFound, body: Data("no action \(name)\n".utf8))
@@ -39,5 +42,15 @@ enum LabServer {
       }
     }
     return server
+  }
+
+  /// 403 for a request from another site or through a name that is not the loopback's.
+  private static func refusal(_ request: HTTPRequest) -> HTTPResponse? {
+    guard
+      let why = LabRequestGuard.refusal(
+        method: request.method.rawValue, host: request.headers[.host],
+        origin: request.headers[HTTPHeader("Origin")])
+    else { return nil }
+    return HTTPResponse(statusCode: .forbidden, body: Data((why + "\n").utf8))
   }
 }
