@@ -141,6 +141,9 @@ def main():
 
         # Exercise 1 and 3: push v2, watch slot B fill window by window, drop the link mid-way.
         click("push-v2")
+        # Until ota-lab has started v2's otactl, the state and the page still show the unsigned push.
+        lab.wait("v2 started", lambda s: push(s).get("label") == "push v2", 30)
+        time.sleep(0.7)  # the page polls every 0.3 s: let it draw v2 before reading it
         seen = set()
         deadline = time.time() + 60
         dropped = False
