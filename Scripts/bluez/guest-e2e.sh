@@ -20,9 +20,10 @@
 #      runs with --no-l2cap here: otactl says it stays on GATT, and --data-path l2cap fails
 #  10. otad restarted with --require-pairing: an unpaired central reads Info but cannot write; no
 #      PREPARE reaches otad
-#  11. SMP over Bluetooth: otad on a fresh device; otactl pushes an imgtool-signed 1 MiB image
-#      (no ACTIVATE), then smpclient's BLE transport (bleak) uploads the same image, tests it,
-#      resets, reconnects and confirms: slot 0 runs it, active and confirmed; both goodputs in FIGURES
+#  11. SMP over Bluetooth: otad on a fresh device; smpclient's BLE transport (bleak) uploads an
+#      imgtool-signed 1 MiB image, tests it, resets, reconnects and confirms: slot 0 runs it,
+#      active and confirmed; then otactl pushes the same image (no ACTIVATE) to another fresh
+#      device; both goodputs in FIGURES
 # Needs BLUEOTA_BIN (where otad and otactl were built), BLUEOTA_SMPCLIENT_PYTHON (Scripts/setup.sh's
 # smpclient venv) and BLUEOTA_SMP_IMAGE (the signed image). Writes figures.json to GUEST_RESULTS.
 set -euo pipefail
@@ -320,21 +321,14 @@ smp_device=(--slot-a "$work/smp-a.img" --slot-b "$work/smp-b.img" --capacity 2Mi
 otad=$!
 for _ in $(seq 300); do (("$(registered)" > before)) && break; sleep 0.05; done
 (("$(registered)" > before)) || fail "otad did not advertise on the fresh device"
-# The OTA protocol's figure for the same image, in the same run (no ACTIVATE: SMP installs it).
-"$bin/otactl" push "$smp_image" --no-activate --full --device "$address" --adapter "$central" --json \
-  >"$results/push-smp-image.jsonl" || fail "pushing the SMP image with otactl failed: $(tail -n 1 "$results/push-smp-image.jsonl")"
-tail -n 1 "$results/push-smp-image.jsonl"
 # With EATT, bluetoothd's central sends write commands over several bearers, out of order: a request
 # cut into pieces arrives scrambled (SMP has no framing but the header's length; docs/SMP.md). Then
 # each request is kept within one write.
 smp_one_write=()
 grep -q "Channels = 1" "$results/main.conf" 2>/dev/null || smp_one_write=(--one-write)
-# otactl's link is gone before smpclient looks for the device (bluetoothd tears it down after otactl exits).
-central_device="/org/bluez/$central/dev_${address//:/_}"
-for _ in $(seq 100); do
-  busctl get-property org.bluez "$central_device" org.bluez.Device1 Connected 2>/dev/null | grep -q true || break
-  sleep 0.1
-done
+# smpclient goes first, to a device no central has left yet: twice in 2026-11-23's runs a device
+# that otactl had just pushed to and left was not seen advertising again for minutes (an otactl
+# scan after smpclient's ten attempts found nothing); docs/BLUEZ.md keeps that open.
 smp_status=0
 "$smp_python" -B "$here/smp_ble.py" "$address" "$smp_image" "$central" "${smp_one_write[@]}" >"$results/smp-ble.jsonl" \
   || smp_status=$?
@@ -347,6 +341,20 @@ fi
 grep -q '"stage": "done", "ok": true' "$results/smp-ble.jsonl" || fail "the SMP upgrade did not end confirmed and active"
 grep -q "restarting on an SMP reset" "$results/otad.log" || fail "otad did not restart on the SMP reset"
 kill -0 "$otad" 2>/dev/null || fail "otad died"
+# The OTA protocol's figure for the same image, in the same run, on a fresh device of its own.
+before="$(registered)"
+kill "$otad"
+wait "$otad" || true
+head -c 65536 "$root/Images/raw-1MiB.bin" >"$work/smp-ota-a.img"
+ota_device=(--slot-a "$work/smp-ota-a.img" --slot-b "$work/smp-ota-b.img" --capacity 2MiB --state-dir "$work/smp-ota-state")
+"$bin/otad" run --adapter hci0 --name BlueOTA-VM "${ota_device[@]}" --log-level debug \
+  --trusted-key "$root/Images/keys/test-ed25519.pub.pem" >>"$results/otad.log" 2>&1 &
+otad=$!
+for _ in $(seq 300); do (("$(registered)" > before)) && break; sleep 0.05; done
+(("$(registered)" > before)) || fail "otad did not advertise on the device for otactl's figure"
+"$bin/otactl" push "$smp_image" --no-activate --full --device "$address" --adapter "$central" --json \
+  >"$results/push-smp-image.jsonl" || fail "pushing the SMP image with otactl failed: $(tail -n 1 "$results/push-smp-image.jsonl")"
+tail -n 1 "$results/push-smp-image.jsonl"
 
 /usr/bin/python3 - "$results" "$started" "$advertising" <<'PY'
 import json, sys
