@@ -5,6 +5,8 @@ import OTADBus
 public enum BlueZCall: Hashable, Sendable {
   case setDiscoveryFilter
   case startDiscovery
+  /// StopDiscovery of a discovery that found nothing yet, to start a fresh one once it answers.
+  case endDiscoveryForAFreshOne
   /// GetManagedObjects, for devices BlueZ already knows.
   case listDevices
   /// Properties.GetAll of a device whose RSSI changed before the machine knew its properties.
@@ -30,6 +32,7 @@ public enum BlueZCall: Hashable, Sendable {
     switch self {
     case .setDiscoveryFilter: "SetDiscoveryFilter"
     case .startDiscovery: "StartDiscovery"
+    case .endDiscoveryForAFreshOne: "StopDiscovery"
     case .listDevices, .listCharacteristics: "GetManagedObjects"
     case .deviceProperties, .checkServicesResolved: "GetAll"
     case .connect: "Connect"
@@ -72,6 +75,9 @@ public struct BlueZCallID: Hashable, Sendable, CustomStringConvertible {
 public enum BlueZTimer: Hashable, Sendable, CaseIterable {
   /// The whole connect, from `connect` to ready (20 s).
   case connectDeadline
+  /// A discovery that found nothing for `BlueZ.discoveryRound`: a fresh one is started, because
+  /// the kernel may have dropped the only report the controller gave of the device.
+  case freshDiscovery
   /// Starting over after a set-up step met a link going down (500 ms).
   case retryConnect
   /// Calling Connect again after BlueZ said one was in progress (500 ms).

@@ -17,11 +17,15 @@ extension BlueZCentralMachine {
           path: adapterPath, interface: BlueZ.adapter, method: "StartDiscovery", timeout: .seconds(5)))
     case .startDiscovery:
       guard phase == .discovering else { return }
+      startTimer(.freshDiscovery, after: BlueZ.discoveryRound)
       start(
         .listDevices,
         BlueZRequest(
           path: .root, interface: DBusStandardInterface.objectManager, method: "GetManagedObjects",
           timeout: .seconds(5)))
+    case .endDiscoveryForAFreshOne:
+      guard phase == .discovering else { return }
+      startDiscovery()
     case .listDevices:
       guard phase == .discovering else { return }
       listedDevices(values)
@@ -82,6 +86,10 @@ extension BlueZCentralMachine {
     case (.setDiscoveryFilter, _), (.startDiscovery, _):
       guard phase == .discovering else { return }
       fail("could not start discovery on \(configuration.adapter): \(raw.message)")
+    case (.endDiscoveryForAFreshOne, _):
+      // Whatever the stop answered (it may have been stopped already), the fresh one starts.
+      out.append(.log(.debug, "StopDiscovery failed: \(detail)"))
+      succeeded(call, [])
     case (.listDevices, _), (.deviceProperties, _), (.checkServicesResolved, _):
       // Discovery goes on through signals; ServicesResolved may still come as a signal.
       out.append(.log(.debug, "\(call.method) failed: \(detail)"))
@@ -211,6 +219,13 @@ extension BlueZCentralMachine {
     case .retryConnect:
       guard phase == .idle else { return }
       startDiscovery()
+    case .freshDiscovery:
+      guard phase == .discovering else { return }
+      out.append(.log(.debug, "nothing found in \(BlueZ.discoveryRound): starting a fresh discovery"))
+      start(
+        .endDiscoveryForAFreshOne,
+        BlueZRequest(
+          path: adapterPath, interface: BlueZ.adapter, method: "StopDiscovery", timeout: .seconds(5)))
     case .connectAgain:
       guard phase == .connecting, let device else { return }
       start(.connect(device), BlueZRequest(path: device, interface: BlueZ.device, method: "Connect"))

@@ -55,6 +55,7 @@ extension BlueZCentralMachine {
       configuration.selector.matches(properties)
     else { return }
     out.append(.log(.debug, "found \(path) (rssi \(properties["RSSI"]?.int16Value.map { "\($0)" } ?? "?"))"))
+    stopTimer(.freshDiscovery)
     stopDiscovery()
     device = path
     phase = .connecting

@@ -11,6 +11,14 @@ public enum BlueZ {
   public static let advertisingManager = "org.bluez.LEAdvertisingManager1"
   public static let advertisement = "org.bluez.LEAdvertisement1"
 
+  /// How long one discovery runs before a central that found nothing starts a fresh one. Linux
+  /// (6.1) drops the advertising reports that arrive between the controller's scan enable and
+  /// the moment the kernel marks its discovery as finding, and a controller filtering duplicates
+  /// reports each advertiser once per scan: when that one report is the dropped one, the device
+  /// stays unseen for the whole discovery (docs/BLUEZ.md). Every fresh discovery is a new scan
+  /// enable, and a new chance.
+  public static let discoveryRound: Duration = .seconds(2)
+
   /// Subscribes to what a central watches: devices appearing and their properties changing.
   public static func watchDevices(on connection: DBusConnection) throws(DBusError) {
     try connection.addMatch(

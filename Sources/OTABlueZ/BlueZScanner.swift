@@ -19,20 +19,34 @@ public enum BlueZScanner {
     _ = try connection.call(
       destination: BlueZ.service, path: adapterPath, interface: BlueZ.adapter, method: "SetDiscoveryFilter",
       arguments: [.vardict(["UUIDs": .strings([OTAUUID.service]), "Transport": .string("le")])])
-    _ = try connection.call(
-      destination: BlueZ.service, path: adapterPath, interface: BlueZ.adapter, method: "StartDiscovery")
-    defer {
-      _ = try? connection.call(
-        destination: BlueZ.service, path: adapterPath, interface: BlueZ.adapter, method: "StopDiscovery")
-    }
+    // Discoveries of `BlueZ.discoveryRound` one after the other, what each saw kept: a device
+    // whose one report the kernel dropped at the start of a discovery is seen in the next.
     let clock = ContinuousClock()
     let end = clock.now + duration
-    while clock.now < end {
-      _ = try? Poller.wait(
-        for: [connection.descriptor], timeout: min(end - clock.now, connection.pollTimeout ?? .seconds(1)))
-      _ = connection.process()
-    }
-    // What BlueZ now knows, with RSSI (seen in this discovery), offering the OTA service.
+    var seen: [String: ScannedDevice] = [:]
+    repeat {
+      _ = try connection.call(
+        destination: BlueZ.service, path: adapterPath, interface: BlueZ.adapter, method: "StartDiscovery")
+      let roundEnd = min(end, clock.now + BlueZ.discoveryRound)
+      while clock.now < roundEnd {
+        _ = try? Poller.wait(
+          for: [connection.descriptor],
+          timeout: min(roundEnd - clock.now, connection.pollTimeout ?? .seconds(1)))
+        _ = connection.process()
+      }
+      // Before the stop: BlueZ forgets the RSSI it heard when the discovery ends.
+      let found = try answering(connection: connection, adapterPath: adapterPath)
+      _ = try? connection.call(
+        destination: BlueZ.service, path: adapterPath, interface: BlueZ.adapter, method: "StopDiscovery")
+      for device in found { seen[device.address] = device }
+    } while clock.now < end
+    return seen.values.sorted { ($0.rssi ?? -127, $1.address) > ($1.rssi ?? -127, $0.address) }
+  }
+
+  /// What BlueZ now knows, with RSSI (heard in this discovery), offering the OTA service.
+  static func answering(connection: DBusConnection, adapterPath: DBusObjectPath) throws(DBusError)
+    -> [ScannedDevice]
+  {
     let reply = try connection.call(
       destination: BlueZ.service, path: .root, interface: DBusStandardInterface.objectManager,
       method: "GetManagedObjects")
@@ -49,6 +63,6 @@ public enum BlueZScanner {
             address: address, name: properties["Name"]?.stringValue, rssi: properties["RSSI"]?.int16Value))
       }
     }
-    return devices.sorted { ($0.rssi ?? -127) > ($1.rssi ?? -127) }
+    return devices
   }
 }

@@ -70,6 +70,61 @@ import Testing
     #expect(script.takeEmitted().isEmpty)
   }
 
+  /// Linux drops the reports that come before its discovery is marked as finding, and the
+  /// controller reports a device once per scan: a discovery that found nothing gives way to a
+  /// fresh one (a new scan), and the one after that, until the connect deadline.
+  @Test func aDiscoveryThatFindsNothingGivesWayToAFreshOne() throws {
+    var script = Script()
+    script.feed(.connect)
+    script.reply(.setDiscoveryFilter)
+    #expect(script.reply(.startDiscovery).contains(.startTimer(.freshDiscovery, after: BlueZ.discoveryRound)))
+    script.reply(.listDevices, [Script.managedObjects([:])])
+    for _ in 1...2 {
+      script.feed(.timerFired(.freshDiscovery))
+      let stop = try #require(script.pending(.endDiscoveryForAFreshOne)).request
+      #expect(stop.path == Script.adapter && stop.method == "StopDiscovery")
+      #expect(script.outstandingCalls == [.endDiscoveryForAFreshOne])
+      script.reply(.endDiscoveryForAFreshOne)
+      #expect(script.outstandingCalls == [.setDiscoveryFilter])
+      script.reply(.setDiscoveryFilter)
+      script.reply(.startDiscovery)
+      script.reply(.listDevices, [Script.managedObjects([:])])
+      #expect(script.machine.runningTimers == [.connectDeadline, .freshDiscovery])
+    }
+    // The device heard in the third discovery is connected to, and no fresh one follows.
+    script.feed(.signal(Script.interfacesAdded(Script.device, BlueZ.device, Script.deviceProperties())))
+    #expect(script.outstandingCalls == [.connect(Script.device)])
+    #expect(script.machine.runningTimers == [.connectDeadline])
+    script.feed(.timerFired(.freshDiscovery))
+    #expect(script.outstandingCalls == [.connect(Script.device)])
+    #expect(script.takeEmitted().isEmpty)
+  }
+
+  @Test func aStopThatFailsStillStartsTheFreshDiscovery() {
+    var script = Script()
+    script.feed(.connect)
+    script.reply(.setDiscoveryFilter)
+    script.reply(.startDiscovery)
+    script.reply(.listDevices, [Script.managedObjects([:])])
+    script.feed(.timerFired(.freshDiscovery))
+    script.fail(.endDiscoveryForAFreshOne, "org.bluez.Error.Failed", "No discovery started")
+    #expect(script.outstandingCalls == [.setDiscoveryFilter])
+    #expect(script.takeEmitted().isEmpty)
+  }
+
+  @Test func aDeviceFoundWhileTheStopIsUnderWayIsConnectedToAndNoFreshDiscoveryStarts() {
+    var script = Script()
+    script.feed(.connect)
+    script.reply(.setDiscoveryFilter)
+    script.reply(.startDiscovery)
+    script.reply(.listDevices, [Script.managedObjects([:])])
+    script.feed(.timerFired(.freshDiscovery))
+    script.feed(.signal(Script.interfacesAdded(Script.device, BlueZ.device, Script.deviceProperties())))
+    script.reply(.endDiscoveryForAFreshOne)
+    #expect(script.outstandingCalls == [.connect(Script.device)])
+    #expect(script.machine.phase == .connecting)
+  }
+
   @Test func aDiscoveryThatCannotStartFails() {
     var script = Script()
     script.feed(.connect)
