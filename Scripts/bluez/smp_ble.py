@@ -21,6 +21,7 @@ import subprocess
 import sys
 import time
 
+from bleak import BleakScanner
 from bleak.backends.bluezdbus.manager import BlueZManager
 from smpclient import SMPClient
 from smpclient.generics import error, success
@@ -39,6 +40,26 @@ MAX_WRITE = 510
 def use_adapter(adapter: str) -> None:
     """bleak scans from the first powered adapter, here otad's own (hci0): use the central's."""
     BlueZManager.get_default_adapter = lambda self: f"/org/bluez/{adapter}"  # type: ignore[method-assign]
+
+
+# A virtual controller that filters duplicates reports an advertiser once per scan, at once, and
+# Linux 6.1 drops a report that comes before its discovery is marked as finding: one long
+# discovery can then miss a device that advertises all along (docs/BLUEZ.md). Discoveries of 2 s
+# one after the other, as otactl does (BlueZ.discoveryRound), each a new chance.
+DISCOVERY_ROUND_S = 2.0
+_find_once = BleakScanner.find_device_by_address
+
+
+async def _find_in_rounds(cls: type, address: str, timeout: float = 10.0, **kwargs: object) -> object:
+    deadline = time.monotonic() + timeout
+    while (left := deadline - time.monotonic()) > 0:
+        device = await _find_once(address, timeout=min(DISCOVERY_ROUND_S, left), **kwargs)
+        if device is not None:
+            return device
+    return None
+
+
+BleakScanner.find_device_by_address = classmethod(_find_in_rounds)  # type: ignore[method-assign, assignment]
 
 
 def forget(address: str, adapter: str) -> None:

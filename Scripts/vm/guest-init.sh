@@ -82,6 +82,11 @@ finish() {
   [[ -s /tmp/bluetoothd.log ]] && cp /tmp/bluetoothd.log "$R/bluetoothd.log"
   [[ -s /tmp/dbus.log ]] && cp /tmp/dbus.log "$R/dbus.log"
   dmesg >"$R/dmesg.log" 2>&1
+  if [[ -n "${btmon_pid:-}" && "$(cat "$R/test.rc" 2>/dev/null)" != 0 ]]; then
+    kill "$btmon_pid" 2>/dev/null
+    nap 0.3
+    [[ -s /tmp/btmon.snoop ]] && cp /tmp/btmon.snoop "$R/btmon.snoop"
+  fi
   if [[ ! -f "$R/test.rc" ]]; then
     echo "guest-init: stopped before the test finished (stage $(cat "$R/stage" 2>/dev/null), status $status)" >&2
   fi
@@ -136,6 +141,14 @@ mkdir -p /run/dbus
 timeout 20 dbus-daemon --system --fork --nopidfile >/tmp/dbus.log 2>&1 || fail "dbus-daemon failed to start"
 wait_for 10 "system bus" test -S /run/dbus/system_bus_socket || fail "no system bus socket"
 step dbus
+
+# --- the HCI and management traffic, for a failed test ------------------------------------------
+# btmon records every controller's commands and events and bluetoothd's management commands into
+# a btsnoop file on tmpfs (cheap: no decoding while the test runs). It reaches the results only
+# when the test failed (finish): it is how a device "not seen" was told apart from a device not
+# advertising (docs/BLUEZ.md). Read it with Wireshark or `btmon -r` (5.66 stops early on some).
+btmon -w /tmp/btmon.snoop >/dev/null 2>&1 &
+btmon_pid=$!
 
 # --- two virtual LE controllers ----------------------------------------------------------------
 # btvirt -L -l2: two LE-only controllers on /dev/vhci (hci0, hci1) joined by btvirt's emulated

@@ -27,7 +27,8 @@
 # its time limit; 125 when the harness failed (prepare failed, the VM did not boot, the stack did
 # not come up, qemu killed by the timeout): the message names the console log; 2: usage error.
 # Results (a temp folder, removed after a pass unless --keep/--results): timings.tsv, test.out,
-# test.rc, bluetoothd.log, btvirt.log, dmesg.log, console.log, qemu.cmdline, main.conf.
+# test.rc, bluetoothd.log, btvirt.log, dmesg.log, console.log, qemu.cmdline, main.conf; and
+# btmon.snoop (every controller's HCI traffic, btsnoop) when the test failed.
 #
 # Environment: BLUEOTA_VM_CACHE (cache folder, default ~/.cache/blueota-vm), BLUEOTA_VM_ACCEL
 # (qemu -accel, default tcg,thread=multi; kvm where it works), BLUEOTA_VM_TRACE=1 (guest-init.sh
