@@ -44,9 +44,9 @@ def use_adapter(adapter: str) -> None:
 
 # A virtual controller that filters duplicates reports an advertiser once per scan, at once, and
 # Linux 6.1 drops a report that comes before its discovery is marked as finding: one long
-# discovery can then miss a device that advertises all along (docs/BLUEZ.md). Discoveries of 2 s
+# discovery can then miss a device that advertises all along (docs/BLUEZ.md). Discoveries of 1 s
 # one after the other, as otactl does (BlueZ.discoveryRound), each a new chance.
-DISCOVERY_ROUND_S = 2.0
+DISCOVERY_ROUND_S = 1.0
 _find_once = BleakScanner.find_device_by_address
 
 
@@ -94,9 +94,8 @@ def states(response: object) -> list[dict]:
 
 
 def power_cycle(adapter: str) -> None:
-    """Powers the central's adapter off and on: a virtual controller that scans on and on keeps
-    the advertisers it already reported in its duplicate filter, and a device it filtered is never
-    reported again (so never found) until scanning starts anew."""
+    """Powers the central's adapter off and on, a last resort between attempts: the controller and
+    the kernel's discovery start from nothing."""
     for powered in ("false", "true"):
         subprocess.run(
             ["busctl", "set-property", "org.bluez", f"/org/bluez/{adapter}", "org.bluez.Adapter1", "Powered", "b", powered],

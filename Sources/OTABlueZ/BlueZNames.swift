@@ -17,7 +17,7 @@ public enum BlueZ {
   /// reports each advertiser once per scan: when that one report is the dropped one, the device
   /// stays unseen for the whole discovery (docs/BLUEZ.md). Every fresh discovery is a new scan
   /// enable, and a new chance.
-  public static let discoveryRound: Duration = .seconds(2)
+  public static let discoveryRound: Duration = .seconds(1)
 
   /// Subscribes to what a central watches: devices appearing and their properties changing.
   public static func watchDevices(on connection: DBusConnection) throws(DBusError) {
