@@ -113,7 +113,11 @@ public final class BlueZPeripheral: PeripheralLink {
   }
 
   public var nextDeadline: Duration? {
-    [connection.pollTimeout.map { lastNow + $0 }, retryRegistrationAt].compactMap { $0 }.min()
+    [connection.pollTimeout.map { lastNow + $0 }, retryRegistrationAt, dataChannel?.acceptsResumeAt]
+      .compactMap {
+        $0
+      }
+      .min()
   }
 
   public func service(readable: Set<Int32>, now: Duration, value: CharacteristicValue)
@@ -130,7 +134,7 @@ public final class BlueZPeripheral: PeripheralLink {
     if let socket = inbox.dataSocket, readable.contains(socket.rawValue) { readData(socket) }
     if let dataChannel {
       let central = inbox.device.flatMap { DataChannelRules.address(ofDevice: $0.rawValue) }
-      inbox.events += dataChannel.service(readable: readable, central: central)
+      inbox.events += dataChannel.service(readable: readable, central: central, now: now)
     }
     if let retry = retryRegistrationAt, now >= retry {
       retryRegistrationAt = nil

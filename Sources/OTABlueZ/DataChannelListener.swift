@@ -23,6 +23,11 @@ final class DataChannelListener {
   private var channel: (socket: FileDescriptor, peer: BluetoothAddress)?
   /// SDUs dropped before the receiver (too short, too long) since the device started.
   private(set) var sdusDropped = 0
+  /// When the listener is polled again after an accept failed (EMFILE, ENOBUFS: a listener that
+  /// stays readable and cannot be accepted from would turn the loop, and its log, into a spin).
+  private(set) var acceptsResumeAt: Duration?
+  /// How long accepts pause after one failed.
+  static let acceptPause: Duration = .seconds(1)
 
   init(options: Options, logger: Logger) throws(SystemError) {
     self.logger = logger
@@ -52,19 +57,24 @@ final class DataChannelListener {
     channel = (socket, peer)
   }
 
-  var descriptors: [Int32] { [listener.rawValue] + (channel.map { [$0.socket.rawValue] } ?? []) }
+  var descriptors: [Int32] {
+    (acceptsResumeAt == nil ? [listener.rawValue] : []) + (channel.map { [$0.socket.rawValue] } ?? [])
+  }
 
   var peer: BluetoothAddress? { channel?.peer }
 
   /// Accepts or refuses a waiting channel, reads what the open one sent; `central` is the central
   /// connected on GATT. A channel whose central left is closed.
-  func service(readable: Set<Int32>, central: BluetoothAddress?) -> [PeripheralEvent] {
+  func service(readable: Set<Int32>, central: BluetoothAddress?, now: Duration) -> [PeripheralEvent] {
     if let open = channel, open.peer != central {
       logger.info("L2CAP channel closed: its central left", metadata: ["peer": "\(open.peer)"])
       close()
     }
+    if let resume = acceptsResumeAt, now >= resume { acceptsResumeAt = nil }
     var events: [PeripheralEvent] = []
-    if readable.contains(listener.rawValue) { accept(central: central, &events) }
+    if acceptsResumeAt == nil, readable.contains(listener.rawValue) {
+      accept(central: central, now: now, &events)
+    }
     if let open = channel, readable.contains(open.socket.rawValue) { read(open.socket, &events) }
     return events
   }
@@ -74,12 +84,13 @@ final class DataChannelListener {
     channel = nil
   }
 
-  private func accept(central: BluetoothAddress?, _ events: inout [PeripheralEvent]) {
+  private func accept(central: BluetoothAddress?, now: Duration, _ events: inout [PeripheralEvent]) {
     let accepted: (FileDescriptor, L2CAPEndpoint)?
     do {
       accepted = try listener.acceptL2CAP()
     } catch {
-      logger.warning("L2CAP accept failed: \(error)")
+      acceptsResumeAt = now + Self.acceptPause
+      logger.warning("L2CAP accept failed: \(error); accepting again in \(Self.acceptPause)")
       return
     }
     guard let (socket, endpoint) = accepted else { return }

@@ -56,6 +56,21 @@ import Testing
     return (listener, device, central)
   }
 
+  /// A listener whose accept fails (here: a socket that is not listening, as EMFILE would) leaves
+  /// the poll set for a second instead of being polled, failing and logging on every turn.
+  @Test func aFailingAcceptPausesTheListenerForASecond() throws {
+    let (stand, _) = try FileDescriptor.unixSocketPair(.sequencedPacket, nonBlocking: true)
+    let listener = DataChannelListener(listener: stand, psm: 0x85, logger: Logger(label: "test"))
+    #expect(listener.descriptors == [stand.rawValue])
+    #expect(listener.service(readable: [stand.rawValue], central: nil, now: .seconds(10)).isEmpty)
+    #expect(listener.acceptsResumeAt == .seconds(11))
+    #expect(listener.descriptors.isEmpty)
+    _ = listener.service(readable: [stand.rawValue], central: nil, now: .milliseconds(10_500))
+    #expect(listener.acceptsResumeAt == .seconds(11))
+    _ = listener.service(readable: [], central: nil, now: .seconds(11))
+    #expect(listener.acceptsResumeAt == nil && listener.descriptors == [stand.rawValue])
+  }
+
   static func receive(_ socket: FileDescriptor) throws -> [UInt8]? {
     var buffer = [UInt8](repeating: 0, count: 8192)
     let count = try buffer.withUnsafeMutableBytes { bytes throws(SystemError) in
@@ -69,12 +84,12 @@ import Testing
     let (listener, device, central) = try Self.openChannel()
     let address = try #require(Self.central)
     for _ in 0..<3 {
-      #expect(listener.service(readable: [], central: address).isEmpty)
+      #expect(listener.service(readable: [], central: address, now: .zero).isEmpty)
     }
     #expect(listener.peer == address && listener.descriptors.contains(device.rawValue))
     #expect(try Self.receive(central) == nil, "nothing was sent to the central, nothing closed")
     // The central leaves GATT: the channel goes with it, and the central's end sees it close.
-    #expect(listener.service(readable: [], central: nil).isEmpty)
+    #expect(listener.service(readable: [], central: nil, now: .zero).isEmpty)
     #expect(listener.peer == nil && !listener.descriptors.contains(device.rawValue))
     #expect(try Self.receive(central) == [], "the device closed its end")
   }
@@ -87,7 +102,7 @@ import Testing
     for sdu: [UInt8] in [[1, 0, 0, 0, 9], [1, 2, 3], Array(repeating: 7, count: 4101), [0, 0, 0, 0, 1, 2]] {
       _ = try sdu.withUnsafeBytes { bytes throws(SystemError) in try central.send(bytes, waiting: false) }
     }
-    let events = listener.service(readable: [device.rawValue], central: address)
+    let events = listener.service(readable: [device.rawValue], central: address, now: .zero)
     #expect(events == [.dataWrite([1, 0, 0, 0, 9]), .dataWrite([0, 0, 0, 0, 1, 2])])
     #expect(try Self.receive(central) == nil)
     #expect(listener.peer == address)
