@@ -72,17 +72,28 @@ grep -q "$address" "$results/scan.txt" || fail "otactl scan did not find $addres
 step "2b. found again after each of four centrals left"
 # The device must advertise again once a central has left it: the central connects (bluetoothd's
 # Connect, as otactl does), a scan starts, the central leaves, and the scan must hear the device.
+# A round is tried up to three times: should the device's advertising begin in the few ms between
+# two of otactl's discoveries, every later discovery's report can be lost (see above); each try is
+# told, with its times.
 device_path="/org/bluez/$central/dev_${address//:/_}"
-for round in 1 2 3 4; do
+heard_after_one() {
   timeout 30 busctl call --timeout=25 org.bluez "$device_path" org.bluez.Device1 Connect \
     || fail "round $round: $central could not connect to the device"
-  "$bin/otactl" scan --adapter "$central" --seconds 4 >"$results/scan-again.txt" &
+  "$bin/otactl" scan --adapter "$central" --seconds 10 >"$results/scan-again.txt" &
   scanner=$!
+  local scanning
   wait_discovering 10 || fail "round $round: otactl scan started no discovery"
-  sleep 0.3
+  scanning="$(now)"
   busctl call org.bluez "$device_path" org.bluez.Device1 Disconnect || fail "round $round: Disconnect failed"
+  echo "round $round, try $try: scanning at $scanning, disconnected at $(now)"
   wait "$scanner" || fail "round $round: otactl scan failed"
-  grep -q "$address" "$results/scan-again.txt" || fail "round $round: the device was not heard after the central left"
+  grep -q "$address" "$results/scan-again.txt"
+}
+for round in 1 2 3 4; do
+  for try in 1 2 3; do
+    heard_after_one && break
+    ((try < 3)) || fail "round $round: the device was not heard after the central left, three times"
+  done
 done
 echo "heard advertising again after each of 4 connections"
 
