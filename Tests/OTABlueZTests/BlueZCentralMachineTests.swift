@@ -100,25 +100,26 @@ import Testing
     #expect(script.takeEmitted().isEmpty)
   }
 
-  @Test func aStopThatFailsStillStartsTheFreshDiscovery() {
+  /// A discovery that found nothing, whose round just ran out: its StopDiscovery is under way.
+  static func discoveryThatFoundNothingEnding() -> Script {
     var script = Script()
     script.feed(.connect)
     script.reply(.setDiscoveryFilter)
     script.reply(.startDiscovery)
     script.reply(.listDevices, [Script.managedObjects([:])])
     script.feed(.timerFired(.freshDiscovery))
+    return script
+  }
+
+  @Test func aStopThatFailsStillStartsTheFreshDiscovery() {
+    var script = Self.discoveryThatFoundNothingEnding()
     script.fail(.endDiscoveryForAFreshOne, "org.bluez.Error.Failed", "No discovery started")
     #expect(script.outstandingCalls == [.setDiscoveryFilter])
     #expect(script.takeEmitted().isEmpty)
   }
 
   @Test func aDeviceFoundWhileTheStopIsUnderWayIsConnectedToAndNoFreshDiscoveryStarts() {
-    var script = Script()
-    script.feed(.connect)
-    script.reply(.setDiscoveryFilter)
-    script.reply(.startDiscovery)
-    script.reply(.listDevices, [Script.managedObjects([:])])
-    script.feed(.timerFired(.freshDiscovery))
+    var script = Self.discoveryThatFoundNothingEnding()
     script.feed(.signal(Script.interfacesAdded(Script.device, BlueZ.device, Script.deviceProperties())))
     script.reply(.endDiscoveryForAFreshOne)
     #expect(script.outstandingCalls == [.connect(Script.device)])
