@@ -6,11 +6,16 @@
 #      connections from hci1 ended
 #   3. a 1 MiB push with ACTIVATE over the L2CAP data channel (otactl's default, auto): otad
 #      restarts into a trial of slot B and confirms it; otactl reconnects and verifies that the new
-#      version runs confirmed; 3b. the same over GATT (--data-path gatt), to a confirmed image too
+#      version runs confirmed; 3b. the same over GATT (--data-path gatt), to a confirmed image too;
+#      both say what link they ran on as the controller reported it (connection interval, latency,
+#      timeout, data length, PHY: otactl's --json and otad's "link to central" line)
 #   4. otactl killed mid-transfer on the L2CAP channel: the next push resumes from the committed
 #      offset; 4b. the same bytes again go as block copies; 4c. a modified image with --base the
 #      running one goes as a delta (its bytes on air and time in FIGURES beside the plain pushes')
-#   5. malformed writes from a client that is not otactl get status codes; otad keeps serving
+#   5. malformed writes from a client that is not otactl get status codes; otad keeps serving;
+#      5b. malformed SDUs from a raw L2CAP client (Scripts/bluez/l2cap-raw.c hostile) on the link of a
+#      GATT-connected central, through the real kernel: dropped and logged, otad keeps serving, and
+#      a push over the channel after them reaches a confirmed image
 #   6. bluetoothd restarts: otad registers again; 7. the adapter is power-cycled: otad advertises again
 #   8. the raw write-without-response ceiling of this same stack and the OTA goodput over GATT, the
 #      raw L2CAP channel throughput (Scripts/bluez/l2cap-raw.c) and the OTA goodput over the channel,
@@ -108,6 +113,12 @@ grep -q '"confirmed":true' "$results/push-activate.jsonl" || fail "otactl did no
 grep -q '"dataPath":"l2cap"' "$results/push-activate.jsonl" || fail "the push did not go over the L2CAP channel"
 grep -q "L2CAP channel open" "$results/otad.log" || fail "otad did not log the channel's parameters"
 grep "L2CAP channel open" "$results/otad.log" | tail -n 1
+# The link as the controller reported it (raw HCI socket, LE Meta events): otactl on hci1, otad on hci0.
+grep -qE '"connectionInterval":[0-9]' "$results/push-activate.jsonl" || fail "otactl's --json has no connection interval"
+grep -qE '"supervisionTimeout":[0-9]' "$results/push-activate.jsonl" || fail "otactl's --json has no supervision timeout"
+grep -q "link to central .*: interval [0-9.]* ms, latency [0-9]*, timeout [0-9]* ms" "$results/otad.log" \
+  || fail "otad did not log the link's parameters at connect"
+grep "link to central" "$results/otad.log" | tail -n 2
 
 step "3b. push 1 MiB with ACTIVATE over GATT, restart, verify"
 "$bin/otactl" push "$root/Images/raw-1MiB.bin" --version 2.0.1 --full --data-path gatt --device "$address" \
@@ -117,6 +128,8 @@ tail -n 1 "$results/push-activate-gatt.jsonl"
 grep -q '"dataPath":"gatt"' "$results/push-activate-gatt.jsonl" || fail "--data-path gatt used the channel"
 grep -q '"runningVersion":"2.0.1+0"' "$results/push-activate-gatt.jsonl" || fail "2.0.1 not verified"
 grep -q '"confirmed":true' "$results/push-activate-gatt.jsonl" || fail "2.0.1 not confirmed"
+grep -qE '"connectionInterval":[0-9]' "$results/push-activate-gatt.jsonl" || fail "the GATT push's --json has no connection interval"
+grep -qE '"phy":"' "$results/push-activate-gatt.jsonl" || fail "the GATT push's --json has no PHY"
 
 step "4. otactl killed mid-transfer; the next push resumes from the committed offset"
 # 2 MiB (the slot's capacity): over the channel 1 MiB is through before a watcher under emulation
@@ -182,6 +195,26 @@ step "5. malformed writes from another client"
 grep -q "running: slot A, version 2.0.1" "$results/info-after.txt" || fail "otad stopped serving"
 kill -0 "$otad" || fail "otad died"
 
+step "5b. malformed SDUs from a raw L2CAP client on the link of a GATT-connected central"
+cc -O2 -o "$work/l2cap-raw" "$here/l2cap-raw.c" || fail "l2cap-raw does not build"
+sdu_drops() { grep -c "L2CAP SDU dropped" "$results/otad.log" || true; }
+drops_before="$(sdu_drops)"
+/usr/bin/python3 -B "$here/ota_client.py" hostile-channel "$address" "$work/l2cap-raw" | tee "$results/hostile-channel.json" \
+  || fail "malformed SDUs: otad did not answer as it should"
+kill -0 "$otad" || fail "otad died after malformed SDUs"
+# The 3-byte SDU, the two truncated headers and the 1-byte flood: dropped before the receiver.
+(("$(sdu_drops)" >= drops_before + 3)) || fail "otad did not log the SDUs it dropped"
+grep "L2CAP SDU dropped" "$results/otad.log" | tail -n 3
+grep -q '"oversize": "sent"' "$results/hostile-channel.json" \
+  || echo "the SDU one byte over the device's receive MTU never left: $(grep -o '"oversize": "[^"]*"' "$results/hostile-channel.json")"
+"$bin/otactl" push "$root/Images/raw-1MiB.bin" --version 2.0.2 --full --data-path l2cap --device "$address" \
+  --adapter "$central" --json >"$results/push-after-hostile.jsonl" \
+  || fail "the push after the malformed SDUs failed: $(tail -n 1 "$results/push-after-hostile.jsonl")"
+tail -n 1 "$results/push-after-hostile.jsonl"
+grep -q '"dataPath":"l2cap"' "$results/push-after-hostile.jsonl" || fail "the push after them did not use the channel"
+grep -q '"runningVersion":"2.0.2+0"' "$results/push-after-hostile.jsonl" || fail "2.0.2 not verified"
+grep -q '"confirmed":true' "$results/push-after-hostile.jsonl" || fail "2.0.2 not confirmed"
+
 step "6. bluetoothd restarts: otad registers again"
 registered() { grep -c "RegisterAdvertisement accepted" "$results/otad.log" || true; }
 before="$(registered)"
@@ -204,7 +237,7 @@ if ! "$bin/otactl" info --device "$address" --adapter "$central" | tee "$results
   busctl set-property org.bluez "/org/bluez/$central" org.bluez.Adapter1 Powered b true
   "$bin/otactl" info --device "$address" --adapter "$central" | tee "$results/info-after-restarts.txt"
 fi
-grep -q "running: slot A, version 2.0.1" "$results/info-after-restarts.txt" || fail "otad unreachable after bluetoothd restarted"
+grep -q "running: slot B, version 2.0.2" "$results/info-after-restarts.txt" || fail "otad unreachable after bluetoothd restarted"
 
 step "7. the adapter is powered off and on: otad advertises again"
 before="$(registered)"
@@ -216,7 +249,7 @@ for _ in $(seq 200); do (("$(registered)" > before)) && break; sleep 0.05; done
 # An LE connection needs the peripheral to advertise: reaching it proves the advertisement is back.
 # (Not a scan started after the fact: its one report races the kernel, see step 1.)
 "$bin/otactl" info --device "$address" --adapter "$central" | tee "$results/info-after-power-cycle.txt"
-grep -q "running: slot A, version 2.0.1" "$results/info-after-power-cycle.txt" || fail "otad unreachable after the power cycle"
+grep -q "running: slot B, version 2.0.2" "$results/info-after-power-cycle.txt" || fail "otad unreachable after the power cycle"
 
 step "8. raw ceilings and OTA goodput of this stack, GATT and L2CAP channel, 3 runs each"
 # The GATT ceiling: MTU-3-byte write commands through the same AcquireWrite socket otactl writes
@@ -227,7 +260,6 @@ step "8. raw ceilings and OTA goodput of this stack, GATT and L2CAP channel, 3 r
 # four kinds alternate, so that a change in the host's load between runs (virtual controllers
 # have no air time: these figures are the host's) touches all alike; the FIGURES line takes the
 # medians.
-cc -O2 -o "$work/l2cap-raw" "$here/l2cap-raw.c" || fail "l2cap-raw does not build"
 # The push before a raw run asked bluetoothd to disconnect without waiting for it: a raw channel
 # opened on that LE link before it goes is reset with it. Wait for the link to go first.
 no_link() {
@@ -343,7 +375,10 @@ echo "unpaired push refused by bluetoothd (otactl exit $unpaired); otad saw no r
 # The channel asks BT_SECURITY high as the GATT writes do: an unpaired central does not get it either.
 grep -q "L2CAP channel open" <(sed -n "/--require-pairing/,\$p" "$results/otad.log") \
   && fail "an unpaired central opened the L2CAP channel"
-grep "L2CAP" "$results/push-unpaired.err" || true
+# ... and otactl says so, and goes on over GATT (where bluetoothd refuses the unpaired writes).
+grep -q "the L2CAP channel failed (connect: Permission denied): data over GATT" "$results/push-unpaired.err" \
+  || fail "otactl did not say the channel was refused and it fell back to GATT"
+grep -m 1 "the L2CAP channel failed" "$results/push-unpaired.err"
 
 step "11. SMP over Bluetooth: smpclient (bleak) on $central uploads, tests, resets, confirms"
 smp_python="${BLUEOTA_SMPCLIENT_PYTHON:?BLUEOTA_SMPCLIENT_PYTHON names the python of the smpclient venv (Scripts/setup.sh)}"
@@ -459,6 +494,13 @@ figures.update({
     "otaSameImageGoodput": smp_ota["transferGoodput"],
     "otaSameImageWholePushGoodput": smp_ota["goodput"],
 })
+# The link every figure above was measured on, as the controller reported it to otactl (step 3's
+# push; the figures' pushes run between the same two adapters).
+activate = last(f"{results}/push-activate.jsonl")
+figures["link"] = {key: activate.get(key) for key in (
+    "connectionInterval", "peripheralLatency", "supervisionTimeout", "dataLengthTx", "dataLengthRx",
+    "dataLengthTxTime", "dataLengthRxTime", "phy")}
+figures["linkIntervalsOfFigurePushes"] = sorted({p.get("connectionInterval") for p in pushes + cocs}, key=str)
 json.dump(figures, open(f"{results}/figures.json", "w"))
 print("FIGURES " + json.dumps(figures))
 if any(p["dataPath"] != "l2cap" for p in cocs):

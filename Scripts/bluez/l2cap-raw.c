@@ -13,6 +13,12 @@
  *                                     the receive MTU (default 4100, otad's)
  *   l2cap-raw send ADDRESS PSM BYTES  connect (public LE address), send BYTES in SDUs of the
  *                                     channel's send MTU; prints one JSON line
+ *   l2cap-raw hostile ADDRESS PSM     connect and send what a broken or hostile central could
+ *                                     (step 5b): an SDU of 3 bytes, one of the send MTU + 1 (the
+ *                                     sender's kernel may refuse it: the JSON says how it went), a
+ *                                     chunk whose offset lies far past any image, truncated
+ *                                     headers (2 and 4 bytes), then a flood of small chunks and
+ *                                     of 1-byte SDUs; prints one JSON line
  *
  * Built in the guest with `cc -O2` (Debian's libbluetooth-dev headers; nothing linked).
  */
@@ -99,7 +105,8 @@ static int listen_and_count(long long total, long delay_us, int buffer_size, uin
   return received >= total ? 0 : 1;
 }
 
-static int send_bytes(const char *address, unsigned psm, long long total) {
+/* A connected LE channel to ADDRESS's PSM (blocking), or -1 after a message. */
+static int connect_channel(const char *address, unsigned psm) {
   int fd = socket(AF_BLUETOOTH, SOCK_SEQPACKET, BTPROTO_L2CAP);
   if (fd < 0) die("socket");
   struct sockaddr_l2 peer = {0};
@@ -108,7 +115,7 @@ static int send_bytes(const char *address, unsigned psm, long long total) {
   peer.l2_bdaddr_type = BDADDR_LE_PUBLIC;
   if (parse_address(address, &peer.l2_bdaddr) < 0) {
     fprintf(stderr, "l2cap-raw: not an address: %s\n", address);
-    return 2;
+    return -1;
   }
   /* Bound to an LE address type: an unbound socket stays BR/EDR, and the kernel then sends basic
    * L2CAP frames without the SDU length that an LE credit-based channel's receiver expects. */
@@ -117,6 +124,12 @@ static int send_bytes(const char *address, unsigned psm, long long total) {
   local.l2_bdaddr_type = BDADDR_LE_PUBLIC;
   if (bind(fd, (struct sockaddr *)&local, sizeof local) < 0) die("bind");
   if (connect(fd, (struct sockaddr *)&peer, sizeof peer) < 0) die("connect");
+  return fd;
+}
+
+static int send_bytes(const char *address, unsigned psm, long long total) {
+  int fd = connect_channel(address, psm);
+  if (fd < 0) return 2;
   uint16_t sdu = mtu_option(fd, BT_SNDMTU);
   if (sdu == 0) sdu = 672;
   static uint8_t buffer[65536];
@@ -137,12 +150,62 @@ static int send_bytes(const char *address, unsigned psm, long long total) {
   return 0;
 }
 
+/* One SDU; "sent", or the sender's error text (written into `out`). */
+static const char *send_one(int fd, const uint8_t *bytes, size_t count, char *out, size_t size) {
+  if (send(fd, bytes, count, 0) == (ssize_t)count) return "sent";
+  snprintf(out, size, "refused by the sender: %s", strerror(errno));
+  return out;
+}
+
+static void put_offset(uint8_t *at, uint32_t offset) {
+  for (int i = 0; i < 4; i++) at[i] = (uint8_t)(offset >> (8 * i));
+}
+
+static int hostile(const char *address, unsigned psm) {
+  int fd = connect_channel(address, psm);
+  if (fd < 0) return 2;
+  uint16_t mtu = mtu_option(fd, BT_SNDMTU);
+  static uint8_t sdu[65536];
+  static char why[5][160];
+  memset(sdu, 0xA5, sizeof sdu);
+  /* 1. Three bytes: less than a chunk's offset. */
+  const char *shortSDU = send_one(fd, sdu, 3, why[0], sizeof why[0]);
+  /* 2. One byte more than the device takes: the sender's kernel checks its own send MTU
+   *    (the device's receive MTU) and may refuse it before it leaves. */
+  const char *oversize = send_one(fd, sdu, (size_t)mtu + 1, why[1], sizeof why[1]);
+  /* 3. A chunk whose offset lies: 0xFFFFFF00, far past any slot, with 64 bytes. */
+  put_offset(sdu, 0xFFFFFF00u);
+  const char *lying = send_one(fd, sdu, 68, why[2], sizeof why[2]);
+  /* 4. Truncated headers: half an offset, and an offset with no byte after it. */
+  const char *truncated2 = send_one(fd, sdu, 2, why[3], sizeof why[3]);
+  const char *truncated4 = send_one(fd, sdu, 4, why[4], sizeof why[4]);
+  /* 5. A flood: 1000 chunks of 1 byte at lying offsets, and 200 SDUs of 1 byte, without pause
+   *    (the kernel's credits pace them, nothing else). */
+  int flood = 0;
+  for (uint32_t i = 0; i < 1000; i++) {
+    put_offset(sdu, 0x7FFFFF00u + i);
+    if (send(fd, sdu, 5, 0) == 5) flood++;
+  }
+  for (int i = 0; i < 200; i++)
+    if (send(fd, sdu, 1, 0) == 1) flood++;
+  printf("{\"sendMTU\":%u,\"short\":\"%s\",\"oversize\":\"%s\",\"lyingOffset\":\"%s\","
+         "\"truncated2\":\"%s\",\"truncated4\":\"%s\",\"flood\":%d}\n",
+         mtu, shortSDU, oversize, lying, truncated2, truncated4, flood);
+  fflush(stdout);
+  /* Let the last SDUs leave before the channel closes. */
+  sleep(1);
+  close(fd);
+  return 0;
+}
+
 int main(int argc, char **argv) {
   if (argc >= 3 && argc <= 6 && strcmp(argv[1], "listen") == 0)
     return listen_and_count(atoll(argv[2]), argc > 3 ? atol(argv[3]) : 0, argc > 4 ? atoi(argv[4]) : 4 << 20,
                             argc > 5 ? (uint16_t)atoi(argv[5]) : 4100);
   if (argc == 5 && strcmp(argv[1], "send") == 0)
     return send_bytes(argv[2], (unsigned)strtoul(argv[3], NULL, 0), atoll(argv[4]));
-  fprintf(stderr, "usage: l2cap-raw listen BYTES [DELAY_US [RCVBUF [MTU]]] | l2cap-raw send ADDRESS PSM BYTES\n");
+  if (argc == 4 && strcmp(argv[1], "hostile") == 0) return hostile(argv[2], (unsigned)strtoul(argv[3], NULL, 0));
+  fprintf(stderr, "usage: l2cap-raw listen BYTES [DELAY_US [RCVBUF [MTU]]] | l2cap-raw send ADDRESS PSM BYTES"
+                  " | l2cap-raw hostile ADDRESS PSM\n");
   return 2;
 }

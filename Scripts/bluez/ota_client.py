@@ -7,6 +7,12 @@
   ota_client.py raw-throughput ADDRESS N streams N bytes of write-without-response through
                                          AcquireWrite (the device drops them: no transfer is
                                          prepared) and prints the bytes per second the stack carried
+  ota_client.py hostile-channel ADDRESS L2CAP_RAW
+                                         connects over GATT and reads Info (otad admits a channel only
+                                         from the central connected on GATT), runs `L2CAP_RAW hostile
+                                         ADDRESS PSM` on the same link (malformed SDUs through the real
+                                         kernel), then checks that otad still answers and counted the
+                                         chunks it dropped (Info offset 70)
 
 Runs on the central's adapter (GUEST_CENTRAL, default hci1). Every wait is bounded. Prints JSON on
 the last line; exits 0 when every check passed.
@@ -15,6 +21,7 @@ the last line; exits 0 when every check passed.
 import json
 import os
 import socket
+import subprocess
 import sys
 import time
 
@@ -172,7 +179,41 @@ def raw_throughput(address, total):
     return 0
 
 
+def hostile_channel(address, tool):
+    central = Central(address)
+    central.connect()
+    info = bytes(central.char("info").ReadValue({}, dbus_interface=CHRC))
+    if len(info) < 80:
+        print(json.dumps({"error": f"Info is {len(info)} bytes: no L2CAP PSM (offset 78)"}))
+        return 1
+    psm = int.from_bytes(info[78:80], "little")
+    dropped_before = int.from_bytes(info[70:74], "little")
+    if psm == 0:
+        print(json.dumps({"error": "the device offers no L2CAP channel"}))
+        return 1
+    # The raw channel rides the ACL link bluetoothd holds for this connection.
+    run = subprocess.run([tool, "hostile", address, hex(psm)], capture_output=True, text=True, timeout=120)
+    sent = json.loads(run.stdout.strip().splitlines()[-1]) if run.returncode == 0 and run.stdout.strip() else None
+    failures = []
+    if sent is None:
+        failures.append({"l2cap-raw": run.returncode, "stderr": run.stderr.strip()})
+    status = list(central.command([0x02]))  # still serving, and still idle
+    if status[:4] != [0x60, 0x02, 0x00, 0x00]:
+        failures.append({"status after the SDUs": bytes(status).hex()})
+    info = bytes(central.char("info").ReadValue({}, dbus_interface=CHRC))
+    dropped_after = int.from_bytes(info[70:74], "little")
+    # The lying offset and the flood's chunks reach the receiver and are dropped there, counted.
+    if dropped_after <= dropped_before:
+        failures.append({"chunksDropped": [dropped_before, dropped_after]})
+    central.disconnect()
+    print(json.dumps({"psm": psm, "sent": sent, "chunksDropped": dropped_after - dropped_before,
+                      "failures": failures}))
+    return 0 if not failures else 1
+
+
 if __name__ == "__main__":
+    if len(sys.argv) >= 4 and sys.argv[1] == "hostile-channel":
+        sys.exit(hostile_channel(sys.argv[2], sys.argv[3]))
     if len(sys.argv) >= 3 and sys.argv[1] == "malformed":
         sys.exit(malformed(sys.argv[2]))
     if len(sys.argv) >= 4 and sys.argv[1] == "raw-throughput":

@@ -28,13 +28,19 @@ public final class BlueZCentral: CentralLink {
   /// Figures for reports: when the last connect started and when it was ready.
   public private(set) var connectStartedAt: Duration?
   public private(set) var readyAt: Duration?
+  /// The controller's reports on the adapter's links (nil when not asked for).
+  private let linkMonitor: LinkFactsMonitor?
+  /// The address of the device last connected, for its link's facts.
+  private var lastPeer: BluetoothAddress?
 
   public init(
     connection: DBusConnection, adapter: String = "hci0", selector: DeviceSelector, queueDepth: Int = 16,
-    dataPath: DataPath = .gatt, logger: Logger
+    dataPath: DataPath = .gatt, linkFacts: Bool = false, logger: Logger
   ) throws(DBusError) {
     self.connection = connection
     self.logger = logger
+    // Opened before any connection: the interval is in the Connection Complete event only.
+    linkMonitor = linkFacts ? LinkFactsMonitor(adapter: adapter, logger: logger) : nil
     machine = BlueZCentralMachine(
       configuration: .init(adapter: adapter, selector: selector, queueDepth: queueDepth, dataPath: dataPath))
     try BlueZ.watchDevices(on: connection)
@@ -49,7 +55,14 @@ public final class BlueZCentral: CentralLink {
     }
   }
 
-  public var descriptors: [Int32] { [connection.descriptor] }
+  public var descriptors: [Int32] { [connection.descriptor] + (linkMonitor?.descriptors ?? []) }
+
+  /// The link to the device as the controller last reported it (kept after it closed); nil when
+  /// the controller's events could not be read or none named the device.
+  public var linkFacts: LinkFacts? {
+    guard let linkMonitor, let lastPeer else { return nil }
+    return linkMonitor.book.facts(for: lastPeer)
+  }
 
   public var nextDeadline: Duration? {
     var deadlines = [connection.pollTimeout.map { lastNow + $0 }]
@@ -85,6 +98,13 @@ public final class BlueZCentral: CentralLink {
       run(.timerFired(timer))
     }
     run(.loopTurn)
+    if let address = machine.channelEndpoint(psm: 0)?.address { lastPeer = address }
+    if let linkMonitor {
+      for change in linkMonitor.service(readable: readable) {
+        if case .opened(let facts) = change { logger.debug("link to \(facts.peer): \(facts)") }
+        if case .updated(let facts) = change { logger.debug("link to \(facts.peer) updated: \(facts)") }
+      }
+    }
     defer { events.removeAll() }
     return events
   }

@@ -20,12 +20,17 @@ public final class BlueZPeripheral: PeripheralLink {
     /// Listen on an LE L2CAP channel for data, on this PSM (0: a dynamic one the kernel picks);
     /// nil: no channel.
     public var l2capPSM: UInt16?
+    /// Read the link's parameters from the controller's events (a raw HCI socket, CAP_NET_RAW) and
+    /// log them at each connection and update.
+    public var linkFacts: Bool
 
     public init(
       adapter: String = "hci0", localName: String = "BlueOTA", requireEncryption: Bool = false,
-      root: DBusObjectPath = "/org/blueota", smp: Bool = false, l2capPSM: UInt16? = nil
+      root: DBusObjectPath = "/org/blueota", smp: Bool = false, l2capPSM: UInt16? = nil,
+      linkFacts: Bool = true
     ) {
       self.l2capPSM = l2capPSM
+      self.linkFacts = linkFacts
       self.adapter = adapter
       self.localName = localName
       self.requireEncryption = requireEncryption
@@ -47,12 +52,15 @@ public final class BlueZPeripheral: PeripheralLink {
   public private(set) var applicationRegistered = false
   /// The L2CAP data channel's listener, when it is on and the kernel let it listen.
   let dataChannel: DataChannelListener?
+  /// The controller's reports on the adapter's links, when the kernel lets otad read them.
+  let linkFacts: LinkFactsMonitor?
 
   public init(connection: DBusConnection, options: Options, logger: Logger) throws(DBusError) {
     self.connection = connection
     self.options = options
     self.logger = logger
     dataChannel = Self.listen(options, logger: logger)
+    linkFacts = options.linkFacts ? LinkFactsMonitor(adapter: options.adapter, logger: logger) : nil
     application = GattApplication(
       root: options.root, requireEncryption: options.requireEncryption, localName: options.localName,
       smp: options.smp)
@@ -107,9 +115,28 @@ public final class BlueZPeripheral: PeripheralLink {
 
   public var dataChannelPSM: UInt16 { dataChannel?.psm ?? 0 }
 
+  /// One line per connection and per change of its parameters (docs/OTAD.md).
+  private func logLinks(_ changes: [LinkFactsBook.Change]) {
+    for change in changes {
+      switch change {
+      case .opened(let facts) where facts.role == .peripheral:
+        logger.notice("link to central \(facts.peer): \(facts)", metadata: ["handle": "\(facts.handle)"])
+      case .updated(let facts) where facts.role == .peripheral:
+        logger.notice(
+          "link to central \(facts.peer) updated: \(facts)", metadata: ["handle": "\(facts.handle)"])
+      case .closed(let facts, let reason) where facts.role == .peripheral:
+        logger.info(
+          "link to central \(facts.peer) closed",
+          metadata: ["handle": "\(facts.handle)", "reason": "0x\(String(reason, radix: 16))"])
+      default:
+        break
+      }
+    }
+  }
+
   public var descriptors: [Int32] {
     [connection.descriptor] + (inbox.dataSocket.map { [$0.rawValue] } ?? [])
-      + (dataChannel?.descriptors ?? [])
+      + (dataChannel?.descriptors ?? []) + (linkFacts?.descriptors ?? [])
   }
 
   public var nextDeadline: Duration? {
@@ -132,6 +159,7 @@ public final class BlueZPeripheral: PeripheralLink {
     }
     for event in dbusEvents { try handle(event) }
     if let socket = inbox.dataSocket, readable.contains(socket.rawValue) { readData(socket) }
+    if let linkFacts { logLinks(linkFacts.service(readable: readable)) }
     if let dataChannel {
       let central = inbox.device.flatMap { DataChannelRules.address(ofDevice: $0.rawValue) }
       inbox.events += dataChannel.service(readable: readable, central: central, now: now)

@@ -28,6 +28,9 @@ final class DataChannelListener {
   private(set) var acceptsResumeAt: Duration?
   /// How long accepts pause after one failed.
   static let acceptPause: Duration = .seconds(1)
+  /// The count when the open channel was admitted: its first drop is logged as a warning, the
+  /// rest at debug (a flood of short SDUs must not flood the log), the count when it closes.
+  private var droppedAtOpen = 0
 
   init(options: Options, logger: Logger) throws(SystemError) {
     self.logger = logger
@@ -55,6 +58,7 @@ final class DataChannelListener {
   /// fill. It lasts as long as its central's GATT connection.
   func open(_ socket: FileDescriptor, peer: BluetoothAddress) {
     channel = (socket, peer)
+    droppedAtOpen = sdusDropped
   }
 
   var descriptors: [Int32] {
@@ -80,7 +84,13 @@ final class DataChannelListener {
   }
 
   func close() {
-    try? channel?.socket.close()
+    guard let open = channel else { return }
+    if sdusDropped - droppedAtOpen > 1 {
+      logger.warning(
+        "L2CAP channel closed after \(sdusDropped - droppedAtOpen) SDUs dropped",
+        metadata: ["peer": "\(open.peer)"])
+    }
+    try? open.socket.close()
     channel = nil
   }
 
@@ -135,7 +145,9 @@ final class DataChannelListener {
           events.append(.dataWrite(Array(buffer[0..<count])))
         case .drop(let why):
           sdusDropped += 1
-          logger.warning("L2CAP SDU dropped: \(why)", metadata: ["dropped": "\(sdusDropped)"])
+          logger.log(
+            level: sdusDropped - droppedAtOpen == 1 ? .warning : .debug, "L2CAP SDU dropped: \(why)",
+            metadata: ["dropped": "\(sdusDropped)"])
         }
       case .success:
         logger.info("L2CAP channel closed by the central")

@@ -33,9 +33,9 @@ struct DeviceOptions: ParsableArguments {
   var isSimulated: Bool { device.contains("/") }
 
   /// The link, or exit code 3 with the reason on standard error.
-  func openLink(dataPath: DataPath = .gatt) throws -> any CentralLink {
+  func openLink(dataPath: DataPath = .gatt, linkFacts: Bool = false) throws -> any CentralLink {
     do {
-      return try makeLink(dataPath: dataPath)
+      return try makeLink(dataPath: dataPath, linkFacts: linkFacts)
     } catch let failure as LinkFailure {
       FileHandle.standardError.write(Data("otactl: \(failure)\n".utf8))
       throw ExitCode(.unreachable)
@@ -43,13 +43,15 @@ struct DeviceOptions: ParsableArguments {
   }
 
   /// The link to the device: the simulated one, or BlueZ on the system bus.
-  func makeLink(dataPath: DataPath = .gatt) throws -> any CentralLink {
+  /// `linkFacts`: read the link's parameters from the controller's events (BlueZ only).
+  func makeLink(dataPath: DataPath = .gatt, linkFacts: Bool = false) throws -> any CentralLink {
     if isSimulated { return SocketCentral(path: device, conditions: try conditions()) }
     guard link == nil else { throw ValidationError("--link applies to the simulated link only") }
     do {
       return try BlueZCentral(
         connection: try DBusConnection(bus: .system), adapter: adapter, selector: DeviceSelector(device),
-        queueDepth: 32, dataPath: dataPath, logger: logger())
+        queueDepth: 32, dataPath: dataPath, linkFacts: linkFacts,
+        logger: logger())
     } catch {
       throw LinkFailure(
         "cannot reach bluetoothd on the system bus (\(error.message)). Is bluetoothd running?")

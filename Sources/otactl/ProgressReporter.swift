@@ -120,7 +120,13 @@ final class ProgressReporter {
             transferCeilingRatio: transferGoodput.flatMap { g in ceiling.map { g / $0 } },
             dataPath: path.dataPath, attMTU: path.attMTU, l2capPSM: path.channel.map { Int($0.psm) },
             l2capMTU: path.channel?.parameters.sendMTU, l2capReceiveMTU: path.channel?.parameters.receiveMTU,
-            phy: path.channel?.parameters.phy))
+            phy: path.phy, connectionInterval: path.link?.timing.intervalMilliseconds,
+            peripheralLatency: path.link.map { Int($0.timing.peripheralLatency) },
+            supervisionTimeout: path.link?.timing.supervisionTimeoutMilliseconds,
+            dataLengthTx: path.link?.dataLength.map { Int($0.maxTxOctets) },
+            dataLengthRx: path.link?.dataLength.map { Int($0.maxRxOctets) },
+            dataLengthTxTime: path.link?.dataLength.map { Int($0.maxTxTime) },
+            dataLengthRxTime: path.link?.dataLength.map { Int($0.maxRxTime) }))
         return
       }
       let after = report.deviceAfter.map {

@@ -136,7 +136,7 @@ struct PushCommand: ParsableCommand {
     }
     let imageVersion = try resolveVersion(bytes)
     let conditions = try device.conditions()
-    let link = try device.openLink(dataPath: dataPath)
+    let link = try device.openLink(dataPath: dataPath, linkFacts: true)
     var configuration = SenderConfiguration(
       version: imageVersion, activate: !noActivate, permanent: permanent,
       responseTimeout: .milliseconds(Int64(timeout * 1000)), maxConnectAttempts: maxReconnects,
@@ -188,7 +188,8 @@ struct PushCommand: ParsableCommand {
       air: device.isSimulated ? AirTime(negotiated) : nil,
       connectToReady: connectToReady, version: imageVersion,
       path: LinkPathFigures(
-        attMTU: session.negotiatedMTU, channel: session.dataChannel, simulated: device.isSimulated))
+        attMTU: session.negotiatedMTU, channel: session.dataChannel, link: (link as? BlueZCentral)?.linkFacts,
+        simulated: device.isSimulated))
     if case .failed(let failure, _) = outcome { throw ExitCode(failure.exitStatus) }
   }
 

@@ -79,7 +79,20 @@ enum PushEventLine {
     let l2capPSM: Int?
     let l2capMTU: Int?
     let l2capReceiveMTU: Int?
+    /// The transmit PHY: the channel's, else the controller's last PHY update, else "1M" when the
+    /// link's PHY never changed (absent when nothing is known of the link).
     let phy: String?
+    /// The connection as the controller reported it (absent when otactl could not read its
+    /// events: no CAP_NET_RAW, or the simulated link): interval and supervision timeout in ms,
+    /// peripheral latency in connection events, the data length's largest payloads (octets) and
+    /// their air times (µs) each way (absent when the controller reported no change from 27).
+    let connectionInterval: Double?
+    let peripheralLatency: Int?
+    let supervisionTimeout: Int?
+    let dataLengthTx: Int?
+    let dataLengthRx: Int?
+    let dataLengthTxTime: Int?
+    let dataLengthRxTime: Int?
   }
 
   /// The last line of a push that failed: the exit code and the explanation otactl prints.

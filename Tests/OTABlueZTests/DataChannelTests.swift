@@ -108,6 +108,29 @@ import Testing
     #expect(listener.peer == address)
   }
 
+  /// A flood of short SDUs is dropped one by one but logged once as a warning, the rest at debug,
+  /// and the count when the channel closes: a hostile central cannot flood the log.
+  @Test func aFloodOfDropsIsOneWarningAndACountAtClose() throws {
+    let lines = LogLines()
+    let (stand, _) = try FileDescriptor.unixSocketPair(.sequencedPacket, nonBlocking: true)
+    let listener = DataChannelListener(listener: stand, psm: 0x85, logger: lines.logger)
+    let (device, central) = try FileDescriptor.unixSocketPair(.sequencedPacket, nonBlocking: true)
+    let address = try #require(Self.central)
+    listener.open(device, peer: address)
+    for _ in 0..<10 {
+      _ = try [UInt8]([1, 2, 3]).withUnsafeBytes { bytes throws(SystemError) in
+        try central.send(bytes, waiting: false)
+      }
+    }
+    #expect(listener.service(readable: [device.rawValue], central: address, now: .zero).isEmpty)
+    #expect(listener.sdusDropped == 10)
+    let warnings = lines.messages.filter { $0.hasPrefix("warning L2CAP SDU dropped") }
+    let debugs = lines.messages.filter { $0.hasPrefix("debug L2CAP SDU dropped") }
+    #expect(warnings.count == 1 && debugs.count == 9)
+    listener.close()
+    #expect(lines.messages.last == "warning L2CAP channel closed after 10 SDUs dropped")
+  }
+
   // MARK: The central's choice
 
   @Test func autoTakesTheChannelWhenOfferedAndFallsBackWithAReason() {
