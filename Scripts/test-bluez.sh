@@ -33,7 +33,7 @@ for eatt in on off; do
     echo "the VM did not come up; trying once more"
   done
   if ((run == 0)); then
-    grep -E "^FIGURES|resume\"|advertising after|cut the link|\"stage\": \"done\"" "/tmp/blueota-bluez-$eatt.log" || true
+    grep -E "^FIGURES|^DEVICE|resume\"|advertising after|cut the link|\"stage\": \"done\"" "/tmp/blueota-bluez-$eatt.log" || true
     echo "EATT $eatt: PASS"
   else
     status=$run
