@@ -153,7 +153,8 @@ let package = Package(
     .testTarget(
       name: "OTABlueZTests",
       dependencies: [
-        "OTABlueZ", "OTADBus", "OTALink", "OTASystem", "OTASystemTesting", "OTAWire", "DBusTestSupport",
+        "OTABlueZ", "OTADBus", "OTALink", "OTASocketLink", "OTASystem", "OTASystemTesting", "OTAWire",
+        "DBusTestSupport",
         .product(name: "Logging", package: "swift-log"),
       ]),
     // Runs the built otad and otactl as separate processes (build them first: Scripts/test.sh does).

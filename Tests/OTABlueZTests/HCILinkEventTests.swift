@@ -1,3 +1,4 @@
+import OTASocketLink
 import OTASystem
 import Testing
 
@@ -202,7 +203,7 @@ import Testing
   }
 
   @Test func randomBytesNeverTrap() {
-    var generator = SplitMix(seed: 17)
+    var generator = SeededGenerator(seed: 17)
     var parsed = 0
     for _ in 0..<20_000 {
       let count = Int(generator.next() % 48)
@@ -225,18 +226,5 @@ import Testing
     #expect(LinkFactsMonitor.deviceNumber("hci12") == 12)
     #expect(LinkFactsMonitor.deviceNumber("hci") == nil)
     #expect(LinkFactsMonitor.deviceNumber("usb0") == nil)
-  }
-}
-
-/// A small seeded generator: the same bytes on every run.
-struct SplitMix {
-  var state: UInt64
-  init(seed: UInt64) { state = seed }
-  mutating func next() -> UInt64 {
-    state &+= 0x9E37_79B9_7F4A_7C15
-    var z = state
-    z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-    z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-    return z ^ (z >> 31)
   }
 }
