@@ -31,6 +31,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -144,8 +145,14 @@ static int send_bytes(const char *address, unsigned psm, long long total) {
   }
   double seconds = now() - start;
   printf("{\"role\":\"sender\",\"bytes\":%lld,\"seconds\":%.4f,\"sendMTU\":%u}\n", sent, seconds, sdu);
-  /* Let the last SDUs leave before the channel closes. */
-  sleep(1);
+  /* SDUs still queued for credits die with the channel: wait until the receiver, which closes
+   * its end once it has every byte, has closed it (at most 60 s). A fixed second was not always
+   * enough under emulation, and the receiver then came up short. */
+  struct timeval patience = {.tv_sec = 60};
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &patience, sizeof patience);
+  uint8_t ignored[16];
+  while (recv(fd, ignored, sizeof ignored, 0) > 0) {
+  }
   close(fd);
   return 0;
 }
