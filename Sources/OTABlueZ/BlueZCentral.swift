@@ -98,7 +98,6 @@ public final class BlueZCentral: CentralLink {
       run(.timerFired(timer))
     }
     run(.loopTurn)
-    if let address = machine.channelEndpoint(psm: 0)?.address { lastPeer = address }
     if let linkMonitor {
       for change in linkMonitor.service(readable: readable) {
         if case .opened(let facts) = change { logger.debug("link to \(facts.peer): \(facts)") }
@@ -160,7 +159,11 @@ public final class BlueZCentral: CentralLink {
     case .stopTimer(let timer):
       timers[timer] = nil
     case .emit(let event):
-      if case .connected = event { readyAt = lastNow }
+      if case .connected = event {
+        readyAt = lastNow
+        // The peer whose link facts a push reports: read once per connection, not every turn.
+        lastPeer = machine.deviceAddress ?? lastPeer
+      }
       events.append(event)
     case .adoptDataSocket(let descriptor):
       guard let owned = try? descriptor.duplicate() else {

@@ -41,12 +41,16 @@ extension BlueZCentralMachine {
 
   /// The connected device's address and type, from its Device1 properties.
   func channelEndpoint(psm: UInt16) -> L2CAPEndpoint? {
-    guard let device, let properties = devices[device],
-      let address = properties["Address"]?.stringValue.flatMap(BluetoothAddress.init(parsing:))
-    else { return nil }
+    guard let device, let properties = devices[device], let address = deviceAddress else { return nil }
     let type =
       properties["AddressType"]?.stringValue.flatMap(BluetoothAddressType.init(bluezName:)) ?? .lePublic
     return L2CAPEndpoint(address: address, type: type, psm: psm)
+  }
+
+  /// The Bluetooth address of the device connected (or being connected to), as BlueZ listed it.
+  var deviceAddress: BluetoothAddress? {
+    guard let device else { return nil }
+    return devices[device]?["Address"]?.stringValue.flatMap(BluetoothAddress.init(parsing:))
   }
 
   mutating func channelOpened(_ parameters: L2CAPChannelParameters) {

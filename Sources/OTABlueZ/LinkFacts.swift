@@ -65,6 +65,17 @@ public enum LinkPHY: UInt8, Equatable, Sendable, CustomStringConvertible {
   }
 }
 
+/// The PHYs of a link each way (LE PHY Update Complete).
+public struct LinkPHYs: Equatable, Sendable {
+  public var tx: LinkPHY
+  public var rx: LinkPHY
+
+  public init(tx: LinkPHY, rx: LinkPHY) {
+    self.tx = tx
+    self.rx = rx
+  }
+}
+
 /// Which end of the link this adapter is.
 public enum LinkRole: UInt8, Equatable, Sendable, CustomStringConvertible {
   case central = 0
@@ -83,11 +94,11 @@ public struct LinkFacts: Equatable, Sendable, CustomStringConvertible {
   public var dataLength: LinkDataLength?
   /// Nil until a PHY update: the link then runs on the PHY it was made on, 1M for a legacy
   /// connection.
-  public var phy: (tx: LinkPHY, rx: LinkPHY)?
+  public var phy: LinkPHYs?
 
   public init(
     handle: UInt16, role: LinkRole, peer: BluetoothAddress, timing: LinkTiming,
-    dataLength: LinkDataLength? = nil, phy: (tx: LinkPHY, rx: LinkPHY)? = nil
+    dataLength: LinkDataLength? = nil, phy: LinkPHYs? = nil
   ) {
     self.handle = handle
     self.role = role
@@ -95,11 +106,6 @@ public struct LinkFacts: Equatable, Sendable, CustomStringConvertible {
     self.timing = timing
     self.dataLength = dataLength
     self.phy = phy
-  }
-
-  public static func == (lhs: LinkFacts, rhs: LinkFacts) -> Bool {
-    lhs.handle == rhs.handle && lhs.role == rhs.role && lhs.peer == rhs.peer && lhs.timing == rhs.timing
-      && lhs.dataLength == rhs.dataLength && lhs.phy?.tx == rhs.phy?.tx && lhs.phy?.rx == rhs.phy?.rx
   }
 
   /// The transmit PHY's name, or what is known without an update.

@@ -34,7 +34,7 @@ public struct LinkFactsBook: Sendable {
     case .dataLengthChanged(let handle, let length):
       return update(handle) { $0.dataLength = length }
     case .phyUpdated(let handle, let tx, let rx):
-      return update(handle) { $0.phy = (tx, rx) }
+      return update(handle) { $0.phy = LinkPHYs(tx: tx, rx: rx) }
     case .disconnected(let handle, let reason):
       guard let facts = links.removeValue(forKey: handle) else { return nil }
       return .closed(facts, reason: reason)
