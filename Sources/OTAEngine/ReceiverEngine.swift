@@ -277,6 +277,7 @@ public struct ReceiverEngine: Sendable {
     let limit = min(
       UInt64(journal.committedOffset) + UInt64(configuration.windowCapacity), UInt64(journal.size))
     guard chunk.offset >= journal.committedOffset, chunk.end <= limit else {
+      if chunk.end <= UInt64(journal.committedOffset), isLateCopyOfAReportedChunk(chunk) { return }
       statistics.chunksDropped += 1
       return
     }
@@ -288,13 +289,25 @@ public struct ReceiverEngine: Sendable {
   private mutating func isDuplicate(_ range: Range<UInt32>) -> Bool {
     guard coverage.contains(range) else { return false }
     statistics.chunksDuplicate += 1
-    if missing.isSpuriousReport(range) {
-      // Reordering deeper in time than the window: widen it (up to the WINDOW's grace, after
-      // which every gap is reported anyway) so that the link's bursts stop costing resends.
-      statistics.spuriousReports += 1
-      reorderWindow = min(reorderWindow * 2, max(configuration.windowGrace, configuration.lossEvidenceTime))
-    }
+    if missing.isSpuriousReport(range) { widenReorderWindow() }
     return true
+  }
+
+  /// A chunk of bytes committed already that a recent report named: its resend completed the
+  /// WINDOW before this late copy came (a bearer's burst later than the reorder window plus a
+  /// round trip). The same proof as a duplicate inside the WINDOW, counted as a duplicate.
+  private mutating func isLateCopyOfAReportedChunk(_ chunk: DataChunk) -> Bool {
+    guard missing.isSpuriousReport(chunk.offset..<UInt32(chunk.end)) else { return false }
+    statistics.chunksDuplicate += 1
+    widenReorderWindow()
+    return true
+  }
+
+  /// Reordering deeper in time than the window: widen it (up to the WINDOW's grace, after which
+  /// every gap is reported anyway) so that the link's bursts stop costing resends.
+  private mutating func widenReorderWindow() {
+    statistics.spuriousReports += 1
+    reorderWindow = min(reorderWindow * 2, max(configuration.windowGrace, configuration.lossEvidenceTime))
   }
 
   // MARK: Data operations

@@ -105,6 +105,34 @@ import Testing
       try Contract.send(&bench, 3600..<3700, payload: 100) == [Self.report(highest: 3700, [(1800, 100)])])
   }
 
+  /// The late copy may come after its resend completed the WINDOW and the device committed it
+  /// (seen through bluetoothd with EATT: a bearer's burst more than 100 ms plus a round trip
+  /// late). It is the same proof: the report was spurious, and the chunk is a duplicate, not a
+  /// dropped one.
+  @Test func aLateCopyAfterItsWindowCommittedStillProvesTheReportSpurious() throws {
+    var bench = try Self.optedIn()
+    #expect(try bench.controlBytes(Contract.window(0, 1800, Contract.crc(0..<1800))).isEmpty)
+    _ = try Contract.send(&bench, 0..<100, payload: 100)
+    _ = try Contract.send(&bench, 200..<1700, payload: 100)
+    _ = try bench.tick(after: .milliseconds(100))
+    #expect(
+      try Contract.send(&bench, 1700..<1800, payload: 100) == [Self.report(highest: 1800, [(100, 100)])])
+    // The resend completes the WINDOW: committed.
+    #expect(try Contract.send(&bench, 100..<200, payload: 100) == [Contract.windowAnswer(0x00, 1800)])
+    let dropped = bench.host.engine.statistics.chunksDropped
+    // Then the original arrives, below the committed offset.
+    #expect(try Contract.send(&bench, 100..<200, payload: 100).isEmpty)
+    #expect(bench.host.engine.statistics.spuriousReports == 1)
+    #expect(bench.host.engine.reorderWindow == .milliseconds(200))
+    #expect(bench.host.engine.statistics.chunksDropped == dropped)
+    // Once per report: a third copy proves nothing more.
+    _ = try Contract.send(&bench, 100..<200, payload: 100)
+    #expect(bench.host.engine.statistics.spuriousReports == 1)
+    // A committed chunk no report named is still dropped, as before.
+    _ = try Contract.send(&bench, 300..<400, payload: 100)
+    #expect(bench.host.engine.statistics.chunksDropped == dropped + 2)
+  }
+
   @Test func aReportedGapStillOpenIsReportedAgainAfter32MoreChunks() throws {
     var bench = try Self.optedIn()
     _ = try Contract.send(&bench, 0..<100, payload: 100)
