@@ -102,3 +102,23 @@ import Testing
     #expect(copied > 0, "at least one hostile run kept its block copies")
   }
 }
+
+extension PagedBlockHashTests {
+  /// The VM's step 4b in the simulation: a 1 MiB image the device already runs, sent again as
+  /// another version, goes as copies of 4 KiB blocks read in 9 pages at MTU 247: a few hundred
+  /// bytes on air.
+  @Test func theSameMiBAgainGoesAsCopies() throws {
+    let image = DeviceFixture.image(size: 1 << 20, seed: 41)
+    var fixture = DeviceFixture(slotCapacity: 1 << 20, windowCapacity: 64 * 1024, runningImage: image)
+    fixture.features = .all
+    try fixture.recordRunningImage()
+    let run = try fixture.push(
+      image, version: Self.newVersion, conditions: LinkConditions(mtu: 247), seed: 41,
+      blockDigest: Self.digest)
+    let report = try #require(run.report)
+    #expect(report.transferMode == .blockHashes)
+    #expect(report.blockSize == 4096 && report.blockHashesRead == 256 && report.blockHashRequests == 9)
+    #expect(report.bytesOnAir < 65536, "\(report.bytesOnAir)")
+    #expect(Array(fixture.medium.slotBytes(.b).prefix(image.count)) == image)
+  }
+}
