@@ -4,12 +4,12 @@
 # each matcher (`ota-bench --plan`: bytes on air at MTU 247, wall time, peak RSS by /usr/bin/time -v);
 # and the pushes over the in-memory link with the simulated link's air-time model (`ota-bench
 # --delta`: plain chunks and delta by default; --ways adds compressed and block copies from the
-# device's block hashes).
+# device's block hashes: `blocks` its one-value list of 63, `pages` BLOCK HASHES at 4 KiB and up).
 # docs/BENCHMARKS.md has the figures.
 #
 #   Scripts/bench-delta.sh [--work DIR] [--pairs "NAME ..."] [--otad-old PATH --otad-new PATH]
 #                          [--otad-commits "OLD NEW"] [--fat-mib N] [--bsdiff-timeout S] [--no-push]
-#                          [--ways full,compressed,blocks,delta] [--debug] [--mtu N]
+#                          [--ways full,compressed,blocks,pages,delta] [--debug] [--mtu N]
 #
 # The pairs (--pairs picks some; all by default):
 #   firmware  Images/firmware-v1.bin → firmware-v2.bin (Scripts/make-sample-images.sh)

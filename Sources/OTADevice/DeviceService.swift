@@ -226,6 +226,8 @@ public final class DeviceService {
           "spurious-reports": "\(host.engine.statistics.spuriousReports)",
           "operations-applied": "\(host.engine.statistics.operationsApplied)",
           "operations-rejected": "\(host.engine.statistics.operationsRejected)",
+          "block-hash-answers": "\(host.engine.statistics.blockHashAnswers)",
+          "block-hash-bytes-read": "\(host.engine.statistics.blockHashBytesRead)",
           "reorder-window": "\(host.engine.reorderWindow)",
         ])
       observe(.disconnected(committed: host.engine.transferStatus.committedOffset))
@@ -328,6 +330,14 @@ public final class DeviceService {
         metadata: ["size": "\(size)", "crc32": "\(String(crc32, radix: 16))", "version": "\(version)"])
     case .window(let offset, let length, _):
       logger.debug("WINDOW", metadata: ["offset": "\(offset)", "length": "\(length)"])
+    case .blockHashes(let asked):
+      // Up to 256 a push: debug, like WINDOW; the disconnect line counts them.
+      logger.debug(
+        "BLOCK HASHES",
+        metadata: [
+          "block-size": "\(asked.blockSize)", "first": "\(asked.firstBlock)",
+          "max-count": "\(asked.maxCount)",
+        ])
     default:
       logger.info("\(request.opcode)")
     }
@@ -342,6 +352,12 @@ public final class DeviceService {
     if response.status == .success {
       if case .offset(let offset) = response.payload {
         logger.debug("\(name) committed", metadata: ["offset": "\(offset)"])
+      } else if case .blockHashes(let page) = response.payload {
+        logger.debug(
+          "\(name) answered",
+          metadata: [
+            "first": "\(page.firstBlock)", "hashes": "\(page.hashes.count)", "total": "\(page.totalBlocks)",
+          ])
       } else {
         logger.info("\(name) succeeded")
       }

@@ -37,4 +37,22 @@ extension ReceiverHost {
     blockHashCache = (identity, value)
     return value
   }
+
+  /// BLOCK HASHES's work (features bit 2): the truncated SHA-256 of `count` blocks of the running
+  /// slot from block `first`, the last one short at the image's end. The engine bounds `count` so
+  /// that at most 4 MiB are read; a slot that cannot be read throws, and the answer says 0x0B.
+  func runningBlockHashes(blockSize: UInt32, first: UInt32, count: Int, imageSize: UInt32)
+    throws(StorageError) -> [UInt64]
+  {
+    let reader = try storage.slots.reader(running)
+    var hashes: [UInt64] = []
+    hashes.reserveCapacity(count)
+    for index in 0..<UInt64(count) {
+      let offset = (UInt64(first) + index) * UInt64(blockSize)
+      guard offset < UInt64(imageSize) else { break }
+      let length = Int(min(UInt64(blockSize), UInt64(imageSize) - offset))
+      hashes.append(BlockDigest.truncatedSHA256(try reader.read(at: offset, count: length)))
+    }
+    return hashes
+  }
 }

@@ -271,6 +271,10 @@ public struct ReceiverHost: Sendable {
       // The running slot, through its reader: never the slot being written, and no flush of the
       // chunks gathered for it.
       return .bytes(try storage.slots.reader(running).read(at: UInt64(offset), count: Int(length)))
+    case .hashRunning(let blockSize, let first, let count, let imageSize):
+      // The running slot too, and the gathered chunks stay held: the transfer is not touched.
+      return .hashes(
+        try runningBlockHashes(blockSize: blockSize, first: first, count: count, imageSize: imageSize))
     case .prepare, .discard:
       // The transfer the held chunks belonged to is being replaced or dropped.
       gathered.discard()
@@ -301,7 +305,7 @@ public struct ReceiverHost: Sendable {
       }
       try slotWriter(journal.slot).prepare(forImageOf: UInt64(journal.size))
       try journalStore.write(journal)
-    case .write, .readRunning:
+    case .write, .readRunning, .hashRunning:
       preconditionFailure("chunk writes are gathered, running-slot reads done at once")
     case .checkWindow(let slot, let offset, let length):
       let bytes = try slotWriter(slot).read(at: UInt64(offset), count: Int(length))

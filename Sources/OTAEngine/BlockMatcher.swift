@@ -24,7 +24,12 @@ public enum BlockMatcher {
     while start < target.count {
       let end = min(start + blockSize, target.count)
       var source: DeltaSegment.Source = .literal
-      if let index = blockAt[digest(target[start..<end])] {
+      let hash = digest(target[start..<end])
+      // The block at the same place first: a filesystem's empty blocks all hash alike, and copies
+      // of them from where they are join into one copy, where copies of the first such block
+      // would each be an operation of their own.
+      let here = start / blockSize
+      if let index = here < hashes.hashes.count && hashes.hashes[here] == hash ? here : blockAt[hash] {
         let from = UInt64(index) * UInt64(blockSize)
         let length = min(UInt64(blockSize), UInt64(runningSize) &- min(from, UInt64(runningSize)))
         if length == UInt64(end - start) { source = .copy(base: UInt32(from)) }

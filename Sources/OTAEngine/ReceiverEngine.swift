@@ -35,7 +35,7 @@ public struct ReceiverEngine: Sendable {
   public private(set) var minimumVersion: Version?
   public private(set) var phase: Phase = .idle
   public private(set) var mtu = ATTMTU.minimum.value
-  public private(set) var statistics = ReceiverStatistics()
+  public internal(set) var statistics = ReceiverStatistics()
   /// Stored, not yet committed bytes past the committed offset.
   public private(set) var coverage = ByteRanges()
   /// The gaps in `coverage` with their ages, for missing-range reports.
@@ -43,7 +43,7 @@ public struct ReceiverEngine: Sendable {
   /// The features the connected central turned on with FEATURES; none until it does.
   public private(set) var enabledFeatures: Features = []
   /// The smallest MTU seen since the central connected: with EATT each bearer has its own MTU and
-  /// a report must fit whichever bearer carries it.
+  /// a report (or a BLOCK HASHES answer) must fit whichever bearer carries it.
   var smallestMTU: Int?
   /// The lowest offset whose write failed since the last storage error was answered: the window
   /// holding it fails with "storage error", never with "missing data" (the bytes arrived; the
@@ -143,6 +143,8 @@ public struct ReceiverEngine: Sendable {
       inFlight = nil
       if case .readRunning = io {
         completeOperation(result, &out)
+      } else if case .hashRunning = io {
+        completeBlockHashes(io, result, &out)
       } else if case .failed = result {
         handleFailure(of: io, &out)
       } else {
@@ -155,6 +157,11 @@ public struct ReceiverEngine: Sendable {
   // MARK: Control point
 
   private mutating func handleControl(_ bytes: [UInt8], _ out: inout [ReceiverAction]) {
+    if bytes.first == Opcode.blockHashes.rawValue, !configuration.features.contains(.blockHashRequests) {
+      // As a device from before BLOCK HASHES, whatever the length.
+      out.append(.notify(response(Opcode.blockHashes.rawValue, .unknownOpcode)))
+      return
+    }
     let request: Request
     do {
       request = try Request(bytes: bytes)
@@ -170,7 +177,7 @@ public struct ReceiverEngine: Sendable {
         out.append(.notify(response(request.opcode.rawValue, .unknownOpcode)))
         return
       }
-      enabledFeatures = wanted.intersection(configuration.features)
+      enabledFeatures = wanted.intersection(configuration.features).intersection(.optIn)
       out.append(.notify(Response(.features, .success, .features(enabledFeatures)).encoded))
       return
     }
@@ -215,6 +222,8 @@ public struct ReceiverEngine: Sendable {
       perform(.confirm, &out)
     case .features:
       break  // answered above
+    case .blockHashes(let asked):
+      answerBlockHashes(asked, &out)
     }
   }
 
@@ -378,7 +387,7 @@ public struct ReceiverEngine: Sendable {
   // MARK: Windows
 
   /// Moves the first waiting WINDOW on as far as it can go without IO, or starts its CRC check.
-  private mutating func processHeadWindow(_ out: inout [ReceiverAction]) {
+  mutating func processHeadWindow(_ out: inout [ReceiverAction]) {
     while inFlight == nil, let head = windows.first, case .receiving(let journal) = phase {
       let committed = journal.committedOffset
       guard head.length > 0, head.length <= configuration.windowCapacity, head.end <= UInt64(journal.size)
@@ -499,7 +508,7 @@ public struct ReceiverEngine: Sendable {
 
   // MARK: IO completions
 
-  private mutating func perform(_ io: ReceiverIO, _ out: inout [ReceiverAction]) {
+  mutating func perform(_ io: ReceiverIO, _ out: inout [ReceiverAction]) {
     inFlight = io
     out.append(.perform(io))
   }
@@ -568,8 +577,8 @@ public struct ReceiverEngine: Sendable {
       }
       out.append(.notify(Response(.activate, .success).encoded))
       out.append(.restart)
-    case .readRunning:
-      break  // completed in completeOperation
+    case .readRunning, .hashRunning:
+      break  // completed in completeOperation, completeBlockHashes
     case .confirm:
       runningOnTrial = false
       out.append(.notify(Response(.confirm, .success).encoded))
@@ -600,8 +609,8 @@ public struct ReceiverEngine: Sendable {
     case .activate(let journal, _):
       phase = .validated(journal)
       out.append(.notify(response(Opcode.activate.rawValue, .storageError)))
-    case .readRunning:
-      break  // completed in completeOperation
+    case .readRunning, .hashRunning:
+      break  // completed in completeOperation, completeBlockHashes
     case .confirm:
       out.append(.notify(response(Opcode.confirm.rawValue, .storageError)))
     case .discard(let answer):
@@ -615,7 +624,7 @@ public struct ReceiverEngine: Sendable {
   // MARK: Responses
 
   /// A failure (or payload-less) response; WINDOW answers always carry an offset.
-  private func response(_ opcode: UInt8, _ status: StatusCode) -> [UInt8] {
+  func response(_ opcode: UInt8, _ status: StatusCode) -> [UInt8] {
     if opcode == Opcode.window.rawValue { return windowResponse(status, transferStatus.committedOffset) }
     return Response(requestOpcode: opcode, status: status).encoded
   }

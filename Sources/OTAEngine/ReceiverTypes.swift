@@ -72,6 +72,8 @@ public enum IOResult: Equatable, Sendable {
   case crc32(UInt32)
   /// The running slot's bytes, for `.readRunning`.
   case bytes([UInt8])
+  /// The running slot's block hashes, for `.hashRunning`: one per block asked for, in order.
+  case hashes([UInt64])
   /// The verdict on the whole stored image, for `.checkImage`.
   case image(ImageCheckResult)
   /// Any storage failure; the text is for logs.
@@ -92,6 +94,11 @@ public enum ReceiverIO: Equatable, Sendable {
   /// Read `[offset, offset + length)` of the running slot (a copy or patch operation's source) and
   /// answer `.bytes`. The only read of the running slot; never of the slot being written.
   case readRunning(offset: UInt32, length: UInt32)
+  /// Hash `count` blocks of `blockSize` bytes of the running slot from block `firstBlock` (the last
+  /// one short at the running image's end, `imageSize`) and answer `.hashes`: the truncated SHA-256
+  /// of each. Never more than 4 MiB read (BlockHashRequest.maxBytesPerAnswer); never the slot being
+  /// written; the transfer is untouched.
+  case hashRunning(blockSize: UInt32, firstBlock: UInt32, count: Int, imageSize: UInt32)
   /// Read back `[offset, offset + length)` as stored and answer its CRC32.
   case checkWindow(slot: SlotID, offset: UInt32, length: UInt32)
   /// Sync the slot's data, THEN save the journal: the committed offset never outruns durable bytes.
@@ -138,6 +145,9 @@ public struct ReceiverStatistics: Equatable, Sendable {
   /// (also counted in `chunksDropped`).
   public var operationsApplied = 0
   public var operationsRejected = 0
+  /// BLOCK HASHES answered with hashes, and the running-slot bytes those answers hashed.
+  public var blockHashAnswers = 0
+  public var blockHashBytesRead: UInt64 = 0
   public init() {}
 
   /// Adds another instance's counters (the same device across restarts).
@@ -151,6 +161,8 @@ public struct ReceiverStatistics: Equatable, Sendable {
     total.windowsFailedCRC += more.windowsFailedCRC
     total.windowsFailedMissing += more.windowsFailedMissing
     total.missingReports += more.missingReports
+    total.blockHashAnswers += more.blockHashAnswers
+    total.blockHashBytesRead += more.blockHashBytesRead
     total.missingRangesReported += more.missingRangesReported
     total.spuriousReports += more.spuriousReports
     total.operationsApplied += more.operationsApplied

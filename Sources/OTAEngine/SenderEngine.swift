@@ -95,6 +95,8 @@ public struct SenderEngine: Sendable {
   let blockDigest: BlockDigester?
   /// Info, while the block hashes it led to are being read.
   var infoAwaitingHashes: InfoRecord?
+  /// The paged read of the block hashes (BLOCK HASHES, features bit 2) under way.
+  var paging: BlockHashPaging?
   /// What the device announced in the last Info.
   var deviceFeatures: Features = []
 
@@ -178,6 +180,7 @@ public struct SenderEngine: Sendable {
   }
 
   private mutating func connectionLost(reason: String, _ out: inout [SenderAction]) {
+    abandonPaging()
     resetTransferMachinery()
     deadline = nil
     retryAt = nil
@@ -268,6 +271,13 @@ public struct SenderEngine: Sendable {
     deviceFeatures = info.features
     if needsBlockHashes(info) {
       infoAwaitingHashes = info
+      if info.features.contains(.blockHashRequests),
+        let paging = BlockHashPaging(imageSize: info.runningImageSize, mtu: mtu)
+      {
+        self.paging = paging
+        sendBlockHashRequests(&out)
+        return
+      }
       deadline = now + configuration.responseTimeout
       out.append(.readBlockHashes)
       return
@@ -281,12 +291,15 @@ public struct SenderEngine: Sendable {
     guard phase == .readingInfo, let info = infoAwaitingHashes else { return }
     infoAwaitingHashes = nil
     deadline = nil
-    chooseTransferMode(info, hashes: try? BlockHashes(bytes: bytes))
+    let hashes = try? BlockHashes(bytes: bytes)
+    report.blockSize = hashes?.blockSize ?? 0
+    report.blockHashesRead = hashes?.hashes.count ?? 0
+    chooseTransferMode(info, hashes: hashes)
     continueAfterInfo(&out)
   }
 
   /// After Info (and the block hashes): stop for a dry run, else FEATURES or STATUS.
-  private mutating func continueAfterInfo(_ out: inout [SenderAction]) {
+  mutating func continueAfterInfo(_ out: inout [SenderAction]) {
     if configuration.dryRun {
       report.dryRun = true
       finish(nil, &out)
@@ -359,6 +372,11 @@ public struct SenderEngine: Sendable {
   // MARK: Control-point answers
 
   private mutating func handleNotification(_ bytes: [UInt8], _ out: inout [SenderAction]) {
+    if bytes.count >= 2, bytes[0] == Opcode.responseMarker, bytes[1] == Opcode.blockHashes.rawValue {
+      // A page, or a late one after paging gave up: never a reason to fail the push.
+      handleBlockHashAnswer(bytes, &out)
+      return
+    }
     if bytes.first == MissingReport.marker {
       // A report is advice: one cut short (a bearer with a smaller MTU) is dropped, the device's
       // next report or its WINDOW's answer says the same again.
@@ -750,6 +768,11 @@ public struct SenderEngine: Sendable {
       deadline = now + configuration.responseTimeout
       out.append(.readInfo)
     }
+    if paging != nil, let due = currentDeadline, now >= due {
+      // No answer to a page: plan without block hashes, as when the read fails.
+      pagingFailed(&out)
+      return
+    }
     if let due = currentDeadline, now >= due {
       if phase == .verifying || phase == .awaitingConfirmation {
         phase = .restarting
@@ -781,7 +804,7 @@ public struct SenderEngine: Sendable {
     if let next = candidates.compactMap({ $0 }).min() { out.append(.armTimer(at: next)) }
   }
 
-  private mutating func sendControl(_ request: Request, timeout: Duration, _ out: inout [SenderAction]) {
+  mutating func sendControl(_ request: Request, timeout: Duration, _ out: inout [SenderAction]) {
     deadline = now + timeout
     out.append(.writeControl(request.encoded))
   }

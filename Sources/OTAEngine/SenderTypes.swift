@@ -178,6 +178,12 @@ public struct SenderReport: Equatable, Sendable {
   /// plain chunks (0 when operations were not considered).
   public var plannedBytesOnAir: UInt64 = 0
   public var plainBytesOnAir: UInt64 = 0
+  /// The block size of the running slot's hashes the plan used, and how many hashes were read
+  /// (BLOCK HASHES pages, or the one-value characteristic); 0 when none were read.
+  public var blockSize: UInt32 = 0
+  public var blockHashesRead = 0
+  /// BLOCK HASHES requests sent (0 on the characteristic's path).
+  public var blockHashRequests = 0
   /// The push only read Info and planned (`dryRun`).
   public var dryRun = false
   public var chunksSent = 0

@@ -20,6 +20,13 @@ extension ReceiverInvariantChecker {
         fail("an operation reads at most its limit, inside the running image", "\(io)")
       }
       if transfer?.state != .receiving { fail("operations only while receiving", "\(io)") }
+    case .hashRunning(let blockSize, let first, let count, let imageSize):
+      // BLOCK HASHES reads the running slot only, at most 4 MiB per answer, inside the image.
+      let start = UInt64(first) * UInt64(blockSize)
+      let end = min(start + UInt64(count) * UInt64(blockSize), UInt64(imageSize))
+      if count < 1 || start >= UInt64(imageSize) || end - start > BlockHashRequest.maxBytesPerAnswer {
+        fail("a BLOCK HASHES answer reads at most 4 MiB inside the running image", "\(io)")
+      }
     case .checkWindow(let slot, let offset, let length):
       guard let transfer, slot == transfer.slot, offset == transfer.committedOffset, length > 0,
         length <= configuration.windowCapacity, UInt64(offset) + UInt64(length) <= UInt64(transfer.size)
@@ -79,7 +86,7 @@ extension ReceiverInvariantChecker {
       transfer = nil
     case .confirm:
       if succeeded { runningOnTrial = false }
-    case .checkWindow, .readRunning:
+    case .checkWindow, .readRunning, .hashRunning:
       break
     }
   }

@@ -48,6 +48,15 @@ public struct ReceiverModelHost: Sendable {
       let running = slots[bootSlot]
       let end = min(Int(offset) + Int(length), running.count)
       return .bytes(Array(running[min(Int(offset), end)..<end]))
+    case .hashRunning(let blockSize, let first, let count, let imageSize):
+      // The model stands in CRC32 for SHA-256 (this target links no hash): one value per block.
+      let running = slots[bootSlot]
+      let limit = min(Int(imageSize), running.count)
+      let hashes = (0..<count).map { index -> UInt64 in
+        let start = min((Int(first) + index) * Int(blockSize), limit)
+        return UInt64(CRC32.checksum(running[start..<min(start + Int(blockSize), limit)]))
+      }
+      return .hashes(hashes)
     case .checkWindow(let slot, let offset, let length):
       let end = min(Int(offset) + Int(length), slots[slot].count)
       let start = min(Int(offset), end)

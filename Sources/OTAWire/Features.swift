@@ -15,6 +15,15 @@ public struct Features: OptionSet, Sendable, Hashable {
   /// give its limit and the running image a central must know to copy from it.
   public static let operations = Features(rawValue: 1 << 1)
 
+  /// Bit 2: the control point answers BLOCK HASHES (opcode 0x09): the running image's block hashes
+  /// at a block size the central chooses, a page per answer. A request and its answer: nothing to
+  /// turn on with FEATURES. otad announces it with bit 1 (the hashes are for copy operations).
+  public static let blockHashRequests = Features(rawValue: 1 << 2)
+
+  /// The features FEATURES turns on; the others (BLOCK HASHES) need no opt-in, and FEATURES
+  /// never lists them.
+  public static let optIn: Features = [.missingRanges, .operations]
+
   /// Everything this implementation knows.
-  public static let all: Features = [.missingRanges, .operations]
+  public static let all: Features = [.missingRanges, .operations, .blockHashRequests]
 }

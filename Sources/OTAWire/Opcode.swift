@@ -9,6 +9,8 @@ public enum Opcode: UInt8, Sendable, CaseIterable, CustomStringConvertible {
   case confirm = 0x07
   /// Opts in to protocol features the device announces in Info (offset 74).
   case features = 0x08
+  /// Asks for a page of the running image's block hashes (Info features bit 2).
+  case blockHashes = 0x09
 
   /// The first byte of every control-point response.
   public static let responseMarker: UInt8 = 0x60
@@ -23,6 +25,7 @@ public enum Opcode: UInt8, Sendable, CaseIterable, CustomStringConvertible {
     case .abort: "ABORT"
     case .confirm: "CONFIRM"
     case .features: "FEATURES"
+    case .blockHashes: "BLOCK HASHES"
     }
   }
 }

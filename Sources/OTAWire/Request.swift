@@ -12,6 +12,9 @@ public enum Request: Equatable, Sendable {
   case confirm
   /// Asks for the features in `wanted` that the device supports, for this connection.
   case features(Features)
+  /// Asks for the hashes of the running image's blocks `first ..< first + maxCount` (fewer when
+  /// the image ends or the answer would not fit) at `blockSize` bytes per block.
+  case blockHashes(BlockHashRequest)
 
   public var opcode: Opcode {
     switch self {
@@ -23,6 +26,7 @@ public enum Request: Equatable, Sendable {
     case .abort: .abort
     case .confirm: .confirm
     case .features: .features
+    case .blockHashes: .blockHashes
     }
   }
 
@@ -55,6 +59,10 @@ public enum Request: Equatable, Sendable {
     case .abort: self = .abort
     case .confirm: self = .confirm
     case .features: self = .features(Features(rawValue: try reader.readU32()))
+    case .blockHashes:
+      self = .blockHashes(
+        BlockHashRequest(
+          blockSize: try reader.readU32(), firstBlock: try reader.readU32(), maxCount: try reader.readU8()))
     }
   }
 
@@ -73,6 +81,10 @@ public enum Request: Equatable, Sendable {
       bytes.appendU8(permanent ? Request.permanentFlag : 0)
     case .features(let wanted):
       bytes.appendU32(wanted.rawValue)
+    case .blockHashes(let request):
+      bytes.appendU32(request.blockSize)
+      bytes.appendU32(request.firstBlock)
+      bytes.appendU8(request.maxCount)
     case .status, .validate, .abort, .confirm:
       break
     }
@@ -93,6 +105,7 @@ public enum Request: Equatable, Sendable {
     case .window: 12
     case .activate: 1
     case .features: 4
+    case .blockHashes: 9
     case .status, .validate, .abort, .confirm: 0
     }
   }

@@ -50,6 +50,8 @@ public struct Response: Equatable, Sendable {
     case offset(UInt32)
     /// FEATURES's success: the features now in use on this connection.
     case features(Features)
+    /// BLOCK HASHES's success: a page of the running image's block hashes.
+    case blockHashes(BlockHashPage)
   }
 
   public init(requestOpcode: UInt8, status: StatusCode, payload: Payload = .none) {
@@ -83,6 +85,8 @@ public struct Response: Equatable, Sendable {
       payload = .offset(try reader.readU32())
     case (.features, .success):
       payload = .features(Features(rawValue: try reader.readU32()))
+    case (.blockHashes, .success):
+      payload = .blockHashes(try BlockHashPage(from: &reader))
     default:
       payload = .none
     }
@@ -101,6 +105,7 @@ public struct Response: Equatable, Sendable {
     case .status(let status): status.append(to: &bytes)
     case .offset(let offset): bytes.appendU32(offset)
     case .features(let features): bytes.appendU32(features.rawValue)
+    case .blockHashes(let page): page.append(to: &bytes)
     }
   }
 

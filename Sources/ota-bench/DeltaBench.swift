@@ -18,7 +18,8 @@ enum DeltaBench {
   enum Way: String, CaseIterable {
     case full = "plain chunks (--full)"
     case compressed = "compressed (no base, no hashes)"
-    case blockHashes = "block copies (device's block hashes)"
+    case blockHashes = "block copies (63 hashes, one value)"
+    case pagedBlockHashes = "block copies (BLOCK HASHES pages)"
     case delta = "delta (--base OLD)"
 
     /// What `--ways` calls it.
@@ -27,6 +28,7 @@ enum DeltaBench {
       case .full: "full"
       case .compressed: "compressed"
       case .blockHashes: "blocks"
+      case .pagedBlockHashes: "pages"
       case .delta: "delta"
       }
     }
@@ -99,12 +101,17 @@ enum DeltaBench {
     let configuration = SenderConfiguration(
       version: Version(major: 2, minor: 0, revision: 0), activate: false, operations: way != .full)
     var digest: BlockDigester?
-    if way == .blockHashes { digest = { bytes in BlockDigest.truncatedSHA256(bytes) } }
+    if way == .blockHashes || way == .pagedBlockHashes {
+      digest = { bytes in BlockDigest.truncatedSHA256(bytes) }
+    }
+    // The one-value list is what a device from before BLOCK HASHES (features bit 2) offers.
+    let features: Features = way == .blockHashes ? [.missingRanges, .operations] : .all
     let bases = way == .delta ? [BaseImage(bytes: old, name: "old")] : []
     let window = UInt32(options.windowKiB * 1024)
     let factory: Simulation.HostFactory = { _ in
       try ReceiverHost(
-        storage: storage, control: control, windowCapacity: window, imageCheck: .standard(ImagePolicy()))
+        storage: storage, control: control, windowCapacity: window, imageCheck: .standard(ImagePolicy()),
+        features: features)
     }
     let started = ContinuousClock.now
     var simulation = try Simulation(
@@ -130,7 +137,15 @@ enum DeltaBench {
     }
     return Figures(
       bytesOnAir: Int(report.bytesOnAir), transfer: transfer ?? 0, push: seconds(result.elapsed), wall: wall,
-      deviceCPU: seconds(replay.cpu) * 1000 / (Double(new.count) / 1e6), mode: "\(report.transferMode)")
+      deviceCPU: seconds(replay.cpu) * 1000 / (Double(new.count) / 1e6), mode: describe(report))
+  }
+
+  /// How the bytes went, and for block copies the hashes they were planned with.
+  static func describe(_ report: SenderReport) -> String {
+    guard report.blockHashesRead > 0 else { return "\(report.transferMode)" }
+    let requests = report.blockHashRequests > 0 ? " in \(report.blockHashRequests) pages" : ""
+    return
+      "\(report.transferMode) (\(report.blockHashesRead) hashes of \(report.blockSize) B blocks\(requests))"
   }
 }
 

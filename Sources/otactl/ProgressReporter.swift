@@ -104,7 +104,8 @@ final class ProgressReporter {
             seconds: seconds, goodput: goodput, bytesSent: Int(report.bytesSent),
             bytesOnAir: Int(report.bytesOnAir), transferMode: Self.modeName(report.transferMode),
             plannedBytesOnAir: Int(report.plannedBytesOnAir), plainBytesOnAir: Int(report.plainBytesOnAir),
-            dryRun: report.dryRun,
+            blockSize: Int(report.blockSize), blockHashesRead: report.blockHashesRead,
+            blockHashRequests: report.blockHashRequests, dryRun: report.dryRun,
             windows: report.windowsCommitted, windowFailures: report.windowFailures,
             bytesResent: Int(report.bytesResent), chunksResent: report.chunksResent,
             missingReports: report.missingReports, reconnects: report.reconnects,
@@ -199,7 +200,9 @@ final class ProgressReporter {
       case .compressed: "compressed operations: no base matches the running image"
       case .delta(let base):
         "a delta against \(base < baseNames.count ? baseNames[base] : "base #\(base + 1)")"
-      case .blockHashes: "copies of the blocks the device has (its block hashes), the rest compressed"
+      case .blockHashes:
+        "copies of the blocks the device has (\(report.blockHashesRead) hashes of "
+          + "\(report.blockSize)-byte blocks), the rest compressed"
       }
     let planned = report.plannedBytesOnAir > 0 ? "\(report.plannedBytesOnAir) bytes as operations, " : ""
     return """

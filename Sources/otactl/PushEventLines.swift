@@ -44,6 +44,11 @@ enum PushEventLine {
     /// What the choice was made on: the whole image as operations and as plain chunks.
     let plannedBytesOnAir: Int
     let plainBytesOnAir: Int
+    /// The running slot's block hashes the plan used: their block size and count (0 when none
+    /// were read), and the BLOCK HASHES requests that read them (0 on the characteristic's path).
+    let blockSize: Int
+    let blockHashesRead: Int
+    let blockHashRequests: Int
     let dryRun: Bool
     let windows: Int
     let windowFailures: Int

@@ -8,8 +8,12 @@ import OTATrust
 import OTAWire
 import Testing
 
-/// The running slot's block hashes (d3df0006-…) and the no-base path that uses them.
+/// The running slot's block hashes (d3df0006-…) and the no-base path that uses them: a device
+/// without BLOCK HASHES (feature bit 2), whose centrals read the one value.
 @Suite struct BlockHashTests {
+  /// A device from before BLOCK HASHES: the central reads the characteristic.
+  static let oneValueFeatures: Features = [.missingRanges, .operations]
+
   static let newVersion = Version(major: 2, minor: 0, revision: 0)
   static let digest: BlockDigester = { BlockDigest.truncatedSHA256($0) }
 
@@ -56,7 +60,8 @@ import Testing
   func withoutABaseTheBlocksTheDeviceHasGoAsCopies(mtu: Int) throws {
     for seed in UInt64(1)...3 {
       let (base, image) = Self.filesystemPair(seed: seed)
-      let fixture = DeviceFixture(slotCapacity: 64 * 1024, runningImage: base)
+      var fixture = DeviceFixture(slotCapacity: 64 * 1024, runningImage: base)
+      fixture.features = Self.oneValueFeatures
       try fixture.recordRunningImage()
       var conditions = LinkConditions.hostile(mtu: mtu)
       conditions.disconnects = 0.004
@@ -65,6 +70,7 @@ import Testing
         blockDigest: Self.digest, powerCutSeed: seed)
       guard let report = run.report else { continue }
       #expect(report.transferMode == .blockHashes, "MTU \(mtu) seed \(seed)")
+      #expect(report.blockSize == 512 && report.blockHashesRead == 59 && report.blockHashRequests == 0)
       #expect(Array(fixture.medium.slotBytes(.b).prefix(image.count)) == image, "MTU \(mtu) seed \(seed)")
       #expect(fixture.runningSlotUntouched)
       // 2048 + 700 new bytes (random) and a few copies: far below the 33 KB image.
@@ -77,7 +83,8 @@ import Testing
   /// failure of the same window the rest goes as compressed literals. A resend, never a wrong image.
   @Test func aWrongMatchCostsAResendNeverAWrongImage() throws {
     let (base, image) = Self.filesystemPair(seed: 7)
-    let fixture = DeviceFixture(slotCapacity: 64 * 1024, runningImage: base)
+    var fixture = DeviceFixture(slotCapacity: 64 * 1024, runningImage: base)
+    fixture.features = Self.oneValueFeatures
     try fixture.recordRunningImage()
     let firstBlock = BlockDigest.truncatedSHA256(base[0..<512])
     let run = try fixture.push(

@@ -29,8 +29,8 @@ import Testing
     let host = try DeviceFixture(slotCapacity: 4096).makeHost()
     let bytes = host.info(mtu: 247).encoded
     #expect(bytes.count == 92)
-    // Bit 0 missing-range reports, bit 1 data operations.
-    #expect(Array(bytes[74..<78]) == [0x03, 0x00, 0x00, 0x00])
+    // Bit 0 missing-range reports, bit 1 data operations, bit 2 BLOCK HASHES.
+    #expect(Array(bytes[74..<78]) == [0x07, 0x00, 0x00, 0x00])
   }
 
   @Test func featuresTurnsOnOnlyWhatTheDeviceSupports() throws {

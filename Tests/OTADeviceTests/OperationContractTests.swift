@@ -30,9 +30,9 @@ import Testing
     let bench = try ProtocolBench(recordRunningImage: true)
     let running = bench.fixture.runningImage
     let info = bench.host.info().encoded
-    // "92 bytes"; "features u32 … bit 1 data operations".
+    // "92 bytes"; "features u32 … bit 1 data operations" (and bit 0, and bit 2 BLOCK HASHES).
     #expect(info.count == 92)
-    #expect(Array(info[74..<78]) == Self.le32(3))
+    #expect(Array(info[74..<78]) == Self.le32(7))
     // "80 max operation length u32": the default 64 KiB, capped by the window capacity (4096).
     #expect(Array(info[80..<84]) == Self.le32(4096))
     // "84 running image size u32, 88 running image crc32 u32" (the boot state's record).

@@ -18,14 +18,18 @@ struct ProtocolBench {
 
   /// `recordRunningImage`: the boot state knows slot A's image (size, CRC32), as after an
   /// activation, so copy and patch operations may read it.
-  init(policy: ImagePolicy = ImagePolicy(), slotCapacity: Int = 64 * 1024, recordRunningImage: Bool = false)
-    throws
-  {
-    fixture = DeviceFixture(slotCapacity: slotCapacity, windowCapacity: 4096)
+  /// `runningImage`: slot A's bytes (by default 3000 random ones); `features`: what the device
+  /// announces.
+  init(
+    policy: ImagePolicy = ImagePolicy(), slotCapacity: Int = 64 * 1024, recordRunningImage: Bool = false,
+    runningImage: [UInt8]? = nil, features: Features = .all, mtu: Int = 247
+  ) throws {
+    fixture = DeviceFixture(slotCapacity: slotCapacity, windowCapacity: 4096, runningImage: runningImage)
     fixture.policy = policy
+    fixture.features = features
     if recordRunningImage { try fixture.recordRunningImage() }
     host = try fixture.makeHost()
-    _ = try host.handle(.connected(mtu: 247))
+    _ = try host.handle(.connected(mtu: mtu))
   }
 
   /// Every control-point notification one write caused, decoded.

@@ -104,4 +104,27 @@ import Testing
         DeltaSegment(start: 1536, end: 4096, source: .copy(base: 1536)),
       ])
   }
+
+  /// Blocks that hash alike (a filesystem's empty space) are copied from where they are when the
+  /// running image has the same block there, so that the copies join; elsewhere from the first.
+  @Test func alikeBlocksAreCopiedFromTheSamePlace() throws {
+    let digest: BlockDigester = { UInt64(truncatingIfNeeded: CRC32.checksum($0)) }
+    var running = [UInt8](repeating: 0, count: 4096)
+    running.replaceSubrange(0..<512, with: Self.bytes(512, seed: 5))
+    var target = running
+    // Block 1 now holds what block 0 held; block 0 is empty.
+    target.replaceSubrange(512..<1024, with: running[0..<512])
+    target.replaceSubrange(0..<512, with: [UInt8](repeating: 0, count: 512))
+    let hashes = BlockHashes(
+      blockSize: 512, hashes: stride(from: 0, to: 4096, by: 512).map { digest(running[$0..<$0 + 512]) })
+    let segments = BlockMatcher.segments(target: target, hashes: hashes, runningSize: 4096, digest: digest)
+    #expect(
+      segments == [
+        // Empty, and the running image's block 0 is not: the first empty block, 1.
+        DeltaSegment(start: 0, end: 512, source: .copy(base: 512)),
+        DeltaSegment(start: 512, end: 1024, source: .copy(base: 0)),
+        // Empty where the running image is empty too: one copy of the rest from where it is.
+        DeltaSegment(start: 1024, end: 4096, source: .copy(base: 1024)),
+      ])
+  }
 }

@@ -84,6 +84,13 @@ struct ReceiverScript {
       journal = nil
     case .readRunning(let offset, let length):
       return .bytes(Array(runningSlot[Int(offset)..<Int(offset) + Int(length)]))
+    case .hashRunning(let blockSize, let first, let count, let imageSize):
+      // CRC32 stands in for the host's SHA-256 here: the engine only carries the values.
+      return .hashes(
+        (0..<count).map { index in
+          let start = min((Int(first) + index) * Int(blockSize), Int(imageSize))
+          return UInt64(CRC32.checksum(runningSlot[start..<min(start + Int(blockSize), Int(imageSize))]))
+        })
     case .confirm:
       break
     }

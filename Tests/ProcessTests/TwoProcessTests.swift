@@ -48,7 +48,8 @@ import Testing
     // Every field docs/OTACTL.md names for a successful result line, and no other.
     let documented: Set = [
       "event", "ok", "seconds", "goodput", "rawCapacity", "ratio", "physicalCeiling", "ceilingRatio", "mtu",
-      "bytesSent", "bytesOnAir", "transferMode", "plannedBytesOnAir", "plainBytesOnAir", "dryRun", "windows",
+      "bytesSent", "bytesOnAir", "transferMode", "plannedBytesOnAir", "plainBytesOnAir", "blockSize",
+      "blockHashesRead", "blockHashRequests", "dryRun", "windows",
       "windowFailures", "bytesResent", "chunksResent", "missingReports", "reconnects", "resumedFrom",
       "runningVersion", "runningSlot", "confirmed",
       "alreadyRunning", "joinedTrial", "transferSeconds", "transferGoodput", "transferCeilingRatio",
