@@ -10,7 +10,8 @@
 #      both say what link they ran on as the controller reported it (connection interval, latency,
 #      timeout, data length, PHY: otactl's --json and otad's "link to central" line)
 #   4. otactl killed mid-transfer on the L2CAP channel: the next push resumes from the committed
-#      offset; 4b. the same bytes again go as block copies; 4c. a modified image with --base the
+#      offset; 4b. without a base, an image with one byte changed every 32 KiB goes as copies of
+#      the device's 4 KiB blocks, their hashes read page by page (BLOCK HASHES); 4c. a modified image with --base the
 #      running one goes as a delta (its bytes on air and time in FIGURES beside the plain pushes')
 #   5. malformed writes from a client that is not otactl get status codes; otad keeps serving;
 #      5b. malformed SDUs from a raw L2CAP client (Scripts/bluez/l2cap-raw.c hostile) on the link of a
@@ -159,13 +160,35 @@ grep -q "\"event\":\"resume\",\"offset\":$durable" "$results/push-resume.jsonl" 
 grep '"event":"resume"' "$results/push-resume.jsonl"
 grep -q '"dataPath":"l2cap"' "$results/push-resume.jsonl" || fail "the resumed push did not use the channel"
 
-step "4b. the same bytes as another version: sent as copies of the blocks the device runs"
-"$bin/otactl" push "$root/Images/raw-1MiB.bin" --version 2.1.1 --no-activate --device "$address" \
+step "4b. no base: copies of the device's 4 KiB blocks, read page by page with BLOCK HASHES"
+# The device runs raw-1MiB.bin (step 3). This image changes the first byte of every 32 KiB: no
+# block of the one-value list of 63 hashes (32 KiB blocks for 1 MiB) matches, but 7 of every 8
+# blocks of 4 KiB do, which otactl reads with BLOCK HASHES (features bit 2) and copies.
+/usr/bin/python3 - "$root/Images/raw-1MiB.bin" "$work/raw-1MiB-pages.bin" <<'PY'
+import sys
+data = bytearray(open(sys.argv[1], "rb").read())
+for at in range(0, len(data), 32768):
+    data[at] ^= 0xFF
+open(sys.argv[2], "wb").write(data)
+PY
+"$bin/otactl" push "$work/raw-1MiB-pages.bin" --version 2.1.1 --no-activate --device "$address" \
   --adapter "$central" --json >"$results/push-blocks.jsonl" || fail "the block-copy push failed: $(tail -n 1 "$results/push-blocks.jsonl")"
 tail -n 1 "$results/push-blocks.jsonl"
 grep -q '"transferMode":"block copies"' "$results/push-blocks.jsonl" || fail "the push did not use the device's block hashes"
-/usr/bin/python3 -c 'import json,sys; r=json.loads(open(sys.argv[1]).read().splitlines()[-1]); sys.exit(0 if r["ok"] and r["bytesOnAir"] < 65536 else "sent %d bytes for an image the device already holds" % r["bytesOnAir"])' \
-  "$results/push-blocks.jsonl" || fail "the block-copy push sent too much"
+/usr/bin/python3 - "$results/push-blocks.jsonl" <<'PY' || fail "the block-copy push did not read 4 KiB hashes or sent too much"
+import json, sys
+r = json.loads(open(sys.argv[1]).read().splitlines()[-1])
+if not r["ok"]:
+    sys.exit("the push failed")
+if r["blockSize"] != 4096 or r["blockHashesRead"] != 256 or r["blockHashRequests"] < 5:
+    sys.exit("block size %d, %d hashes in %d requests: expected 4096, 256, 5 or more"
+             % (r["blockSize"], r["blockHashesRead"], r["blockHashRequests"]))
+# 32 changed blocks of random bytes (128 KiB) travel as literals; the 224 others as copies.
+if r["bytesOnAir"] > 160 * 1024:
+    sys.exit("sent %d bytes, where 32 blocks of 4 KiB changed" % r["bytesOnAir"])
+print("4 KiB blocks: %d hashes in %d requests, %d bytes on air for a 1 MiB image"
+      % (r["blockHashesRead"], r["blockHashRequests"], r["bytesOnAir"]))
+PY
 
 step "4c. a modified image with --base the running one: sent as a delta"
 # What a rebuild does to a binary: code inserted, a byte changed every 4 KiB, a new tail. The device
@@ -489,6 +512,8 @@ figures.update({
     "fullTransferSeconds": median([p["transferSeconds"] for p in pushes]),
     "blockCopyBytesOnAir": blocks["bytesOnAir"],
     "blockCopyTransferSeconds": blocks["transferSeconds"],
+    "blockCopyBlockSize": blocks["blockSize"],
+    "blockCopyHashRequests": blocks["blockHashRequests"],
     "smpImageBytes": smp["bytes"],
     "smpUploadGoodput": smp["goodput"],
     "smpUploadSeconds": smp["seconds"],
