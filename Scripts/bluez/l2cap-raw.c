@@ -151,7 +151,15 @@ static int send_bytes(const char *address, unsigned psm, long long total) {
   struct timeval patience = {.tv_sec = 60};
   setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &patience, sizeof patience);
   uint8_t ignored[16];
-  while (recv(fd, ignored, sizeof ignored, 0) > 0) {
+  ssize_t got;
+  while ((got = recv(fd, ignored, sizeof ignored, 0)) > 0) {
+  }
+  /* A reset (the LE link under the channel went down) is not the receiver's orderly close: what
+   * was still queued for credits may be lost, so the run failed. */
+  if (got < 0 && errno != EAGAIN && errno != EWOULDBLOCK) {
+    fprintf(stderr, "l2cap-raw: the channel ended before the receiver closed it: %s\n", strerror(errno));
+    close(fd);
+    return 1;
   }
   close(fd);
   return 0;
