@@ -20,15 +20,11 @@ extension ReceiverHost {
     if let cached = blockHashCache, cached.identity == identity { return cached.value }
     guard image.size > 0 else { return BlockHashes(blockSize: 0, hashes: []) }
     let blockSize = BlockHashes.blockSize(forImageSize: image.size)
-    var hashes: [UInt64] = []
+    let hashes: [UInt64]
     do {
-      let reader = try storage.slots.reader(running)
-      var offset: UInt64 = 0
-      while offset < UInt64(image.size) {
-        let count = Int(min(UInt64(blockSize), UInt64(image.size) - offset))
-        hashes.append(BlockDigest.truncatedSHA256(try reader.read(at: offset, count: count)))
-        offset += UInt64(count)
-      }
+      hashes = try runningBlockHashes(
+        blockSize: blockSize, first: 0,
+        count: BlockHashes.blockCount(imageSize: image.size, blockSize: blockSize), imageSize: image.size)
     } catch {
       noteStorageFailure(error)
       return BlockHashes(blockSize: 0, hashes: [])
@@ -38,9 +34,10 @@ extension ReceiverHost {
     return value
   }
 
-  /// BLOCK HASHES's work (features bit 2): the truncated SHA-256 of `count` blocks of the running
-  /// slot from block `first`, the last one short at the image's end. The engine bounds `count` so
-  /// that at most 4 MiB are read; a slot that cannot be read throws, and the answer says 0x0B.
+  /// The truncated SHA-256 of `count` blocks of the running slot from block `first`, the last one
+  /// short at the image's end: the one-value list's work and BLOCK HASHES's (features bit 2), whose
+  /// `count` the engine bounds to 4 MiB of reading. A slot that cannot be read throws (the list is
+  /// then empty, the answer 0x0B).
   func runningBlockHashes(blockSize: UInt32, first: UInt32, count: Int, imageSize: UInt32)
     throws(StorageError) -> [UInt64]
   {

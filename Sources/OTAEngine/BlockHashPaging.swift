@@ -37,7 +37,7 @@ public struct BlockHashPaging: Equatable, Sendable {
     let fits = BlockHashPage.capacity(mtu: mtu)
     guard imageSize > 0, fits > 0 else { return nil }
     blockSize = Self.blockSize(imageSize: imageSize, perPage: fits)
-    totalBlocks = UInt32((UInt64(imageSize) + UInt64(blockSize) - 1) / UInt64(blockSize))
+    totalBlocks = UInt32(BlockHashes.blockCount(imageSize: imageSize, blockSize: blockSize))
     perPage = min(fits, BlockHashRequest.blocksWithinReadBound(blockSize: blockSize), Int(UInt8.max))
     hashes = Array(repeating: nil, count: Int(totalBlocks))
   }

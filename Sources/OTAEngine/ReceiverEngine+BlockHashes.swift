@@ -3,7 +3,7 @@ import OTAWire
 extension ReceiverEngine {
   /// The blocks of the running image at `blockSize` bytes each (the last may be short).
   static func blockCount(imageSize: UInt32, blockSize: UInt32) -> UInt32 {
-    UInt32((UInt64(imageSize) + UInt64(blockSize) - 1) / UInt64(blockSize))
+    UInt32(BlockHashes.blockCount(imageSize: imageSize, blockSize: blockSize))
   }
 
   /// How many hashes one answer to `asked` holds: the central's max count, the blocks left, what
