@@ -178,6 +178,7 @@ let package = Package(
         "OTAChecksum",
         "OTALink",
         "OTASocketLink", "OTATrust", "OTASMP", "OTACBOR", "OTATrace",
+        .product(name: "Crypto", package: "swift-crypto"),
       ]),
   ]
 )

@@ -10,28 +10,55 @@ import OTAWire
 /// "confirm" of the running image is OTA's CONFIRM, "confirm" of the other image is a permanent
 /// ACTIVATE. The running slot is never written; a slot's truth (bad after a rollback) is shown.
 extension SMPDevice {
+  /// The slots with Zephyr's flags for a swap device (`img_mgmt_state_read`): the running image is
+  /// active, and confirmed unless it runs a trial; the other is pending for a test, pending and
+  /// permanent for a permanent switch, and confirmed while the running trial would revert to it.
   func images(_ host: ReceiverHost) -> [SMPImageSlot] {
     let boot = host.boot
     let running = host.running
     let other = running.other
+    let next = NextBoot(host)
     var images = [
       SMPImageSlot(
         slot: 0, version: Self.text(boot[running].version), hash: Self.hash(host, running) ?? [],
-        bootable: true, pending: false, confirmed: running == boot.confirmed && !host.runningOnTrial,
-        active: true, permanent: false)
+        bootable: true, pending: false, confirmed: next != .revert, active: true, permanent: false)
     ]
     let validated: Bool
     if case .validated = host.engine.phase { validated = true } else { validated = false }
-    let armed = boot.trial.map { $0.slot == other && !$0.begun } ?? false
-    let permanent = boot.confirmed == other
     if validated || boot[other].status != .empty, let hash = Self.hash(host, other) {
       let version = validated ? host.engine.transfer?.version ?? boot[other].version : boot[other].version
       images.append(
         SMPImageSlot(
           slot: 1, version: Self.text(version), hash: hash, bootable: boot[other].status != .bad,
-          pending: armed || permanent, confirmed: false, active: false, permanent: permanent))
+          pending: next == .test || next == .permanent, confirmed: next == .revert, active: false,
+          permanent: next == .permanent))
     }
     return images
+  }
+
+  /// What the next reset does, as MCUboot's swap type says it (`img_mgmt_get_next_boot_slot`).
+  enum NextBoot: Equatable {
+    /// The running slot again.
+    case same
+    /// A trial of the other slot (swap type "test").
+    case test
+    /// The other slot for good (swap type "perm").
+    case permanent
+    /// The running trial reverts to the other, confirmed slot unless it is confirmed first.
+    case revert
+
+    init(_ host: ReceiverHost) {
+      let other = host.running.other
+      if host.runningOnTrial {
+        self = .revert
+      } else if let trial = host.boot.trial, trial.slot == other, !trial.begun {
+        self = .test
+      } else if host.boot.confirmed == other {
+        self = .permanent
+      } else {
+        self = .same
+      }
+    }
   }
 
   /// The image's SHA-256 TLV, as MCUboot reports it; nil for a slot without a well-formed image.
@@ -48,23 +75,37 @@ extension SMPDevice {
     return version.build == 0 ? base : base + ".\(version.build)"
   }
 
+  /// Zephyr's `img_mgmt_state_write` and `img_mgmt_set_next_boot_slot` for a swap device, answer
+  /// for answer: what is already so answers the state; what would change a decision already taken
+  /// (a test armed, a permanent switch armed, a trial running) is "already pending" (28).
   mutating func stateWrite(hash: [UInt8]?, confirm: Bool, host: inout ReceiverHost) throws(StorageError)
     -> Result<[CBOR.Entry], SMPFailure>
   {
+    guard hash != nil || confirm else { return .failure(.image(.invalidHash)) }  // a test needs a hash
+    let next = NextBoot(host)
+    let other = host.running.other
     let runningHash = Self.hash(host, host.running)
     if hash == nil || hash == runningHash {
       guard confirm else { return .failure(.image(.settingTestToActiveDenied)) }
-      if host.runningOnTrial || host.running != host.boot.confirmed {
-        guard host.runningOnTrial else { return .failure(.image(.imageConfirmationDenied)) }
+      switch next {
+      case .same:
+        guard host.running == host.boot.confirmed else { return .failure(.image(.imageConfirmationDenied)) }
+      case .revert:
         try host.markGood()
         try host.reloadTransfer()
+      case .test, .permanent:
+        return .failure(.image(.imageAlreadyPending))
       }
       return .success(SMPServer.imageState(view(host)))
     }
-    let other = host.running.other
     guard Self.hash(host, other) == hash else { return .failure(.image(.hashNotFound)) }
-    if let trial = host.boot.trial, trial.slot == other, !trial.begun, !confirm {
-      return .success(SMPServer.imageState(view(host)))  // already pending
+    switch (next, confirm) {
+    case (.test, false), (.permanent, true), (.revert, true):
+      return .success(SMPServer.imageState(view(host)))  // already so
+    case (.test, true), (.permanent, false), (.revert, false):
+      return .failure(.image(.imageAlreadyPending))
+    case (.same, _):
+      break
     }
     guard case .validated(let journal) = host.engine.phase else {
       return .failure(.image(host.boot[other].status == .bad ? .imageConfirmationDenied : .noImage))
@@ -86,10 +127,12 @@ extension SMPDevice {
   mutating func erase(slot: UInt64, host: inout ReceiverHost) throws(StorageError) -> Result<
     [CBOR.Entry], SMPFailure
   > {
-    guard slot == 1 else { return .failure(.image(.invalidSlot)) }
+    // Zephyr's `img_mgmt_erase`: a slot in use (the running one, or one the next reset boots or
+    // reverts to) is "no free slot"; a slot this device does not have is "invalid slot".
+    guard slot <= 1 else { return .failure(.image(.invalidSlot)) }
     let other = host.running.other
-    guard other != host.boot.confirmed, host.boot.trial?.slot != other else {
-      return .failure(.image(.imageAlreadyPending))
+    guard slot == 1, NextBoot(host) == .same, host.boot.trial?.slot != other else {
+      return .failure(.image(.noFreeSlot))
     }
     received = nil
     _ = try host.perform(.discard(answer: Response(requestOpcode: 0, status: .success)))

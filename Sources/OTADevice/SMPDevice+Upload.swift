@@ -1,8 +1,10 @@
+import OTABoot
 import OTACBOR
 import OTAChecksum
 import OTAEngine
 import OTASMP
 import OTAStorage
+import OTATrust
 import OTAWire
 
 /// Image upload: chunks into the inactive slot through `ReceiverHost.perform`, the OTA protocol's
@@ -24,19 +26,31 @@ extension SMPDevice {
       case .success(nil): break
       }
     }
-    // The transfer must still be this upload's: an OTA PREPARE may have replaced it (its journal
-    // carries the image's CRC32; an SMP upload's says 0 until its last chunk).
-    guard case .receiving(var journal)? = host.engine.phase.smpReceiving, journal.crc32 == 0, let received
-    else {
-      self.received = nil
-      return .failure(.generic(.badState))
+    // The transfer must still be an SMP upload (an OTA PREPARE may have replaced it: its journal carries
+    // the image's CRC32, an SMP upload's says 0 until its last chunk). Nothing in progress: the device
+    // expects offset 0, as a Zephyr device after a reset, and the client starts over with a first chunk
+    // (whose `len` and `sha` resume a journaled upload of the same image).
+    guard case .receiving(var journal)? = host.engine.phase.smpReceiving, journal.crc32 == 0 else {
+      received = nil
+      return .success([CBOR.Entry(.text("off"), .unsigned(0))])
+    }
+    // Nothing in memory (otad restarted) but a journaled upload that this chunk continues: it goes on
+    // from the committed offset, the last byte known to be durable.
+    let received: UInt32
+    if let inMemory = self.received {
+      received = inMemory
+    } else if upload.offset >= UInt64(journal.committedOffset), upload.offset <= UInt64(journal.size) {
+      received = journal.committedOffset
+      self.received = received
+    } else {
+      return .success([CBOR.Entry(.text("off"), .unsigned(0))])
     }
     guard upload.offset == UInt64(received) else {
       // Not where the device is: tell the client where to go on (it resends from there).
       return .success([CBOR.Entry(.text("off"), .unsigned(UInt64(received)))])
     }
     let end = upload.offset + UInt64(upload.data.count)
-    guard end <= UInt64(journal.size) else { return .failure(.image(.invalidLength)) }
+    guard end <= UInt64(journal.size) else { return .failure(.image(.imageDataOverrun)) }
     if !upload.data.isEmpty {
       guard
         case .done = try host.perform(.write(slot: journal.slot, offset: received, bytes: upload.data[...]))
@@ -55,43 +69,52 @@ extension SMPDevice {
       }
       try host.reloadTransfer()
     }
+    var answer = [CBOR.Entry(.text("off"), .unsigned(end))]
     if UInt32(end) == journal.size {
-      if let failure = try finish(journal, host: &host) { return .failure(failure) }
+      switch try finish(journal, host: &host) {
+      case .failure(let failure): return .failure(failure)
+      case .success(let match?): answer.append(CBOR.Entry(.text("match"), .bool(match)))
+      case .success(nil): break
+      }
     }
-    return .success([CBOR.Entry(.text("off"), .unsigned(end))])
+    return .success(answer)
   }
 
-  /// The first chunk: resumes the upload of the same image (same length and `sha`) at its committed
-  /// offset, or starts a new one. Returns the offset to resume at, or nil when a new upload began
-  /// (its first chunk is then written by the caller).
+  /// The first chunk, checked in the order Zephyr's `img_mgmt_upload_inspect` checks it: resumes the
+  /// upload of the same image (same length and `sha`) at its committed offset, or starts a new one.
+  /// Returns the offset to resume at, or nil when a new upload began (its first chunk is then written
+  /// by the caller).
   private mutating func begin(_ upload: SMPUpload, host: inout ReceiverHost) throws(StorageError)
     -> Result<UInt32?, SMPFailure>
   {
-    guard let length = upload.length, length > 0, length <= UInt64(UInt32.max) else {
-      return .failure(.image(.invalidLength))
+    guard upload.data.count >= MCUbootHeader.byteCount else { return .failure(.image(.invalidImageHeader)) }
+    guard let length = upload.length else { return .failure(.image(.invalidLength)) }
+    guard MCUbootHeader.looksLikeMCUboot(upload.data) else {
+      return .failure(.image(.invalidImageHeaderMagic))
     }
-    let size = UInt32(length)
-    guard UInt64(size) <= host.engine.configuration.slotCapacity else {
-      return .failure(.image(.imageTooLarge))
+    if let sha = upload.sha, sha.count > SMPUploadRecord.fullSHALength {
+      return .failure(.image(.invalidHash))
     }
-    if case .receiving(let journal)? = host.engine.phase.smpReceiving, journal.size == size,
+    if case .receiving(let journal)? = host.engine.phase.smpReceiving, UInt64(journal.size) == length,
       journal.crc32 == 0,
       let sha = upload.sha,
-      SMPUploadRecord.load(host.storage.records) == SMPUploadRecord(size: size, sha: sha),
+      SMPUploadRecord.load(host.storage.records) == SMPUploadRecord(size: journal.size, sha: sha),
       journal.committedOffset > 0
     {
       received = journal.committedOffset
       return .success(journal.committedOffset)
     }
-    guard upload.data.count >= MCUbootHeader.byteCount, MCUbootHeader.looksLikeMCUboot(upload.data) else {
-      return .failure(.image(.invalidImageHeaderMagic))
-    }
-    var reader = ByteReader(upload.data)
-    guard let header = try? MCUbootHeader(from: &reader) else { return .failure(.image(.invalidImageHeader)) }
     guard !ReceiverHost.unconfirmed(host.boot, host.running) else {
       // A trial still needs its verdict: the other slot may hold the only known-good image.
       return .failure(.image(.noFreeSlot))
     }
+    guard length <= host.engine.configuration.slotCapacity, length <= UInt64(UInt32.max) else {
+      return .failure(.image(.imageTooLarge))
+    }
+    guard length > 0 else { return .failure(.image(.invalidLength)) }
+    let size = UInt32(length)
+    var reader = ByteReader(upload.data)
+    guard let header = try? MCUbootHeader(from: &reader) else { return .failure(.image(.invalidImageHeader)) }
     if upload.upgrade, header.version <= host.boot[host.running].version {
       return .failure(.image(.currentVersionIsNewer))
     }
@@ -114,30 +137,47 @@ extension SMPDevice {
 
   /// The whole image is in the slot and committed: its CRC32 from the slot into the journal, then the
   /// image check VALIDATE makes; valid, the journal says validated (state write "test" activates it).
+  /// Returns whether the uploaded bytes match the client's full `sha` (Zephyr's `match`), nil when it
+  /// sent none or a shorter one.
   private mutating func finish(_ committed: TransferJournal, host: inout ReceiverHost) throws(StorageError)
-    -> SMPFailure?
+    -> Result<Bool?, SMPFailure>
   {
     received = nil
     var journal = committed
     guard
       case .crc32(let crc) = try host.perform(
         .checkWindow(slot: journal.slot, offset: 0, length: journal.size))
-    else { return .image(.flashWriteFailed) }
+    else { return .failure(.image(.flashWriteFailed)) }
     journal.crc32 = crc
-    guard case .done = try host.perform(.commit(journal)) else { return .image(.flashWriteFailed) }
+    guard case .done = try host.perform(.commit(journal)) else { return .failure(.image(.flashWriteFailed)) }
+    let match = try Self.matchesFullSHA(journal, host: host)
     switch try host.perform(.checkImage(journal)) {
     case .image(.valid):
       journal.state = .validated
-      guard case .done = try host.perform(.recordValidated(journal)) else { return .image(.flashWriteFailed) }
+      guard case .done = try host.perform(.recordValidated(journal)) else {
+        return .failure(.image(.flashWriteFailed))
+      }
       try host.reloadTransfer()
-      return nil
+      return .success(match)
     case .image(.invalid(let status, _)):
       _ = try host.perform(.discard(answer: Response(requestOpcode: 0, status: status, payload: .none)))
       try host.reloadTransfer()
-      return Self.failure(for: status)
+      return .failure(Self.failure(for: status))
     default:
-      return .image(.flashWriteFailed)
+      return .failure(.image(.flashWriteFailed))
     }
+  }
+
+  /// The SHA-256 of the slot's first `size` bytes against the `sha` the first chunk named, when it
+  /// named a whole one.
+  private static func matchesFullSHA(_ journal: TransferJournal, host: ReceiverHost) throws(StorageError)
+    -> Bool?
+  {
+    guard let record = SMPUploadRecord.load(host.storage.records), record.size == journal.size,
+      record.sha.count == SMPUploadRecord.fullSHALength
+    else { return nil }
+    let source = SlotImageSource(try host.storage.slots.reader(journal.slot))
+    return try SourceDigest.sha256(of: source, length: UInt64(journal.size)) == record.sha
   }
 
   /// The image group's code for the device's own verdict on an image.

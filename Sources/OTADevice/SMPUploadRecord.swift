@@ -5,6 +5,8 @@ import OTAStorage
 /// restarted) resumes the same image, and only that one, at the offset the journal committed.
 struct SMPUploadRecord: Equatable, Sendable {
   static let name = "smp.upload"
+  /// A whole SHA-256: the only `sha` the device checks the uploaded bytes against.
+  static let fullSHALength = 32
 
   var size: UInt32
   var sha: [UInt8]

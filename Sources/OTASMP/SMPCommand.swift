@@ -30,7 +30,8 @@ public struct SMPUpload: Equatable, Sendable {
   public var length: UInt64?
   public var data: [UInt8]
   /// The SHA-256 (or a prefix of it) of the whole image, with the first chunk: lets a device tell a
-  /// resumed upload of the same image from a new one.
+  /// resumed upload of the same image from a new one; a full one (32 bytes) is checked against the
+  /// uploaded bytes at the end (`match`). Nil when absent or empty; longer than 32 bytes is refused.
   public var sha: [UInt8]?
   /// "Upgrade only": refuse an image whose version is not newer.
   public var upgrade: Bool

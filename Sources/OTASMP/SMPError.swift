@@ -36,22 +36,35 @@ public enum SMPImageReturnCode: UInt16, Equatable, Sendable {
   case currentVersionIsNewer = 27
   case imageAlreadyPending = 28
   case imageTooLarge = 30
+  case imageDataOverrun = 31
   case imageConfirmationDenied = 32
   case settingTestToActiveDenied = 33
 
-  /// The generic code a version 1 client hears instead.
+  /// The generic code a version 1 client hears instead: Zephyr's `img_mgmt_translate_error_code`,
+  /// case for case (a code it does not list is `EUNKNOWN`).
   public var generic: SMPReturnCode {
     switch self {
     case .ok: .ok
-    case .unknown, .flashWriteFailed, .flashEraseFailed: .unknown
-    case .noImage, .hashNotFound: .noEntry
-    case .noFreeSlot, .imageAlreadyPending, .imageConfirmationDenied, .settingTestToActiveDenied: .badState
-    case .invalidSlot, .invalidOffset, .invalidLength, .invalidImageHeader, .invalidImageHeaderMagic,
-      .invalidHash,
-      .invalidTLV:
-      .invalidValue
-    case .currentVersionIsNewer: .accessDenied
-    case .imageTooLarge: .messageTooLarge
+    case .noImage: .noEntry
+    case .noFreeSlot, .currentVersionIsNewer, .imageAlreadyPending: .badState
+    case .invalidSlot, .invalidOffset, .invalidLength, .invalidImageHeader, .invalidHash: .invalidValue
+    case .unknown, .invalidTLV, .hashNotFound, .flashWriteFailed, .flashEraseFailed, .invalidImageHeaderMagic,
+      .imageTooLarge, .imageDataOverrun, .imageConfirmationDenied, .settingTestToActiveDenied:
+      .unknown
+    }
+  }
+}
+
+/// The OS group's own result codes (Zephyr's `OS_MGMT_ERR_*`).
+public enum SMPOSReturnCode: UInt16, Equatable, Sendable {
+  case unknown = 1
+  case invalidFormat = 2
+
+  /// Zephyr's `os_mgmt_translate_error_code`.
+  public var generic: SMPReturnCode {
+    switch self {
+    case .unknown: .unknown
+    case .invalidFormat: .invalidValue
     }
   }
 }
@@ -60,4 +73,5 @@ public enum SMPImageReturnCode: UInt16, Equatable, Sendable {
 public enum SMPFailure: Error, Equatable, Sendable {
   case generic(SMPReturnCode)
   case image(SMPImageReturnCode)
+  case os(SMPOSReturnCode)
 }

@@ -51,7 +51,7 @@ public struct SMPServer: Sendable {
     }
     do {
       let decoded = try SMPBody(bytes: Array(body), limits: configuration.limits)
-      switch try route(header, decoded, device) {
+      switch try route(header, decoded, bodyBytes: body, device) {
       case .answer(let entries): return .respond(answer(header, .success(entries)))
       case .device(let command): return .perform(command, Pending(header: header))
       }
@@ -79,14 +79,15 @@ public struct SMPServer: Sendable {
     case device(SMPDeviceCommand)
   }
 
-  private func route(_ header: SMPHeader, _ body: SMPBody, _ device: () -> SMPDeviceView) throws(SMPFailure)
-    -> Routed
-  {
+  private func route(
+    _ header: SMPHeader, _ body: SMPBody, bodyBytes: ArraySlice<UInt8>, _ device: () -> SMPDeviceView
+  ) throws(SMPFailure) -> Routed {
     let write = header.operation == .write
     switch (header.group, header.command, write) {
-    case (SMPGroup.os, SMPGroup.OS.echo, true):
-      guard let text = try body.text("d") else { throw .generic(.invalidValue) }
-      return .answer([CBOR.Entry(.text("r"), .text(text))])
+    case (SMPGroup.os, SMPGroup.OS.echo, _):
+      // Read or write, as Zephyr, Mynewt and NuttX answer it; a map without "d" echoes nothing.
+      guard !body.entries.isEmpty || !bodyBytes.isEmpty else { throw .generic(.invalidValue) }
+      return .answer([CBOR.Entry(.text("r"), .text(try body.text("d") ?? ""))])
     case (SMPGroup.os, SMPGroup.OS.reset, true):
       return .device(.reset(force: try body.bool("force") ?? false))
     case (SMPGroup.os, SMPGroup.OS.parameters, false):
@@ -102,7 +103,8 @@ public struct SMPServer: Sendable {
     case (SMPGroup.image, SMPGroup.Image.state, false):
       return .answer(Self.imageState(device()))
     case (SMPGroup.image, SMPGroup.Image.state, true):
-      let hash = try body.bytes("hash")
+      // An empty hash is no hash (Zephyr's `zhash.len == 0`); another length than SHA-256's cannot match.
+      let hash = try body.bytes("hash").flatMap { $0.isEmpty ? nil : $0 }
       if let hash, hash.count != 32 { throw .image(.invalidHash) }
       return .device(.stateWrite(hash: hash, confirm: try body.bool("confirm") ?? false))
     case (SMPGroup.image, SMPGroup.Image.upload, true):
@@ -146,17 +148,38 @@ public struct SMPServer: Sendable {
     return [CBOR.Entry(.text("images"), .array(images)), CBOR.Entry(.text("splitStatus"), .unsigned(0))]
   }
 
+  /// The fields as Zephyr's `img_mgmt_upload` decodes them: a key of the wrong type is rc 3, a missing
+  /// `off` the image group's "invalid offset", missing `data` an empty chunk, an empty `sha` none.
+  /// What needs the device (the first chunk's header, `len`, the `sha`'s length) it checks, in
+  /// Zephyr's order.
   static func upload(_ body: SMPBody) throws(SMPFailure) -> SMPUpload {
-    guard let offset = try body.unsigned("off"), let data = try body.bytes("data") else {
-      throw .generic(.invalidValue)
-    }
+    let image = try body.unsigned("image")
+    let data = try body.bytes("data")
     let length = try body.unsigned("len")
-    if offset == 0, length == nil { throw .generic(.invalidValue) }
     let sha = try body.bytes("sha")
-    if let sha, sha.isEmpty || sha.count > 32 { throw .generic(.invalidValue) }
+    let upgrade = try body.bool("upgrade")
+    guard let offset = try body.unsigned("off") else { throw .image(.invalidOffset) }
     return SMPUpload(
-      image: try body.unsigned("image") ?? 0, offset: offset, length: offset == 0 ? length : nil, data: data,
-      sha: offset == 0 ? sha : nil, upgrade: try body.bool("upgrade") ?? false)
+      image: image ?? 0, offset: offset, length: offset == 0 ? length : nil, data: data ?? [],
+      sha: offset == 0 && sha?.isEmpty == false ? sha : nil, upgrade: upgrade ?? false)
+  }
+
+  /// A group's own error: version 2's `{"err": {"group", "rc"}}`, version 1's generic `{"rc"}` that
+  /// Zephyr translates it to.
+  private static func groupError(_ request: SMPHeader, group: UInt16, code: UInt16, generic: SMPReturnCode)
+    -> CBOR
+  {
+    guard request.version >= 1 else {
+      return .map([CBOR.Entry(.text("rc"), .unsigned(UInt64(generic.rawValue)))])
+    }
+    return .map([
+      CBOR.Entry(
+        .text("err"),
+        .map([
+          CBOR.Entry(.text("group"), .unsigned(UInt64(group))),
+          CBOR.Entry(.text("rc"), .unsigned(UInt64(code))),
+        ]))
+    ])
   }
 
   /// The response message: the request's header with the response operation and the body's length.
@@ -167,18 +190,9 @@ public struct SMPServer: Sendable {
     case .failure(.generic(let code)):
       body = .map([CBOR.Entry(.text("rc"), .unsigned(UInt64(code.rawValue)))])
     case .failure(.image(let code)):
-      if request.version >= 1 {
-        body = .map([
-          CBOR.Entry(
-            .text("err"),
-            .map([
-              CBOR.Entry(.text("group"), .unsigned(UInt64(SMPGroup.image))),
-              CBOR.Entry(.text("rc"), .unsigned(UInt64(code.rawValue))),
-            ]))
-        ])
-      } else {
-        body = .map([CBOR.Entry(.text("rc"), .unsigned(UInt64(code.generic.rawValue)))])
-      }
+      body = Self.groupError(request, group: SMPGroup.image, code: code.rawValue, generic: code.generic)
+    case .failure(.os(let code)):
+      body = Self.groupError(request, group: SMPGroup.os, code: code.rawValue, generic: code.generic)
     }
     let bytes = body.encoded
     let operation = request.operation.isRequest ? request.operation.response : .writeResponse

@@ -1,5 +1,6 @@
 /// OS info's `format`: letters naming uname's fields, answered space-separated in Zephyr's fixed
-/// order whatever the order asked; "a" is all of them; any other letter is "invalid value".
+/// order whatever the order asked; "a" is all of them; no letter (an empty text) is the kernel name;
+/// any other letter is the OS group's "invalid format" (Zephyr's `OS_MGMT_ERR_INVALID_FORMAT`).
 enum SMPSystemInfoFormat {
   static let order: [Character] = ["s", "n", "r", "v", "b", "m", "p", "i", "o"]
 
@@ -11,9 +12,10 @@ enum SMPSystemInfoFormat {
       } else if order.contains(letter) {
         asked.insert(letter)
       } else {
-        throw .generic(.invalidValue)
+        throw .os(.invalidFormat)
       }
     }
+    if asked.isEmpty { asked.insert("s") }
     return order.filter(asked.contains).map { field($0, info) }.joined(separator: " ")
   }
 

@@ -46,10 +46,10 @@ import Testing
   }
 
   @Test func unknownGroupAndCommandAreNotSupported() {
-    // group 64, command 7; then OS group command 42; then echo as a read: all rc 8.
+    // group 64, command 7; then OS group command 42; then reset as a read: all rc 8.
     #expect(answer("0000000000400700") == "0100000500400700" + "a162726308")
     #expect(answer("080000000000092a") == "090000050000092a" + "a162726308")
-    #expect(answer("0000000600000900" + "a16164626869") == "0100000500000900" + "a162726308")
+    #expect(answer("0000000100000905" + "a0") == "0100000500000905" + "a162726308")
   }
 
   @Test func aLaterVersionIsTooNew() {
@@ -192,13 +192,13 @@ import Testing
     }
   }
 
-  @Test func uploadsWithMissingOrWrongFieldsAreInvalidValues() {
-    // no "len" with offset 0; "off" as text; "data" as text; an empty "sha"
+  @Test func uploadsWithFieldsOfTheWrongTypeAreInvalidValues() {
+    // "off" as text; "data" as text; "len" as text; "sha" as text; not a map
     for body in [
-      CBOR.textMap(["off": .unsigned(0), "data": .bytes([1])]),
-      .textMap(["off": .text("0"), "len": .unsigned(1), "data": .bytes([1])]),
+      CBOR.textMap(["off": .text("0"), "len": .unsigned(1), "data": .bytes([1])]),
       .textMap(["off": .unsigned(0), "len": .unsigned(1), "data": .text("x")]),
-      .textMap(["off": .unsigned(0), "len": .unsigned(1), "data": .bytes([1]), "sha": .bytes([])]),
+      .textMap(["off": .unsigned(0), "len": .text("1"), "data": .bytes([1])]),
+      .textMap(["off": .unsigned(0), "len": .unsigned(1), "data": .bytes([1]), "sha": .text("x")]),
       .array([]),
     ] {
       let request = SMPHeader(

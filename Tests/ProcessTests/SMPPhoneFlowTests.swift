@@ -11,6 +11,8 @@ import Testing
     .map { [UInt8]($0) } ?? []
   /// firmware-v2.bin's SHA256 TLV, as image state read reports it.
   static let hash = "d0b64185c51841d0ba3206e9e3f89e8800d3636a5d4b5e5f678be60190dd0566"
+  /// The SHA-256 of the whole file, as the McuMgr libraries send it in the first chunk's "sha".
+  static let fileSHA = "a3ba6a668767dd3f12efddd09b592a7b8810deb73b150f2a697798f45bf9ae05"
 
   func device(_ address: String, extra: [String] = []) throws -> Daemon {
     let factory = try Data(contentsOf: URL(fileURLWithPath: TrialBootProcessTests.sample("firmware-v1.bin")))
@@ -20,7 +22,7 @@ import Testing
   }
 
   /// Uploads the image in 1024-byte chunks ({"off", "data"}, and "image", "len", "sha" with the
-  /// first), each answered {"off": next}.
+  /// first), each answered {"off": next}; the last also {"match": true}, the file's SHA-256 checked.
   func upload(_ client: UDPClient) throws {
     var offset = 0
     var sequence: UInt8 = 0x10
@@ -30,15 +32,17 @@ import Testing
       body += TinyCBOR.text("off") + TinyCBOR.unsigned(offset)
       if offset == 0 {
         body += TinyCBOR.text("len") + TinyCBOR.unsigned(Self.image.count)
-        body += TinyCBOR.text("sha") + TinyCBOR.bytes([UInt8](repeating: 0x42, count: 32))
+        body += TinyCBOR.text("sha") + TinyCBOR.bytes(UDPClient.bytes(Self.fileSHA))
       }
       body += TinyCBOR.text("data") + TinyCBOR.bytes(chunk)
       let header: [UInt8] = [0x0A, 0, UInt8(body.count >> 8), UInt8(body.count & 0xFF), 0, 1, sequence, 1]
       let answer = try #require(try client.ask(TinyCBOR.hex(header + body)))
       let next = offset + chunk.count
+      let last = next == Self.image.count
+      let match = last ? TinyCBOR.text("match") + [0xF5] : []
       let expected =
-        [0x0B, 0, 0, UInt8(1 + 4 + TinyCBOR.unsigned(next).count), 0, 1, sequence, 1]
-        + [0xA1] + TinyCBOR.text("off") + TinyCBOR.unsigned(next)
+        [0x0B, 0, 0, UInt8(1 + 4 + TinyCBOR.unsigned(next).count + match.count), 0, 1, sequence, 1]
+        + [last ? 0xA2 : 0xA1] + TinyCBOR.text("off") + TinyCBOR.unsigned(next) + match
       #expect(answer == TinyCBOR.hex(expected), "chunk at \(offset)")
       offset = next
       sequence &+= 1

@@ -1,0 +1,242 @@
+import Crypto
+import OTABoot
+import OTACBOR
+import OTADevice
+import OTAEngine
+import OTASMP
+import OTATrust
+import OTAWire
+import Testing
+
+/// The device's SMP answers where Zephyr's img_mgmt decides them: an upload a restart cut, the first
+/// chunk's checks in img_mgmt_upload_inspect's order, the `sha` checked and `match` answered, the
+/// slot flags a swap device shows, state writes and erase. Each answer is Zephyr's for the same state.
+@Suite struct SMPZephyrDeviceTests {
+  typealias Client = SMPDeviceTests.Client
+  static let v1 = Version(major: 1, minor: 0, revision: 0)
+  static let v3 = Version(major: 3, minor: 0, revision: 0)
+
+  static func err(_ rc: UInt64) -> CBOR {
+    .textMap(["err": .textMap(["group": .unsigned(1), "rc": .unsigned(rc)])])
+  }
+
+  static func chunk(
+    _ client: inout Client, off: Int, data: ArraySlice<UInt8>, len: Int? = nil, sha: [UInt8]? = nil
+  ) -> [UInt8] {
+    var entries = [
+      CBOR.Entry(.text("off"), .unsigned(UInt64(off))), CBOR.Entry(.text("data"), .bytes(Array(data))),
+    ]
+    if let len { entries.append(CBOR.Entry(.text("len"), .unsigned(UInt64(len)))) }
+    if let sha { entries.append(CBOR.Entry(.text("sha"), .bytes(sha))) }
+    return client.message(.write, group: 1, command: 1, .map(entries))
+  }
+
+  // [S-UP-NOSTATE]
+  @Test func aChunkPastZeroOnAFreshDeviceIsToldZero() throws {
+    let fixture = DeviceFixture(slotCapacity: 64 * 1024)
+    var host = try fixture.makeHost()
+    var device = SMPDevice()
+    var client = Client()
+    let image = try SMPDeviceTests.image()
+    // Zephyr after a reset: nothing in progress, the offset it expects is 0 (no rc).
+    let answer = try client.body(
+      try device.handle(Self.chunk(&client, off: 4000, data: image[4000..<5000]), host: &host))
+    #expect(answer == .textMap(["off": .unsigned(0)]))
+    #expect(host.engine.phase == .idle)
+    #expect(fixture.runningSlotUntouched)
+  }
+
+  // [S-UP-NOSTATE]
+  @Test func anUploadCutByARestartGoesOnFromTheCommittedOffsetItIsTold() throws {
+    let fixture = DeviceFixture(slotCapacity: 64 * 1024, windowCapacity: 4096)
+    var host = try fixture.makeHost()
+    var device = SMPDevice()
+    var client = Client()
+    let image = try SMPDeviceTests.image()
+    let sha = Array(SHA256.hash(data: image))
+    // 6000 bytes in 1000-byte chunks: committed at 5000, 6000 acknowledged to the client.
+    _ = try SMPDeviceTests.upload(
+      image, device: &device, host: &host, client: &client, until: 6000, sha: sha)
+    // otad is killed -9 and started again; the client goes on where it was, at 6000, without a first chunk.
+    fixture.medium.reboot(seed: nil)
+    host = try fixture.makeHost()
+    device = SMPDevice()
+    let told = try client.body(
+      try device.handle(Self.chunk(&client, off: 6000, data: image[6000..<7000]), host: &host))
+    #expect(told == .textMap(["off": .unsigned(5000)]))
+    // It carries on from there, and the whole image arrives and checks out (the journaled sha: match).
+    let last = try SMPDeviceTests.upload(image, from: 5000, device: &device, host: &host, client: &client)
+    #expect(last == .textMap(["off": .unsigned(UInt64(image.count)), "match": .bool(true)]))
+    #expect(try SMPDeviceTests.states(&device, &host, &client).count == 2)
+
+    // A chunk below the committed offset of a journaled upload is told 0 (it continues nothing known).
+    _ = try SMPDeviceTests.upload(image, device: &device, host: &host, client: &client, until: 6000, sha: sha)
+    fixture.medium.reboot(seed: nil)
+    host = try fixture.makeHost()
+    device = SMPDevice()
+    let below = try client.body(
+      try device.handle(Self.chunk(&client, off: 1000, data: image[1000..<2000]), host: &host))
+    #expect(below == .textMap(["off": .unsigned(0)]))
+  }
+
+  // [S-UP-SHA]
+  @Test func aWholeShaIsCheckedAndMatchAnsweredWithTheLastChunk() throws {
+    let image = try SMPDeviceTests.image()
+    let right = Array(SHA256.hash(data: image))
+    var wrong = right
+    wrong[31] ^= 0xFF
+    for (sha, expected) in [(right, CBOR.bool(true)), (wrong, .bool(false)), ([1, 2, 3, 4], nil)] {
+      let fixture = DeviceFixture(slotCapacity: 64 * 1024, windowCapacity: 4096)
+      var host = try fixture.makeHost()
+      var device = SMPDevice()
+      var client = Client()
+      let last = try SMPDeviceTests.upload(image, device: &device, host: &host, client: &client, sha: sha)
+      #expect(last["off"] == .unsigned(UInt64(image.count)))
+      // A shorter sha is a resume key only: no "match" (Zephyr compares only a whole SHA-256).
+      #expect(last["match"] == expected, "\(sha.count)-byte sha")
+    }
+    // A sha longer than SHA-256's 32 bytes: IMG_MGMT_ERR_INVALID_HASH (24).
+    let fixture = DeviceFixture(slotCapacity: 64 * 1024)
+    var host = try fixture.makeHost()
+    var device = SMPDevice()
+    var client = Client()
+    let long = try client.body(
+      try device.handle(
+        Self.chunk(&client, off: 0, data: image[0..<1000], len: image.count, sha: right + [0]), host: &host))
+    #expect(long == Self.err(24))
+    #expect(host.engine.phase == .idle)
+  }
+
+  // [S-UP-FIRST]
+  @Test func theFirstChunkIsCheckedInZephyrsOrder() throws {
+    var fixture = DeviceFixture(slotCapacity: 16 * 1024)
+    fixture.policy = ImagePolicy()
+    var host = try fixture.makeHost()
+    var device = SMPDevice()
+    var client = Client()
+    let image = try SMPDeviceTests.image()
+    let header = image[0..<1000]
+    func first(_ data: ArraySlice<UInt8>, len: Int?) throws -> CBOR {
+      try client.body(try device.handle(Self.chunk(&client, off: 0, data: data, len: len), host: &host))
+    }
+    // Fewer bytes than a header: 22, before the missing "len" (21), before the magic (23).
+    #expect(try first(header.prefix(31), len: nil) == Self.err(22))
+    #expect(try first(header, len: nil) == Self.err(21))
+    #expect(try first(ArraySlice([UInt8](repeating: 0, count: 64)), len: nil) == Self.err(21))
+    #expect(try first(ArraySlice([UInt8](repeating: 0, count: 64)), len: 64) == Self.err(23))
+    // Larger than the slot: 30; in version 1, Zephyr's translation: 1 (not 7).
+    #expect(try first(header, len: 16 * 1024 + 1) == Self.err(30))
+    client.version = 0
+    #expect(try first(header, len: 16 * 1024 + 1) == .textMap(["rc": .unsigned(1)]))
+    #expect(host.engine.phase == .idle)
+
+    // Upgrade only, the same version as the running one: 27, in version 1 6 (not 11).
+    let same = try MCUbootImageBuilder(version: Self.v1, headerSize: 0x20).build(payload: [1, 2, 3])
+    let upgrade = client.message(
+      .write, group: 1, command: 1,
+      .textMap([
+        "off": .unsigned(0), "len": .unsigned(UInt64(same.count)), "data": .bytes(same),
+        "upgrade": .bool(true),
+      ]))
+    #expect(try client.body(try device.handle(upgrade, host: &host)) == .textMap(["rc": .unsigned(6)]))
+  }
+
+  // [S-UP-OVERRUN]
+  @Test func dataPastTheAnnouncedLengthIsADataOverrun() throws {
+    let fixture = DeviceFixture(slotCapacity: 64 * 1024)
+    var host = try fixture.makeHost()
+    var device = SMPDevice()
+    var client = Client()
+    let image = try SMPDeviceTests.image()
+    _ = try client.body(
+      try device.handle(Self.chunk(&client, off: 0, data: image[0..<1000], len: 1500, sha: [9]), host: &host))
+    let over = try client.body(
+      try device.handle(Self.chunk(&client, off: 1000, data: image[1000..<2000]), host: &host))
+    #expect(over == Self.err(31))
+  }
+
+  /// A device whose slot A runs an MCUboot image 1.0.0, so that slot 1 shows during a trial of B.
+  static func mcubootDevice() throws -> DeviceFixture {
+    let running = try MCUbootImageBuilder(version: v1, headerSize: 0x20).build(
+      payload: DeviceFixture.image(size: 2000, seed: 3))
+    return DeviceFixture(slotCapacity: 64 * 1024, windowCapacity: 4096, runningImage: running)
+  }
+
+  static func stateWrite(
+    _ device: inout SMPDevice, _ host: inout ReceiverHost, _ client: inout Client, hash: [UInt8]?,
+    confirm: Bool
+  ) throws -> CBOR {
+    var entries = [CBOR.Entry(.text("confirm"), .bool(confirm))]
+    if let hash { entries.append(CBOR.Entry(.text("hash"), .bytes(hash))) }
+    return try client.body(
+      try device.handle(client.message(.write, group: 1, command: 0, .map(entries)), host: &host))
+  }
+
+  static func flags(_ image: CBOR?) -> [String] {
+    ["pending", "confirmed", "active", "permanent"].filter { image?[$0] == .bool(true) }
+  }
+
+  // [S-STATE-FLAGS] [S-STATE-WRITE]
+  @Test func duringATrialTheOldImageShowsConfirmedOnlyAndTestsArePending() throws {
+    let fixture = try Self.mcubootDevice()
+    var host = try fixture.makeHost()
+    var device = SMPDevice()
+    var client = Client()
+    _ = try SMPDeviceTests.upload(try SMPDeviceTests.image(), device: &device, host: &host, client: &client)
+    var states = try SMPDeviceTests.states(&device, &host, &client)
+    let old = try #require(states.first?["hash"]?.bytesValue)
+    let new = try #require(states.last?["hash"]?.bytesValue)
+    #expect(Self.flags(states.first) == ["confirmed", "active"] && Self.flags(states.last) == [])
+    // A test without a hash is IMG_MGMT_ERR_INVALID_HASH (24); of the running image 33.
+    #expect(try Self.stateWrite(&device, &host, &client, hash: nil, confirm: false) == Self.err(24))
+    #expect(try Self.stateWrite(&device, &host, &client, hash: old, confirm: false) == Self.err(33))
+
+    // Test armed (swap type "test"): slot 1 pending; testing it again answers the state; confirming
+    // either image now is "already pending" (28).
+    _ = try Self.stateWrite(&device, &host, &client, hash: new, confirm: false)
+    states = try SMPDeviceTests.states(&device, &host, &client)
+    #expect(Self.flags(states.first) == ["confirmed", "active"] && Self.flags(states.last) == ["pending"])
+    #expect(try Self.stateWrite(&device, &host, &client, hash: new, confirm: false)["images"] != nil)
+    #expect(try Self.stateWrite(&device, &host, &client, hash: new, confirm: true) == Self.err(28))
+    #expect(try Self.stateWrite(&device, &host, &client, hash: nil, confirm: true) == Self.err(28))
+
+    // The trial runs (swap type "revert"): the new image active, not confirmed; the old one confirmed
+    // only: not pending, not permanent (what Zephyr shows, and what otad showed wrongly before).
+    #expect(try device.handle(client.message(.write, group: 0, command: 5, .map([])), host: &host).restart)
+    host = try fixture.boot(verdict: .silent)
+    states = try SMPDeviceTests.states(&device, &host, &client)
+    #expect(states.first?["hash"] == .bytes(new) && Self.flags(states.first) == ["active"])
+    #expect(states.last?["hash"] == .bytes(old) && Self.flags(states.last) == ["confirmed"])
+    // Testing the old image is "already pending"; confirming it is already so (the revert target).
+    #expect(try Self.stateWrite(&device, &host, &client, hash: old, confirm: false) == Self.err(28))
+    #expect(try Self.stateWrite(&device, &host, &client, hash: old, confirm: true)["images"] != nil)
+    #expect(host.runningOnTrial)
+    // Erase of the slot the trial reverts to: "no free slot" (9); of a slot the device lacks: 14.
+    let erase = client.message(.write, group: 1, command: 5, .map([]))
+    #expect(try client.body(try device.handle(erase, host: &host)) == Self.err(9))
+    let slot2 = client.message(.write, group: 1, command: 5, .textMap(["slot": .unsigned(2)]))
+    #expect(try client.body(try device.handle(slot2, host: &host)) == Self.err(14))
+    // Confirming the running image ends the trial: both confirmed-and-active / nothing.
+    _ = try Self.stateWrite(&device, &host, &client, hash: nil, confirm: true)
+    states = try SMPDeviceTests.states(&device, &host, &client)
+    #expect(Self.flags(states.first) == ["confirmed", "active"] && Self.flags(states.last) == [])
+  }
+
+  // [S-STATE-FLAGS] [S-STATE-WRITE]
+  @Test func aPermanentSwitchShowsPendingPermanentAndRefusesATest() throws {
+    let fixture = try Self.mcubootDevice()
+    var host = try fixture.makeHost()
+    var device = SMPDevice()
+    var client = Client()
+    _ = try SMPDeviceTests.upload(try SMPDeviceTests.image(), device: &device, host: &host, client: &client)
+    let new = try #require(try SMPDeviceTests.states(&device, &host, &client).last?["hash"]?.bytesValue)
+    _ = try Self.stateWrite(&device, &host, &client, hash: new, confirm: true)
+    let states = try SMPDeviceTests.states(&device, &host, &client)
+    // Swap type "perm": the running image stays confirmed and active (Zephyr), slot 1 pending and permanent.
+    #expect(Self.flags(states.first) == ["confirmed", "active"])
+    #expect(Self.flags(states.last) == ["pending", "permanent"])
+    #expect(try Self.stateWrite(&device, &host, &client, hash: new, confirm: true)["images"] != nil)
+    #expect(try Self.stateWrite(&device, &host, &client, hash: new, confirm: false) == Self.err(28))
+    #expect(try Self.stateWrite(&device, &host, &client, hash: nil, confirm: true) == Self.err(28))
+  }
+}
