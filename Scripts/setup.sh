@@ -103,6 +103,19 @@ blueota_install_smpmgr() {
   export BLUEOTA_SMPMGR="$path"
 }
 
+# mcumgr-toolkit (Finomnis's MCUmgr client, a Python API over Rust, written from Zephyr's SMP
+# specification): the process tests (Tests/ProcessTests/MCUmgrToolkitProcessTests) drive otad's SMP
+# server over UDP with it through Scripts/smp/mcumgr_toolkit_steps.py. A library: its own venv at
+# <repo>/.build-mcumgr-toolkit. Exports BLUEOTA_MCUMGR_TOOLKIT_PYTHON, the venv's python.
+blueota_mcumgr_toolkit_version=0.20.0
+blueota_install_mcumgr_toolkit() {
+  local venv
+  venv="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/.build-mcumgr-toolkit"
+  blueota_install_pinned_venv "$venv" mcumgr-toolkit "$blueota_mcumgr_toolkit_version" \
+    "mcumgr-toolkit==$blueota_mcumgr_toolkit_version" || return 1
+  export BLUEOTA_MCUMGR_TOOLKIT_PYTHON="$venv/bin/python"
+}
+
 # smpclient (Intercreate's MCUmgr library) with its BLE transport (bleak): the real-stack test
 # (Scripts/bluez/smp_ble.py, guest-e2e step 11) drives otad's SMP service through bluetoothd with
 # it. A library, not a tool: its own venv at <repo>/.build-smpclient, pinned with bleak. Exports

@@ -14,6 +14,7 @@ source Scripts/setup.sh
 # The real imgtool, for the interop tests (Tests/OTATrustTests): a venv in .build-imgtool.
 blueota_install_imgtool
 blueota_install_smpmgr
+blueota_install_mcumgr_toolkit
 
 echo "== lint (swift format with .swift-format; Tests/.swift-format allows force unwraps in tests)"
 lint_status=0
