@@ -29,6 +29,7 @@ import Testing
     return objects
   }
 
+  // [S-BLE-GATT] [S-BLE-NOACQUIRE]
   @Test func theSMPServiceAndItsOneCharacteristicAreWhatMCUmgrClientsLookFor() throws {
     let objects = try managedObjects()
     let service = try #require(objects[app.smpService]?[BlueZ.gattService])
@@ -43,6 +44,7 @@ import Testing
     #expect(objects[app.otaService]?[BlueZ.gattService]?["UUID"]?.stringValue == OTAUUID.service)
   }
 
+  // [S-BLE-DEFAULT]
   @Test func withoutSMPTheApplicationHasNoSMPService() throws {
     let plain = try BlueZPeripheralTests(smp: false)
     let reply = try plain.call("/org/blueota", DBusStandardInterface.objectManager, "GetManagedObjects")
@@ -54,6 +56,7 @@ import Testing
   /// BlueZ 5.66 has no scan response properties (ScanResponseServiceUUIDs came later, experimental),
   /// and two 128-bit UUIDs with the flags do not fit 31 bytes: the advertisement keeps the OTA
   /// service's UUID, which otactl scans for (docs/SMP.md).
+  // [S-BLE-ADVERT]
   @Test func theAdvertisementNamesTheOTAServiceAndTheName() throws {
     let advertisement = try #require(try managedObjects()[app.advertisement]?[BlueZ.advertisement])
     #expect(advertisement["ServiceUUIDs"]?.stringArray == [OTAUUID.service])
@@ -81,6 +84,7 @@ import Testing
     #expect(bluez.events == [.smpCentralGone(central: Self.phone.rawValue)], "and no OTA .disconnected")
   }
 
+  // [S-BLE-ANSWERS]
   @Test func notificationsGoOutOnTheSMPCharacteristicOnlyOnceSubscribedEvenWhenRepeated() throws {
     bluez.peripheral.notifySMP([1, 2, 3])
     _ = try bluez.call(app.smpCharacteristic, BlueZ.gattCharacteristic, "StartNotify")
@@ -105,6 +109,7 @@ import Testing
       .stringArray
   }
 
+  // [S-BLE-PAIRING]
   @Test func theSMPCharacteristicNeedsABondedLinkWhenPairingIsRequired() {
     #expect(
       flags(requireEncryption: true) == ["write-without-response", "encrypt-authenticated-write", "notify"])

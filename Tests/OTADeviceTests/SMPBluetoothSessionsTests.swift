@@ -13,6 +13,7 @@ import Testing
     ).encoded + body
   }
 
+  // [S-BLE-REASSEMBLY]
   @Test func aRequestCutAcrossWritesIsWholeAfterItsLastPiece() {
     var sessions = SMPBluetoothSessions(maxMessage: 2048)
     let request = Self.echo("hello, device", sequence: 1)
@@ -25,6 +26,7 @@ import Testing
     #expect(sessions.nextDeadline == nil)
   }
 
+  // [S-BLE-REASSEMBLY]
   @Test func twoCentralsInterleavedAreKeptApart() {
     var sessions = SMPBluetoothSessions(maxMessage: 2048)
     let first = Self.echo("first", sequence: 1)
@@ -35,6 +37,7 @@ import Testing
     #expect(sessions.receive(Array(first[9...]), from: "a", mtu: 23, now: .zero) == [.message(first)])
   }
 
+  // [S-BLE-REASSEMBLY]
   @Test func twoRequestsInOneWriteAreBothAnswered() {
     var sessions = SMPBluetoothSessions(maxMessage: 2048)
     let first = Self.echo("x", sequence: 1)
@@ -45,6 +48,7 @@ import Testing
       ])
   }
 
+  // [S-BLE-BOUNDS]
   @Test func aHeaderAnnouncingMoreThanTheBufferIsRefusedAtOnceWithItsHeader() {
     var sessions = SMPBluetoothSessions(maxMessage: 2048)
     let header = SMPHeader(operation: .write, version: 1, length: 2041, group: 1, sequence: 3, command: 1)
@@ -56,6 +60,7 @@ import Testing
     #expect(sessions.receive(fits, from: "a", mtu: 23, now: .zero) == [])
   }
 
+  // [S-BLE-BOUNDS]
   @Test func aMessageThatNeverCompletesIsGivenUpAfterTheTimeoutWithItsBytes() {
     var sessions = SMPBluetoothSessions(maxMessage: 2048, timeout: .seconds(10))
     let request = Self.echo("never finished", sequence: 4)
@@ -70,6 +75,7 @@ import Testing
     #expect(sessions.pendingCentrals == 0 && sessions.nextDeadline == nil)
   }
 
+  // [S-BLE-BOUNDS]
   @Test func aCentralThatDisconnectsLeavesNothingBehind() {
     var sessions = SMPBluetoothSessions(maxMessage: 2048)
     let request = Self.echo("gone", sequence: 1)
@@ -81,6 +87,7 @@ import Testing
     #expect(sessions.receive(request, from: "a", mtu: 23, now: .zero) == [.message(request)])
   }
 
+  // [S-BLE-BOUNDS]
   @Test func atMostEightCentralsHoldPartialMessagesTheQuietestIsPushedOut() {
     var sessions = SMPBluetoothSessions(maxMessage: 2048)
     let request = Self.echo("partial", sequence: 1)
@@ -97,6 +104,7 @@ import Testing
       sessions.receive(Array(request[4...]), from: "c0", mtu: 23, now: .seconds(100)) != [.message(request)])
   }
 
+  // [S-BLE-ANSWERS]
   @Test func answersAreCutIntoNotificationsOfAtMostMTUMinusThree() {
     let answer = (0..<100).map { UInt8($0) }
     let pieces = SMPBluetoothSessions.notifications(answer, mtu: 23)

@@ -4,6 +4,7 @@ import Testing
 
 /// SMP over UDP is off unless the configuration names an address.
 @Suite struct SMPConfigurationTests {
+  // [S-UDP-OFF]
   @Test func udpIsOffByDefault() throws {
     #expect(DaemonConfiguration().smpUDP == nil)
     #expect(try DaemonConfiguration(toml: "[log]\nlevel = \"info\"").smpUDP == nil)
@@ -25,6 +26,7 @@ import Testing
 
   /// SMP over Bluetooth is on by default (an MCUmgr phone app needs no setup; the pairing rule of
   /// the OTA service holds for it), off with `bluetooth = false`.
+  // [S-BLE-DEFAULT]
   @Test func bluetoothIsOnByDefaultAndCanBeTurnedOff() throws {
     #expect(DaemonConfiguration().smpBluetooth)
     #expect(try DaemonConfiguration(toml: "[smp]\nudp = \"127.0.0.1:1337\"").smpBluetooth)

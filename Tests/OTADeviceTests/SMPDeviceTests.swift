@@ -84,6 +84,7 @@ import Testing
     return images
   }
 
+  // [S-RESET] [S-STATE-WRITE] [S-PHONE]
   @Test func uploadTestResetAndConfirmMakeTheNewImageRunConfirmed() throws {
     let fixture = DeviceFixture(slotCapacity: 64 * 1024, windowCapacity: 4096)
     var host = try fixture.makeHost()
@@ -136,6 +137,7 @@ import Testing
 
   /// nRF Connect Device Manager's "confirm only": upload, state write confirm with the new image's
   /// hash (permanent), reset: the new image runs confirmed, with no trial.
+  // [S-STATE-WRITE] [S-PHONE]
   @Test func confirmOnlyMakesTheNewImagePermanentWithoutATrial() throws {
     let fixture = DeviceFixture(slotCapacity: 64 * 1024, windowCapacity: 4096)
     var host = try fixture.makeHost()
@@ -162,6 +164,7 @@ import Testing
 
   /// "Test only": nobody confirms over SMP; otad's own trial decides (here its health check fails
   /// at every boot) and the failed image shows in slot 1, not bootable.
+  // [S-STATE-FLAGS] [S-STATE-WRITE] [S-PHONE]
   @Test func testOnlyLeavesTheVerdictToTheTrialAndARollbackShows() throws {
     let fixture = DeviceFixture(slotCapacity: 64 * 1024, windowCapacity: 4096)
     var host = try fixture.makeHost()
@@ -185,6 +188,7 @@ import Testing
     #expect(again == .textMap(["err": .textMap(["group": .unsigned(1), "rc": .unsigned(32)])]))
   }
 
+  // [S-UP-COMMIT] [S-UP-RESUME] [S-ONE-OWN]
   @Test func anUploadResumesAfterARestartAtTheCommittedOffset() throws {
     let fixture = DeviceFixture(slotCapacity: 64 * 1024, windowCapacity: 4096)
     var host = try fixture.makeHost()
@@ -218,6 +222,7 @@ import Testing
     #expect(fresh["off"] == .unsigned(1000))
   }
 
+  // [S-UP-LAST]
   @Test func anUnsignedImageIsRefusedWhereKeysAreTrusted() throws {
     var fixture = DeviceFixture(slotCapacity: 64 * 1024, windowCapacity: 4096)
     fixture.policy = ImagePolicy(trustedKeys: [Self.key.publicKey])
@@ -236,6 +241,7 @@ import Testing
     #expect(try Self.states(&device, &host, &client).count == 2)
   }
 
+  // [S-UP-FIRST] [S-ERR-V1]
   @Test func anUploadThatIsNoMCUbootImageIsRefusedAtItsFirstChunk() throws {
     let fixture = DeviceFixture(slotCapacity: 64 * 1024)
     var host = try fixture.makeHost()
@@ -251,6 +257,7 @@ import Testing
     #expect(host.engine.phase == .idle)
   }
 
+  // [S-ERR-BUSY] [S-ONE-SMPBUSY]
   @Test func nothingChangesWhileAnOTATransferIsUnderWay() throws {
     let fixture = DeviceFixture(slotCapacity: 64 * 1024)
     var host = try fixture.makeHost()
@@ -273,6 +280,7 @@ import Testing
     #expect(echo == .textMap(["r": .text("x")]))
   }
 
+  // [S-ERASE]
   @Test func eraseForgetsTheOtherSlotAndNeverTouchesTheRunningOne() throws {
     let fixture = DeviceFixture(slotCapacity: 64 * 1024, windowCapacity: 4096)
     var host = try fixture.makeHost()

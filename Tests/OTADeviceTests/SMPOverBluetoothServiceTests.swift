@@ -59,6 +59,7 @@ import Testing
     return (try service.run(stopSignals: nil), link)
   }
 
+  // [S-BLE-REASSEMBLY] [S-BLE-ANSWERS] [S-RESET]
   @Test func aRequestWrittenInPiecesIsAnsweredInNotificationsOfAtMostMTUMinusThree() throws {
     let text = String(repeating: "ping ", count: 20)
     let echo = Self.message(.write, group: 0, command: 0, sequence: 1, .textMap(["d": .text(text)]))
@@ -80,6 +81,7 @@ import Testing
     #expect(try SMPHeader(bytes: answers[1]).sequence == 2 && answers[1].count == SMPHeader.byteCount + 1)
   }
 
+  // [S-BLE-REASSEMBLY] [S-BLE-ANSWERS]
   @Test func twoCentralsWritingAtOnceGetTheirOwnAnswersAndALyingHeaderIsRefused() throws {
     let first = Self.message(.write, group: 0, command: 0, sequence: 10, .textMap(["d": .text("one")]))
     let second = Self.message(.write, group: 0, command: 0, sequence: 20, .textMap(["d": .text("two")]))

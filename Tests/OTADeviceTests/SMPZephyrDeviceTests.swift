@@ -239,4 +239,42 @@ import Testing
     #expect(try Self.stateWrite(&device, &host, &client, hash: new, confirm: false) == Self.err(28))
     #expect(try Self.stateWrite(&device, &host, &client, hash: nil, confirm: true) == Self.err(28))
   }
+
+  // [S-UP-ELSEWHERE]
+  @Test func aChunkAtAnotherOffsetIsNotWrittenAndToldWhereTheDeviceIs() throws {
+    let fixture = DeviceFixture(slotCapacity: 64 * 1024)
+    var host = try fixture.makeHost()
+    var device = SMPDevice()
+    var client = Client()
+    let image = try SMPDeviceTests.image()
+    _ = try SMPDeviceTests.upload(image, device: &device, host: &host, client: &client, until: 2000)
+    let ahead = try client.body(
+      try device.handle(Self.chunk(&client, off: 5000, data: image[5000..<6000]), host: &host))
+    let behind = try client.body(
+      try device.handle(Self.chunk(&client, off: 1000, data: image[1000..<2000]), host: &host))
+    #expect(ahead == .textMap(["off": .unsigned(2000)]) && behind == .textMap(["off": .unsigned(2000)]))
+    #expect(fixture.medium.slotBytes(.b)[5000..<6000].allSatisfy { $0 == 0 })
+  }
+
+  // [S-ONE-TAKEOVER]
+  @Test func afterAnOTATakeoverTheSMPClientsNextChunkIsToldZero() throws {
+    let fixture = DeviceFixture(slotCapacity: 64 * 1024)
+    var host = try fixture.makeHost()
+    var device = SMPDevice()
+    var client = Client()
+    let image = try SMPDeviceTests.image()
+    _ = try SMPDeviceTests.upload(image, device: &device, host: &host, client: &client, until: 3000)
+    // An OTA central's PREPARE replaces the half-done upload (the 30 s rule is the service's, above this).
+    _ = try host.handle(.connected(mtu: 247))
+    let prepare = Request.prepare(size: 5000, crc32: 0x1234_5678, version: SMPDeviceTests.v2)
+    let answers = try host.handle(.control(prepare.encoded, now: .seconds(100))).compactMap { output in
+      if case .notify(let bytes) = output { try? Response(bytes: bytes) } else { nil }
+    }
+    #expect(answers.map(\.status) == [.success])
+    let next = try client.body(
+      try device.handle(Self.chunk(&client, off: 3000, data: image[3000..<4000]), host: &host))
+    #expect(next == .textMap(["off": .unsigned(0)]))
+    // The OTA transfer is untouched: still its journal (CRC32 0x12345678), nothing of the SMP chunk.
+    #expect(host.engine.transfer?.crc32 == 0x1234_5678)
+  }
 }

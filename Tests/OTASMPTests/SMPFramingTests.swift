@@ -2,6 +2,7 @@ import OTASMP
 import Testing
 
 @Suite struct SMPFramingTests {
+  // [S-HDR]
   @Test func theHeaderIsEightBytesBigEndian() throws {
     let header = SMPHeader(
       operation: .write, version: 1, flags: 0, length: 0x0102, group: 0x0304, sequence: 5, command: 6)
@@ -18,6 +19,7 @@ import Testing
     #expect(header.version == 0)
   }
 
+  // [S-BLE-REASSEMBLY]
   @Test func messagesAreReassembledByTheHeadersLength() throws {
     var assembler = SMPFrameAssembler(maxBody: 64)
     let first: [UInt8] = [0x0A, 0, 0, 3, 0, 0, 1, 0, 0xA1, 0x61, 0x64]

@@ -29,7 +29,7 @@ import Testing
     #expect(answer("0800000100000400" + "a0") == "0900000400000400" + "a1617260")
   }
 
-  // [S-ERR-OS]
+  // [S-INFO] [S-ERR-V1]
   @Test func anInvalidFormatLetterIsTheOSGroupsOwnError() {
     // {"format": "q"}: version 2 {"err": {"group": 0, "rc": 2}} (OS_MGMT_ERR_INVALID_FORMAT);
     // version 1 the generic rc 3 that os_mgmt_translate_error_code gives.

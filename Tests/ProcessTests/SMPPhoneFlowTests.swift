@@ -56,6 +56,7 @@ import Testing
       + "a2" + "6468617368" + "5820" + Self.hash + "67636f6e6669726d" + (confirm ? "f5" : "f4")
   }
 
+  // [S-PHONE] [S-UP-SHA]
   @Test func testAndConfirm() throws {
     let daemon = try device("127.0.0.31", extra: ["--confirm", "manual", "--confirm-timeout", "never"])
     let client = try UDPClient(address: "127.0.0.31")
@@ -76,6 +77,7 @@ import Testing
     #expect(daemon.stop() == 0)
   }
 
+  // [S-PHONE]
   @Test func confirmOnly() throws {
     let daemon = try device("127.0.0.32")
     let client = try UDPClient(address: "127.0.0.32")
@@ -88,6 +90,7 @@ import Testing
     #expect(daemon.stop() == 0)
   }
 
+  // [S-PHONE]
   @Test func testOnly() throws {
     // Nobody confirms over SMP: otad's health check decides (the sample 2.0.0 passes it).
     let daemon = try device("127.0.0.33", extra: ["--health-check", TrialBootProcessTests.healthCheck])

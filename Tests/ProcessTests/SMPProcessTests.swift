@@ -21,6 +21,7 @@ import Testing
     return daemon
   }
 
+  // [S-RESET] [S-STATE-FLAGS]
   @Test func smpmgrUpgradesToAConfirmedImage() throws {
     let smpmgr = try SMPManager.locate()
     let daemon = try device("127.0.0.21")
@@ -39,6 +40,7 @@ import Testing
     #expect(daemon.stop() == 0)
   }
 
+  // [S-STATE-FLAGS]
   @Test func aFirmwareThatFailsItsSelfTestRollsBackAndStateReadSaysSo() throws {
     let smpmgr = try SMPManager.locate()
     let daemon = try device("127.0.0.22")
@@ -59,6 +61,7 @@ import Testing
     #expect(daemon.stop() == 0)
   }
 
+  // [S-ECHO] [S-PARAMS] [S-INFO] [S-BOOTINFO]
   @Test func echoParametersAndInfoAreAnswered() throws {
     let smpmgr = try SMPManager.locate()
     let daemon = try device("127.0.0.23")
@@ -94,6 +97,7 @@ import Testing
     #expect(daemon.stop() == 0)
   }
 
+  // [S-UP-LAST]
   @Test func anUnsignedImageIsRefusedWithTheImageGroupsCode() throws {
     let smpmgr = try SMPManager.locate()
     let daemon = try device("127.0.0.24", extra: ["--trusted-key", Self.sample("keys/test-ed25519.pub.pem")])
@@ -140,6 +144,7 @@ extension SMPProcessTests {
     return Int(line.dropFirst(prefix.count).trimmingCharacters(in: .whitespaces))
   }
 
+  // [S-UP-RESUME]
   @Test func anUploadResumesAfterTheClientOrOtadWasKilled() throws {
     let smpmgr = try SMPManager.locate()
     let image = Self.sample("firmware-v2.bin")
@@ -170,6 +175,7 @@ extension SMPProcessTests {
     #expect(daemon.stop() == 0)
   }
 
+  // [S-ERR-LENGTH] [S-ERR-IGNORED]
   @Test func malformedDatagramsAreAnsweredOrDroppedAndOtadKeepsServing() throws {
     let daemon = try device("127.0.0.26")
     let client = try UDPClient(address: "127.0.0.26")
@@ -315,6 +321,7 @@ struct SMPResult {
 }
 
 extension SMPProcessTests {
+  // [S-ONE-OTABUSY]
   @Test func anOTAPrepareIsBusyWhileAnSMPUploadIsUnderWay() throws {
     let smpmgr = try SMPManager.locate()
     let daemon = try device("127.0.0.27", extra: ["--window", "4KiB"])
