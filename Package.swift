@@ -178,7 +178,6 @@ let package = Package(
         "OTAChecksum",
         "OTALink",
         "OTASocketLink", "OTATrust", "OTASMP", "OTACBOR", "OTATrace",
-        .product(name: "Crypto", package: "swift-crypto"),
       ]),
   ]
 )

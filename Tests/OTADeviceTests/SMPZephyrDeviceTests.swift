@@ -1,4 +1,3 @@
-import Crypto
 import OTABoot
 import OTACBOR
 import OTADevice
@@ -15,6 +14,17 @@ import Testing
   typealias Client = SMPDeviceTests.Client
   static let v1 = Version(major: 1, minor: 0, revision: 0)
   static let v3 = Version(major: 3, minor: 0, revision: 0)
+
+  /// The file's SHA-256, as a client computes it for `sha` (SourceDigest is checked against
+  /// swift-crypto's one-shot SHA-256 in OTATrustTests).
+  static func sha256(_ bytes: [UInt8]) -> [UInt8] {
+    struct Bytes: ImageSource {
+      let bytes: [UInt8]
+      var capacity: UInt64 { UInt64(bytes.count) }
+      func read(at offset: UInt64, count: Int) -> [UInt8] { Array(bytes[Int(offset)..<Int(offset) + count]) }
+    }
+    return SourceDigest.sha256(of: Bytes(bytes: bytes), length: UInt64(bytes.count))
+  }
 
   static func err(_ rc: UInt64) -> CBOR {
     .textMap(["err": .textMap(["group": .unsigned(1), "rc": .unsigned(rc)])])
@@ -53,7 +63,7 @@ import Testing
     var device = SMPDevice()
     var client = Client()
     let image = try SMPDeviceTests.image()
-    let sha = Array(SHA256.hash(data: image))
+    let sha = Self.sha256(image)
     // 6000 bytes in 1000-byte chunks: committed at 5000, 6000 acknowledged to the client.
     _ = try SMPDeviceTests.upload(
       image, device: &device, host: &host, client: &client, until: 6000, sha: sha)
@@ -82,7 +92,7 @@ import Testing
   // [S-UP-SHA]
   @Test func aWholeShaIsCheckedAndMatchAnsweredWithTheLastChunk() throws {
     let image = try SMPDeviceTests.image()
-    let right = Array(SHA256.hash(data: image))
+    let right = Self.sha256(image)
     var wrong = right
     wrong[31] ^= 0xFF
     for (sha, expected) in [(right, CBOR.bool(true)), (wrong, .bool(false)), ([1, 2, 3, 4], nil)] {
