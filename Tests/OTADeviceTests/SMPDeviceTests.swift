@@ -252,6 +252,7 @@ import Testing
   }
 
   @Test func nothingChangesWhileAnOTATransferIsUnderWay() throws {
+    // [P-SESS-5]
     let fixture = DeviceFixture(slotCapacity: 64 * 1024)
     var host = try fixture.makeHost()
     var device = SMPDevice()

@@ -316,6 +316,7 @@ struct SMPResult {
 
 extension SMPProcessTests {
   @Test func anOTAPrepareIsBusyWhileAnSMPUploadIsUnderWay() throws {
+    // [P-SESS-5]
     let smpmgr = try SMPManager.locate()
     let daemon = try device("127.0.0.27", extra: ["--window", "4KiB"])
     let image = Self.sample("firmware-v2.bin")
