@@ -14,8 +14,8 @@
 #
 # The closing line is "N passed, M failed, K skipped": skipped counts the Swift tests Swift Testing
 # skipped (root-only, no private D-Bus) and the stages that did not run (left out by an argument,
-# the lab browser not installable). The run changes no tracked file: the lab test's screenshots go
-# to a temporary directory (docs/LAB.md says how to regenerate docs/lab/*.png).
+# the lab browser not installable). The lab test's screenshots go to a temporary directory, so a
+# run leaves docs/lab/*.png as they are (docs/LAB.md says how to regenerate them).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 source Scripts/setup.sh
