@@ -5,8 +5,8 @@ that exists.
 A statement carries its id in the doc, in square brackets at the end of its sentence or table row:
 P-<area>-<n> in docs/PROTOCOL.md, S-<area>-<n> in docs/SMP.md (an id inside `inline code` or a
 fenced block is an example, not a statement). A test names the statements it backs in a comment
-inside its body, `// [P-FEAT-2]` (several ids may share one comment); a step of the VM script
-names one in a shell comment, `# [P-DATA-9]`, in Scripts/bluez/*.sh.
+inside its body, `// [P-REQ-8]` (several ids may share one comment); a step of the VM script
+names one in a shell comment, `# [P-DATA-7]`, in Scripts/bluez/*.sh.
 
 Fails (exit 1), listing each, when a statement no test names, a test names an id that no doc
 defines, or a doc defines an id twice. Prints one closing line:
