@@ -35,4 +35,19 @@ import Testing
     #expect(answered.map(\.end) == [400, 800, 1000, 1200, 1400])
     #expect(answered.map(\.sizeAfter) == [200, 200, 200, 400, 400], "doubled after the fourth good window")
   }
+
+  @Test mutating func atMostFiveWindowsAreOpenTheDevicesQueue() {
+    // [P-PHASE-5]
+    var fixture = Fixture()
+    // Windows of an eighth of the capacity: eight would fit, the device queues five.
+    fixture.sender = SenderEngine(
+      image: Self.image, configuration: SenderConfiguration(version: Fixture.version, windowsInFlight: 8))
+    _ = fixture.connect()
+    _ = fixture.answer(Response(.status, .success, .status(.idle)))
+    _ = fixture.answer(Response(.prepare, .success, .prepared(windowCapacity: 4000, maxChunkPayload: 100)))
+    let actions = fixture.feed(.writable(count: 1000, now: fixture.now))
+    let windows = Fixture.controls(actions).filter { if case .window = $0 { true } else { false } }
+    #expect(windows.count == 5)
+    #expect(fixture.sender.outstanding.map(\.window.end) == [500, 1000, 1500, 2000, 2500])
+  }
 }
