@@ -3,14 +3,23 @@
 # builds, runs every Swift test, the Raspberry Pi install script staged into a temporary root, then
 # a short run of each fuzz target (Scripts/fuzz.sh), then the real-stack test (bluetoothd in a VM
 # with two virtual controllers, Scripts/test-bluez.sh; it installs qemu and fetches Debian's kernel itself).
-# The lint (`swift format lint --strict`, the project's .swift-format) runs first and fails the run.
-# Non-interactive; CI runs exactly this (.ci/run).
+# The lint (`swift format lint --strict`, the project's .swift-format) runs first and fails the run;
+# the statement check (Scripts/check-statements.py: every statement of docs/PROTOCOL.md and
+# docs/SMP.md named by a test) runs always and counts as one test. Non-interactive; CI runs exactly
+# this (.ci/run).
 #
 #   Scripts/test.sh                      # everything
-#   Scripts/test.sh --filter PowerCut    # extra arguments go to `swift test` (the VM test is skipped)
+#   Scripts/test.sh --filter PowerCut    # extra arguments go to `swift test`; the four stages after
+#                                        # it are left out (it says which) and counted as skipped
+#
+# The closing line is "N passed, M failed, K skipped": skipped counts the Swift tests Swift Testing
+# skipped (root-only, no private D-Bus) and the stages that did not run (left out by an argument,
+# the lab browser not installable). The lab test's screenshots go to a temporary directory, so a
+# run leaves docs/lab/*.png as they are (docs/LAB.md says how to regenerate them).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 source Scripts/setup.sh
+source Scripts/test-counts.sh
 # The real imgtool, for the interop tests (Tests/OTATrustTests): a venv in .build-imgtool.
 blueota_install_imgtool
 blueota_install_smpmgr
@@ -23,6 +32,10 @@ if ((lint_status != 0)); then
   echo "lint: FAIL: run 'swift format --in-place --recursive Sources Tests Package.swift' and fix what it cannot"
 fi
 
+echo "== statements (Scripts/check-statements.py: every statement of the wire contracts has a test)"
+statements_status=0
+python3 Scripts/check-statements.py || statements_status=$?
+
 echo "== build ($(swift --version 2>/dev/null | head -n 1))"
 swift build --build-tests
 
@@ -32,14 +45,20 @@ trap 'rm -f "$log"' EXIT
 status=0
 swift test --skip-build "$@" 2>&1 | tee "$log" || status=$?
 
-# The suite is Swift Testing; XCTest's own summary says 0 tests.
-total="$(grep -oE 'Test run with [0-9]+ tests?' "$log" | tail -n 1 | grep -oE '[0-9]+' || echo 0)"
-failed="$(grep -cE '^✘ Test .* failed' "$log" || true)"
-# The lint counts as one test, and a lint failure fails the run.
-total=$((total + 1))
-if ((lint_status != 0)); then
-  failed=$((failed + 1))
-  status=1
+# The suite is Swift Testing (Scripts/test-counts.sh reads its output).
+read -r total failed skipped < <(swift_test_counts "$log")
+# The lint and the statement check count as one test each; either failing fails the run.
+total=$((total + 2))
+for check_status in "$lint_status" "$statements_status"; do
+  if ((check_status != 0)); then
+    failed=$((failed + 1))
+    status=1
+  fi
+done
+
+if [[ $# -ne 0 ]]; then
+  echo "== left out by the arguments ($*), counted as 4 skipped: Raspberry Pi install kit, lab browser test, fuzzing, real BlueZ stack (VM)"
+  skipped=$((skipped + 4))
 fi
 
 if [[ $# -eq 0 ]]; then
@@ -55,8 +74,11 @@ if [[ $# -eq 0 ]]; then
   echo "== the lab page in a browser (Scripts/lab/test_lab.py: headless chromium, selenium)"
   if blueota_install_lab_browser; then
     lab_status=0
-    "$BLUEOTA_SELENIUM_PYTHON" Scripts/lab/test_lab.py --bin "$(swift build --show-bin-path)" 2>&1 | tee "$log" ||
-      lab_status=$?
+    # Its screenshots go to a temporary directory: the run leaves docs/lab/*.png as they are.
+    shots="$(mktemp -d)"
+    "$BLUEOTA_SELENIUM_PYTHON" Scripts/lab/test_lab.py --bin "$(swift build --show-bin-path)" --shots "$shots" 2>&1 |
+      tee "$log" || lab_status=$?
+    rm -rf "$shots"
     lab_line="$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$log" | tail -n 1)"
     if [[ -n "$lab_line" ]]; then
       total=$((total + $(echo "$lab_line" | cut -d' ' -f1) + $(echo "$lab_line" | cut -d' ' -f3)))
@@ -68,6 +90,7 @@ if [[ $# -eq 0 ]]; then
     fi
   else
     echo "lab: SKIPPED: chromium, chromium-driver or selenium could not be installed (see above)"
+    skipped=$((skipped + 1))
   fi
 
   echo "== fuzzing (Scripts/fuzz.sh: each libFuzzer target for 20 s; docs/FUZZING.md)"
@@ -93,5 +116,5 @@ if [[ $# -eq 0 ]]; then
 fi
 
 echo
-echo "$((total - failed)) passed, ${failed} failed"
+echo "$((total - failed)) passed, ${failed} failed, ${skipped} skipped"
 exit "$status"

@@ -104,6 +104,8 @@ done
 echo "heard advertising again after each of 4 connections"
 
 step "3. push 1 MiB with ACTIVATE, restart, verify"
+# [P-TIME-10] [P-PHASE-10] [P-CHAN-5]: through bluetoothd, otactl reconnects after the restart and finds
+# the new version confirmed; the data went as SDUs of the channel.
 "$bin/otactl" push "$root/Images/raw-1MiB.bin" --version 2.0.0 --full --device "$address" --adapter "$central" --json \
   >"$results/push-activate.jsonl" || fail "the push failed: $(tail -n 1 "$results/push-activate.jsonl")"
 tail -n 1 "$results/push-activate.jsonl"
@@ -122,6 +124,8 @@ grep -q "link to central .*: interval [0-9.]* ms, latency [0-9]*, timeout [0-9]*
 grep "link to central" "$results/otad.log" | tail -n 2
 
 step "3b. push 1 MiB with ACTIVATE over GATT, restart, verify"
+# [P-DATA-1] [P-DATA-7]: a GATT push through bluetoothd 5.66, its writes sized within
+# min(MTU - 3, 510) bytes and a primer first, completes.
 "$bin/otactl" push "$root/Images/raw-1MiB.bin" --version 2.0.1 --full --data-path gatt --device "$address" \
   --adapter "$central" --json >"$results/push-activate-gatt.jsonl" \
   || fail "the GATT push failed: $(tail -n 1 "$results/push-activate-gatt.jsonl")"
@@ -219,6 +223,7 @@ grep -q "running: slot A, version 2.0.1" "$results/info-after.txt" || fail "otad
 kill -0 "$otad" || fail "otad died"
 
 step "5b. malformed SDUs from a raw L2CAP client on the link of a GATT-connected central"
+# [P-CHAN-9]: through the real kernel, short SDUs are dropped before the receiver and logged.
 cc -O2 -o "$work/l2cap-raw" "$here/l2cap-raw.c" || fail "l2cap-raw does not build"
 sdu_drops() { grep -c "L2CAP SDU dropped" "$results/otad.log" || true; }
 drops_before="$(sdu_drops)"
@@ -379,6 +384,8 @@ timeout 120 "$bin/otactl" push "$root/Images/firmware-v3.bin" --force --data-pat
 grep -q "offers no L2CAP channel" "$results/push-strict.jsonl" || fail "--data-path l2cap did not say why it failed"
 
 step "10. paired-only writes: an unpaired central may read, not write"
+# [P-GATT-9] [P-CHAN-4] [P-INFO-13]: reads stay open, bluetoothd refuses the writes, the kernel the
+# channel; the first read already gives the chunk size for its MTU.
 before="$(registered)"
 kill "$otad"
 wait "$otad" || true
@@ -419,6 +426,7 @@ kill "$otad"
 wait "$otad" || true
 head -c 65536 "$root/Images/raw-1MiB.bin" >"$work/smp-a.img"
 smp_device=(--slot-a "$work/smp-a.img" --slot-b "$work/smp-b.img" --capacity 2MiB --state-dir "$work/smp-state")
+# smp_ble.py caps smpclient's writes at 510 bytes: bluetoothd 5.66 drops longer write commands. [S-BLE-8]
 # With EATT, bluetoothd's central sends write commands over several bearers, out of order: a request
 # cut into pieces arrives scrambled (SMP has no framing but the header's length; docs/SMP.md). Then
 # each request is kept within one write.

@@ -34,7 +34,7 @@ from smpclient.transport.ble import SMPBLETransport
 # smpclient 7.3.0 writes MTU - 3 bytes (514 at MTU 517); bluetoothd 5.66's GATT server drops write
 # commands over 510 bytes without a word (an attribute value is at most 512 bytes, and 511 and 512
 # are dropped too, seen in the harness VM), so the pieces of a request would go missing.
-MAX_WRITE = 510  # [S-BLE-510]: guest-e2e step 11 passes only with this cap
+MAX_WRITE = 510
 
 
 def use_adapter(adapter: str) -> None:

@@ -4,9 +4,10 @@ by selenium against ota-lab. The page loads with no network (every host but the 
 resolves to nothing, and every resource it loaded is checked to come from ota-lab), each button
 works, a push fills slot B window by window, a dropped link and a power cut during a transfer show
 the resume, v3 ends rolled back with its reason, a flipped byte fails VALIDATE, an unsigned image is
-refused. Screenshots go to docs/lab/*.png (docs/LAB.md shows them).
+refused. Screenshots go to a new temporary directory (its path is printed), so a test run changes
+no tracked file; `--shots docs/lab` regenerates the ones docs/LAB.md shows.
 
-  python3 Scripts/lab/test_lab.py [--bin .build/debug] [--shots docs/lab]
+  python3 Scripts/lab/test_lab.py [--bin .build/debug] [--shots DIR]
 
 Prints 'N passed, M failed' last; exits non-zero on any failure.
 """
@@ -15,6 +16,7 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.request
 
@@ -89,9 +91,12 @@ def committed(state):
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--bin", default=os.path.join(ROOT, ".build", "debug"))
-    parser.add_argument("--shots", default=os.path.join(ROOT, "docs", "lab"))
+    parser.add_argument("--shots", default=None, help="default: a new temporary directory")
     args = parser.parse_args()
+    if args.shots is None:
+        args.shots = tempfile.mkdtemp(prefix="blueota-lab-shots-")
     os.makedirs(args.shots, exist_ok=True)
+    print(f"screenshots: {args.shots}")
     os.environ.setdefault("SE_OFFLINE", "true")  # selenium's manager fetches nothing
 
     lab = Lab(os.path.join(args.bin, "ota-lab"))

@@ -95,11 +95,17 @@ public final class BlueZPeripheral: PeripheralLink {
     pending[advertisement] = "RegisterAdvertisement"
   }
 
+  /// The channel's listening socket: on `l2capPSM`, and with pairing required at `BT_SECURITY`
+  /// high, what `encrypt-authenticated-write` asks of the GATT writes (medium would let Just Works
+  /// through). Nil without a PSM: no channel.
+  static func channelOptions(_ options: Options) -> DataChannelListener.Options? {
+    options.l2capPSM.map { .init(psm: $0, security: options.requireEncryption ? .high : nil) }
+  }
+
   private static func listen(_ options: Options, logger: Logger) -> DataChannelListener? {
-    guard let psm = options.l2capPSM else { return nil }
+    guard let channel = channelOptions(options) else { return nil }
     do {
-      let listener = try DataChannelListener(
-        options: .init(psm: psm, security: options.requireEncryption ? .high : nil), logger: logger)
+      let listener = try DataChannelListener(options: channel, logger: logger)
       logger.notice(
         "L2CAP data channel listening",
         metadata: [

@@ -10,6 +10,7 @@ import Testing
   typealias Script = BlueZScript
 
   @Test func aNormalConnectGoesFromDiscoveryToReady() throws {
+    // [P-DATA-7]
     var script = Script()
     script.feed(.connect)
     #expect(script.actions.contains(.startTimer(.connectDeadline, after: .seconds(20))))
@@ -255,6 +256,7 @@ import Testing
   }
 
   @Test func controlWritesGoOneAtATimeAndAFailedOneIsReported() throws {
+    // [P-WIN-9]
     var script = Script()
     try script.connectToReady()
     _ = script.takeEmitted()

@@ -29,8 +29,8 @@ import Testing
     return objects
   }
 
-  // [S-BLE-GATT] [S-BLE-NOACQUIRE]
   @Test func theSMPServiceAndItsOneCharacteristicAreWhatMCUmgrClientsLookFor() throws {
+    // [S-BLE-1] [S-BLE-7]
     let objects = try managedObjects()
     let service = try #require(objects[app.smpService]?[BlueZ.gattService])
     #expect(service["UUID"]?.stringValue == "8d53dc1d-1db7-4cd3-868b-8a527460aa84")
@@ -44,8 +44,8 @@ import Testing
     #expect(objects[app.otaService]?[BlueZ.gattService]?["UUID"]?.stringValue == OTAUUID.service)
   }
 
-  // [S-BLE-DEFAULT]
   @Test func withoutSMPTheApplicationHasNoSMPService() throws {
+    // [S-BLE-2]
     let plain = try BlueZPeripheralTests(smp: false)
     let reply = try plain.call("/org/blueota", DBusStandardInterface.objectManager, "GetManagedObjects")
     let paths = (reply.first?.dictionaryEntries ?? []).compactMap { $0.key.objectPathValue }
@@ -56,8 +56,8 @@ import Testing
   /// BlueZ 5.66 has no scan response properties (ScanResponseServiceUUIDs came later, experimental),
   /// and two 128-bit UUIDs with the flags do not fit 31 bytes: the advertisement keeps the OTA
   /// service's UUID, which otactl scans for (docs/SMP.md).
-  // [S-BLE-ADVERT]
   @Test func theAdvertisementNamesTheOTAServiceAndTheName() throws {
+    // [S-BLE-9]
     let advertisement = try #require(try managedObjects()[app.advertisement]?[BlueZ.advertisement])
     #expect(advertisement["ServiceUUIDs"]?.stringArray == [OTAUUID.service])
     #expect(advertisement["LocalName"]?.stringValue == "Test")
@@ -84,8 +84,8 @@ import Testing
     #expect(bluez.events == [.smpCentralGone(central: Self.phone.rawValue)], "and no OTA .disconnected")
   }
 
-  // [S-BLE-ANSWERS]
   @Test func notificationsGoOutOnTheSMPCharacteristicOnlyOnceSubscribedEvenWhenRepeated() throws {
+    // [S-BLE-6]
     bluez.peripheral.notifySMP([1, 2, 3])
     _ = try bluez.call(app.smpCharacteristic, BlueZ.gattCharacteristic, "StartNotify")
     for piece: [UInt8] in [[0x03, 0, 0, 2], [0x03, 0, 0, 2], [0xA0]] { bluez.peripheral.notifySMP(piece) }
@@ -109,8 +109,8 @@ import Testing
       .stringArray
   }
 
-  // [S-BLE-PAIRING]
   @Test func theSMPCharacteristicNeedsABondedLinkWhenPairingIsRequired() {
+    // [S-BLE-3]
     #expect(
       flags(requireEncryption: true) == ["write-without-response", "encrypt-authenticated-write", "notify"])
     #expect(flags(requireEncryption: false) == ["write-without-response", "write", "notify"])

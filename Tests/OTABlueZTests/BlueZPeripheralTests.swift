@@ -167,6 +167,7 @@ import Testing
   /// A kernel without Bluetooth sockets (or one that refuses the listener) leaves the device on
   /// GATT: PSM 0, no descriptor of a channel, nothing thrown.
   @Test func aChannelTheKernelRefusesLeavesThePSMZero() throws {
+    // [P-CHAN-2]
     let trace = SystemCallTrace(rules: [.init(.socket, path: "l2cap", .fail(.familyNotSupported))])
     let refused = try trace.run {
       try BlueZPeripheral(
@@ -180,6 +181,7 @@ import Testing
   }
 
   @Test func readsHonourTheOffsetAndRefuseOnePastTheEnd() throws {
+    // [P-INFO-3]
     let whole = try call(app.info, BlueZ.gattCharacteristic, "ReadValue", [.vardict([:])])
     #expect(whole.first?.byteArray == Self.info)
     let tail = try call(app.info, BlueZ.gattCharacteristic, "ReadValue", [.vardict(["offset": .uint16(22)])])
@@ -193,6 +195,7 @@ import Testing
   /// read. BlueZ passes the MTU in ReadValue's options; a central that reads Info before any write
   /// (a resuming one has nothing else to size its chunks by) gets the value for that MTU.
   @Test func aFirstReadIsAnsweredForTheMTUItCameWith() throws {
+    // [P-INFO-13] [P-SESS-4]
     let options: [String: DBusValue] = ["device": .objectPath(Self.device), "mtu": .uint16(517)]
     _ = try call(app.info, BlueZ.gattCharacteristic, "ReadValue", [.vardict(options)])
     #expect(readMTUs == [517], "the value was asked for at the read's own MTU, before any write")

@@ -17,6 +17,7 @@ import Testing
   // MARK: The device's rules
 
   @Test func onlyTheCentralConnectedOnGattMayOpenTheChannelAndOnlyOnce() throws {
+    // [P-CHAN-3]
     let central = try #require(Self.central)
     let stranger = try #require(Self.stranger)
     #expect(DataChannelRules.admit(peer: central, central: central, open: nil) == .accept)
@@ -30,6 +31,7 @@ import Testing
   }
 
   @Test func sdusOfFourBytesOrFewerOrLongerThanTheMTUAreDropped() {
+    // [P-CHAN-9]
     #expect(DataChannelRules.judge(count: 0) != .chunk)
     #expect(DataChannelRules.judge(count: 4) != .chunk)
     #expect(DataChannelRules.judge(count: 5) == .chunk)
@@ -81,6 +83,7 @@ import Testing
 
   /// "A silent channel costs nothing ... and closes with its central's GATT connection".
   @Test func aChannelThatSaysNothingStaysIdleAndClosesWhenItsCentralLeaves() throws {
+    // [P-CHAN-3] [P-CHAN-14]
     let (listener, device, central) = try Self.openChannel()
     let address = try #require(Self.central)
     for _ in 0..<3 {
@@ -97,6 +100,7 @@ import Testing
   /// "One SDU is one data write ... The device sends nothing on the channel": SDUs become data
   /// writes, hostile ones are dropped, and nothing comes back for a central to read.
   @Test func sdusBecomeDataWritesAndNothingComesBack() throws {
+    // [P-DATA-6] [P-CHAN-8] [P-CHAN-9]
     let (listener, device, central) = try Self.openChannel()
     let address = try #require(Self.central)
     for sdu: [UInt8] in [[1, 0, 0, 0, 9], [1, 2, 3], Array(repeating: 7, count: 4101), [0, 0, 0, 0, 1, 2]] {
@@ -111,6 +115,7 @@ import Testing
   /// A flood of short SDUs is dropped one by one but logged once as a warning, the rest at debug,
   /// and the count when the channel closes: a hostile central cannot flood the log.
   @Test func aFloodOfDropsIsOneWarningAndACountAtClose() throws {
+    // [P-CHAN-9]
     let lines = LogLines()
     let (stand, _) = try FileDescriptor.unixSocketPair(.sequencedPacket, nonBlocking: true)
     let listener = DataChannelListener(listener: stand, psm: 0x85, logger: lines.logger)
@@ -134,6 +139,7 @@ import Testing
   // MARK: The central's choice
 
   @Test func autoTakesTheChannelWhenOfferedAndFallsBackWithAReason() {
+    // [P-CHAN-12]
     #expect(DataPath.auto.choose(psm: 0x81, channelFailure: nil) == .channel(psm: 0x81))
     guard case .gatt(let none?) = DataPath.auto.choose(psm: 0, channelFailure: nil) else {
       Issue.record("auto without a PSM must say why it stays on GATT")
@@ -148,6 +154,7 @@ import Testing
   }
 
   @Test func gattNeverOpensTheChannelAndL2CAPNeverFallsBack() {
+    // [P-CHAN-12]
     #expect(DataPath.gatt.choose(psm: 0x81, channelFailure: nil) == .gatt(reason: nil))
     #expect(DataPath.l2cap.choose(psm: 0x81, channelFailure: nil) == .channel(psm: 0x81))
     if case .fail = DataPath.l2cap.choose(psm: 0, channelFailure: nil) {
@@ -184,6 +191,7 @@ import Testing
   }
 
   @Test func autoOpensTheOfferedChannelBeforeHandingOnInfo() throws {
+    // [P-CHAN-1]
     let info = Self.info(psm: 0x85, pairing: true)
     var script = try Self.readInfo(info, path: .auto)
     let endpoint = L2CAPEndpoint(address: try #require(Self.central), type: .lePublic, psm: 0x85)
@@ -211,6 +219,7 @@ import Testing
   /// With operations the sender reads the block hashes after Info: over GATT, while the data (the
   /// operations, one per SDU) goes over the channel.
   @Test func theBlockHashesAreReadOverGattWhileTheChannelCarriesOperations() throws {
+    // [P-CHAN-11]
     let info = Self.info(psm: 0x85)
     var script = try Self.readInfo(info, path: .auto, blockHashes: true)
     script.feed(.channelOpened(L2CAPChannelParameters(sendMTU: 4100)))
@@ -227,6 +236,7 @@ import Testing
   }
 
   @Test func aChannelThatCannotOpenLeavesAutoOnGattWithALogLine() throws {
+    // [P-CHAN-12]
     let info = Self.info(psm: 0x85)
     var script = try Self.readInfo(info, path: .auto)
     script.feed(.channelFailed("connect: EACCES"))
@@ -239,6 +249,7 @@ import Testing
   }
 
   @Test func aChannelThatDropsIsALostConnectionAndTheNextOneStaysOnGatt() throws {
+    // [P-CHAN-11] [P-CHAN-12]
     var script = try Self.readInfo(Self.info(psm: 0x85), path: .auto)
     script.feed(.channelOpened(L2CAPChannelParameters(sendMTU: 4100)))
     _ = script.takeEmitted()
@@ -253,6 +264,7 @@ import Testing
   /// `dataStallTimeout` without progress the channel is dropped with a log line and the push
   /// reconnects over GATT; any progress starts the clock again, an empty queue stops it.
   @Test func aChannelThatTakesNothingIsDroppedAfterTheStallTimeout() throws {
+    // [P-CHAN-13]
     var script = try Self.readInfo(Self.info(psm: 0x85), path: .auto)
     script.feed(.channelOpened(L2CAPChannelParameters(sendMTU: 4100)))
     _ = script.takeEmitted()
@@ -296,6 +308,7 @@ import Testing
   }
 
   @Test func l2capWithoutAnOfferIsAFailureAndGattNeverAsks() throws {
+    // [P-CHAN-12]
     var strict = try Self.readInfo(Self.info(psm: 0), path: .l2cap)
     #expect(strict.takeEmitted() == [.disconnected("the device offers no L2CAP channel (Info PSM 0)")])
     var gatt = try Self.readInfo(Self.info(psm: 0x85), path: .gatt)

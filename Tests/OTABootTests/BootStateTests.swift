@@ -17,6 +17,7 @@ import Testing
   }
 
   @Test func bytesRoundTripAndTheLayoutIsFixed() throws {
+    // [P-DISK-6]
     var state = Self.armed()
     state.beginAttempt()
     let bytes = state.encoded
@@ -103,6 +104,7 @@ import Testing
   }
 
   @Test func invalidatingTheInactiveSlotDisarmsItsTrial() {
+    // [P-REQ-1]
     var state = Self.armed()
     state.invalidate(.b)
     #expect(state[.b] == .empty && state.trial == nil && state.confirmed == .a)
@@ -130,6 +132,7 @@ import Testing
   }
 
   @Test func noStateMeansAFactoryDeviceAroundTheBootedSlot() {
+    // [P-DISK-7]
     let none = decide(nil, nil)
     #expect(none.row == .noState && none.run == .a && none.state == .factory(version: v1) && !none.restart)
     let onB = decide(nil, .b)
@@ -212,6 +215,7 @@ import Testing
 
 @Suite struct BootStateStoreTests {
   @Test func aDamagedPrimaryIsMovedAsideAndRebuiltFromTheCopy() throws {
+    // [P-DISK-7]
     let medium = MemoryMedium(slotCapacity: 16)
     let store = BootStateStore(records: medium)
     #expect(try store.load() == .missing)
@@ -227,6 +231,7 @@ import Testing
   }
 
   @Test func bothCopiesDamagedMeansNoTrustedState() throws {
+    // [P-DISK-7]
     let medium = MemoryMedium(slotCapacity: 16)
     let store = BootStateStore(records: medium)
     try store.save(BootStateTests.armed())
@@ -276,6 +281,7 @@ import Testing
   }
 
   @Test func countersAreStoredAfterTheFormatOneFields() throws {
+    // [P-DISK-6]
     var state = BootState.factory(version: Self.v1)
     state.activate(
       .b, version: Self.v2, size: 10, crc32: 1, securityCounter: 0x0102_0304, attempts: 1, permanent: true)
@@ -288,6 +294,7 @@ import Testing
   }
 
   @Test func aFormatOneRecordIsStillRead() throws {
+    // [P-DISK-6]
     var state = BootState.factory(version: Self.v1)
     state.activate(.b, version: Self.v2, size: 10, crc32: 1, attempts: 3, permanent: false)
     // The 68-byte record format 1 wrote: the first 63 bytes of format 2, a zero, its CRC32.

@@ -4,6 +4,7 @@ import Testing
 
 @Suite struct CRC32Tests {
   @Test func checkValueOfTheStandardString() {
+    // [P-INT-3]
     #expect(CRC32.checksum(Array("123456789".utf8)) == 0xCBF4_3926)
     #expect(CRC32.checksum([UInt8]()) == 0)
   }

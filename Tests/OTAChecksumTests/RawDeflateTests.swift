@@ -7,6 +7,7 @@ import Testing
     String(repeating: "the window, the journal and the resume stay as they are. ", count: 40).utf8)
 
   @Test func compressedBytesInflateBackToExactlyTheirLength() throws {
+    // [P-DEFL-5]
     let compressed = RawDeflate.compress(Self.text)
     #expect(compressed.count < Self.text.count / 10)
     #expect(try RawDeflate.inflate(compressed, length: Self.text.count) == Self.text)
@@ -15,6 +16,7 @@ import Testing
   }
 
   @Test func aStreamThatProducesMoreOrFewerBytesThanClaimedIsRefused() {
+    // [P-DEFL-2] [P-DEFL-3]
     let compressed = RawDeflate.compress(Self.text)
     #expect(throws: InflateError.tooLong(expected: Self.text.count - 1)) {
       try RawDeflate.inflate(compressed, length: Self.text.count - 1)
@@ -29,6 +31,7 @@ import Testing
   }
 
   @Test func truncatedOrInvalidStreamsAreErrorsNotCrashes() {
+    // [P-DEFL-1] [P-DEFL-3]
     let compressed = RawDeflate.compress(Self.text)
     for cut in [1, compressed.count / 2, compressed.count - 1] {
       #expect(throws: InflateError.self) {

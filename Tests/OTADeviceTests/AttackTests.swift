@@ -66,18 +66,22 @@ import Testing
   }
 
   @Test func wrongKey() throws {
+    // [P-VAL-4]
     try Self.expectRefused(try Self.image(key: Self.stranger), status: .signatureInvalid)
   }
 
   @Test func unsignedMCUbootImage() throws {
+    // [P-VAL-4]
     try Self.expectRefused(try Self.image(key: nil), status: .signatureInvalid)
   }
 
   @Test func rawImage() throws {
+    // [P-VAL-4]
     try Self.expectRefused(Self.payload, status: .signatureInvalid)
   }
 
   @Test func flippedBitInThePayload() throws {
+    // [P-VAL-3]
     let image = try Self.image()
     let payload = try Self.layout(image).payloadRange
     try Self.expectRefused(
@@ -85,6 +89,7 @@ import Testing
   }
 
   @Test func flippedBitInTheHeader() throws {
+    // [P-VAL-3]
     // load_addr: changes neither sizes nor version, only the hash.
     try Self.expectRefused(Self.flipping(try Self.image(), at: 4), status: .validationFailed)
   }
@@ -96,6 +101,7 @@ import Testing
   }
 
   @Test func flippedBitInTheSignatureOrKeyHash() throws {
+    // [P-VAL-4]
     let image = try Self.image()
     let end = image.count
     // The unprotected area ends KEYHASH (4 + 32), ED25519 (4 + 64).
@@ -104,6 +110,7 @@ import Testing
   }
 
   @Test func truncatedImage() throws {
+    // [P-VAL-3]
     let image = try Self.image()
     try Self.expectRefused(Array(image.dropLast(40)), status: .validationFailed)
   }
@@ -130,6 +137,7 @@ import Testing
   // MARK: Versions
 
   @Test func downgradeIsRefusedAtPrepareAndAtValidate() throws {
+    // [P-VAL-5] [P-PREP-1]
     var bench = try ProtocolBench(policy: Self.signed)
     try bench.install(try Self.image(Self.v3), version: Self.v3)
     let before = bench.snapshot
@@ -153,6 +161,7 @@ import Testing
   }
 
   @Test func downgradeIsAcceptedWhenTheConfigAllowsIt() throws {
+    // [P-VAL-5]
     var policy = Self.signed
     policy.allowDowngrade = true
     var bench = try ProtocolBench(policy: policy)
@@ -162,6 +171,7 @@ import Testing
   }
 
   @Test func securityCounterNeverGoesBackwards() throws {
+    // [P-VAL-5]
     var policy = Self.signed
     policy.allowDowngrade = true
     var bench = try ProtocolBench(policy: policy)
@@ -189,6 +199,7 @@ import Testing
   // MARK: Protocol
 
   @Test func outOfWindowChunksAreDroppedAndNeverWritten() throws {
+    // [P-DATA-4]
     var bench = try ProtocolBench(policy: Self.signed)
     let before = bench.snapshot
     let image = try Self.image()
@@ -247,6 +258,7 @@ import Testing
   // MARK: Stored state
 
   @Test func aGarbageJournalIsMovedAside() throws {
+    // [P-DISK-1]
     var bench = try ProtocolBench(policy: Self.signed)
     let before = bench.snapshot
     var generator = SeededGenerator(seed: 0x6A4B)
@@ -288,6 +300,7 @@ import Testing
   }
 
   @Test func activateIsImpossibleWithoutAValidSignature() throws {
+    // [P-ACT-1]
     // A journal that says "validated" over a slot that holds an unsigned image (written there by
     // anything but VALIDATE): ACTIVATE checks again and refuses.
     var bench = try ProtocolBench(policy: Self.signed)
@@ -308,6 +321,7 @@ import Testing
   }
 
   @Test func keysTrustedAfterValidationStillGuardActivate() throws {
+    // [P-ACT-1]
     // Validated without keys, then the device restarts with keys: ACTIVATE refuses.
     var bench = try ProtocolBench(policy: ImagePolicy())
     #expect(try bench.push(try Self.image(key: Self.stranger), version: Self.v2) == .success)

@@ -31,6 +31,7 @@ import Testing
   }
 
   @Test func infoAnnouncesBitTwoAtOffset74() throws {
+    // [P-INFO-24]
     let bench = try Self.bench()
     let bytes = bench.host.info(mtu: 247).encoded
     // Bit 0 missing-range reports, bit 1 data operations, bit 2 BLOCK HASHES.
@@ -40,6 +41,7 @@ import Testing
   /// "the first 8 bytes of the SHA-256 of each block ...; the last block may be short": 3000 bytes
   /// in 512-byte blocks are 6, the last 440 bytes.
   @Test func theHashesAreSHA256PrefixesOfTheRunningSlotsBlocks() throws {
+    // [P-RESP-6] [P-BH-2] [P-BH-9]
     var bench = try Self.bench()
     let image = bench.fixture.runningImage
     #expect(image.count == 3000)
@@ -60,6 +62,7 @@ import Testing
   }
 
   @Test func countIsCappedByMaxCountAndByTheImagesEnd() throws {
+    // [P-BH-3]
     var bench = try Self.bench()
     let image = bench.fixture.runningImage
     #expect(
@@ -75,6 +78,7 @@ import Testing
   /// "what fits in one notification at the smallest ATT MTU this connection used": at MTU 23,
   /// 20 − 11 = 9 bytes, one hash.
   @Test func countIsCappedByTheSmallestMTU() throws {
+    // [P-SESS-4] [P-BH-3] [P-INT-2]
     var small = try Self.bench(mtu: 23)
     let image = small.fixture.runningImage
     let one = try small.controlBytes(Self.request(512, 0, 29))
@@ -92,6 +96,7 @@ import Testing
 
   /// "what keeps the slot bytes read for one answer ≤ 4 MiB (at least 1 block)".
   @Test func oneAnswerReadsAtMostFourMiB() throws {
+    // [P-BH-3] [P-CEN-11]
     let image = DeviceFixture.image(size: 5 * 1024 * 1024 + 1000, seed: 9)
     var bench = try ProtocolBench(
       slotCapacity: 6 * 1024 * 1024, recordRunningImage: true, runningImage: image)
@@ -121,6 +126,7 @@ import Testing
   }
 
   @Test func aRequestOfAnyOtherLengthIsInvalidLength() throws {
+    // [P-BH-1]
     var bench = try Self.bench()
     let whole = Self.request(512, 0, 1)
     for length in 1..<whole.count {
@@ -130,6 +136,7 @@ import Testing
   }
 
   @Test func absurdFieldsAreInvalidParameter() throws {
+    // [P-BH-4]
     var bench = try Self.bench()
     // Not a power of two, below 512, above 4 MiB.
     for size: UInt32 in [0, 1, 256, 511, 513, 3000, 8 << 20, 1 << 31, .max] {
@@ -146,6 +153,7 @@ import Testing
 
   /// "no running image known → success with total 0 and no hashes".
   @Test func withNoRunningImageKnownTheListIsEmpty() throws {
+    // [P-BH-5]
     var bench = try ProtocolBench()
     #expect(bench.host.info().runningImageSize == 0)
     #expect(
@@ -155,6 +163,7 @@ import Testing
   }
 
   @Test func anUnreadableRunningSlotIsAStorageError() throws {
+    // [P-RESP-8] [P-BH-6] [P-CEN-11]
     var bench = try Self.bench()
     bench.fixture.medium.inject(.ioError, atOperation: 0, of: [.slotRead])
     #expect(try bench.controlBytes(Self.request(512, 0, 6)) == [[0x60, 0x09, 0x0B]])
@@ -168,6 +177,7 @@ import Testing
 
   /// "A device without bit 2 answers 0x01 unknown opcode (as otad from before)", whatever the length.
   @Test func aDeviceWithoutBitTwoAnswersUnknownOpcode() throws {
+    // [P-REQ-10]
     var bench = try ProtocolBench(recordRunningImage: true, features: [.missingRanges, .operations])
     #expect(Array(bench.host.info().encoded[74..<78]) == [0x03, 0x00, 0x00, 0x00])
     #expect(try bench.controlBytes(Self.request(512, 0, 6)) == [[0x60, 0x09, 0x01]])
@@ -177,6 +187,7 @@ import Testing
 
   /// FEATURES ignores bit 2 (nothing to turn on) and never lists it.
   @Test func featuresNeverListsBitTwo() throws {
+    // [P-BH-9] [P-INFO-24]
     var bench = try Self.bench()
     #expect(try bench.controlBytes([0x08, 0x04, 0, 0, 0]) == [[0x60, 0x08, 0x00, 0, 0, 0, 0]])
     #expect(try bench.controlBytes([0x08, 0x07, 0, 0, 0]) == [[0x60, 0x08, 0x00, 0x03, 0, 0, 0]])
@@ -185,6 +196,7 @@ import Testing
   /// "It works in any state": mid-transfer, with a WINDOW waiting for its chunks, the answer comes
   /// and nothing of the transfer moves; the slot being written is never read or written by it.
   @Test func midTransferItAnswersAndChangesNothing() throws {
+    // [P-REQ-10] [P-BH-7]
     var bench = try Self.bench()
     let running = bench.fixture.runningImage
     _ = try bench.controlBytes(Contract.prepare(size: 10_000, crc32: Contract.crc(0..<10_000)))
@@ -214,6 +226,7 @@ import Testing
   /// Hostile: a flood of requests, valid and absurd mixed, each answered at once and in order,
   /// never more than 4 MiB read per answer, the device's state untouched.
   @Test func aFloodIsAnsweredInOrder() throws {
+    // [P-REQ-13] [P-BH-8] [P-TIME-1]
     var bench = try Self.bench()
     let running = bench.fixture.runningImage
     var expected: [[UInt8]] = []

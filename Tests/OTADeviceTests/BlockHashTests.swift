@@ -29,6 +29,7 @@ import Testing
   }
 
   @Test func theValueHashesEachBlockOfTheRunningImage() throws {
+    // [P-GATT-6] [P-HASH-1] [P-HASH-3]
     let fixture = DeviceFixture(slotCapacity: 8192)
     try fixture.recordRunningImage()
     var host = try fixture.makeHost()
@@ -52,6 +53,7 @@ import Testing
   }
 
   @Test func aDeviceThatKnowsNoRunningImageListsNoBlocks() throws {
+    // [P-HASH-3]
     var host = try DeviceFixture(slotCapacity: 8192).makeHost()
     #expect(host.blockHashes().encoded == [0, 0, 0, 0, 0, 0, 0, 0])
   }
@@ -82,6 +84,7 @@ import Testing
   /// device's first) makes copies of the wrong bytes: the WINDOW's CRC fails, and after the second
   /// failure of the same window the rest goes as compressed literals. A resend, never a wrong image.
   @Test func aWrongMatchCostsAResendNeverAWrongImage() throws {
+    // [P-HASH-4] [P-CEN-4]
     let (base, image) = Self.filesystemPair(seed: 7)
     var fixture = DeviceFixture(slotCapacity: 64 * 1024, runningImage: base)
     fixture.features = Self.oneValueFeatures

@@ -31,6 +31,7 @@ import Testing
   }
 
   @Test func aWindowOfSmallChunksIsOneSlotWriteAndDurableBeforeItsAnswer() throws {
+    // [P-REQ-3]
     let fixture = DeviceFixture(slotCapacity: 32 * 1024, windowCapacity: 4096)
     var host = try hostWithOneWindowOfChunks(fixture)
     let operationsBefore = fixture.medium.operationCount
@@ -44,6 +45,7 @@ import Testing
   }
 
   @Test func aGatheredWriteThatFailsAnswersItsWindowWithStorageError() throws {
+    // [P-STOR-2]
     let fixture = DeviceFixture(slotCapacity: 32 * 1024, windowCapacity: 4096)
     var host = try hostWithOneWindowOfChunks(fixture)
     fixture.medium.inject(.ioError, atOperation: 0, of: [.slotWrite])

@@ -32,6 +32,7 @@ import Testing
   /// "Info offset 78: L2CAP PSM u16 ... 0 when the device offers none" and "L2CAP PSM
   /// d3df0005: u16 little-endian ... the same value as Info offset 78".
   @Test func infoAndThePSMCharacteristicNameTheLinksChannel() throws {
+    // [P-GATT-5] [P-CHAN-1] [P-INFO-25]
     let offered = try Self.service(psm: 0x0085)
     let info = offered.value(of: .info, mtu: 247)
     #expect(info.count == 92 && Array(info[78..<80]) == [0x85, 0x00])
@@ -43,6 +44,7 @@ import Testing
 
   /// "one chunk per SDU: offset u32, then 1 to SDU − 4 image bytes ... not bound by the ATT MTU".
   @Test func aChunkLargerThanGattAllowsIsStoredWhole() throws {
+    // [P-CHAN-5] [P-CHAN-6]
     var bench = try ProtocolContractTests.prepared(size: 10_000)
     let sdu = ProtocolContractTests.chunk(0, ProtocolContractTests.image[0..<4096])
     #expect(sdu.count == 4100)
@@ -55,6 +57,7 @@ import Testing
   /// "the same window rules: an SDU whose chunk reaches past the window, or lies about its offset,
   /// is dropped and counted".
   @Test func anSDUWithALyingOffsetIsDroppedAndCountedAndNothingIsLost() throws {
+    // [P-CHAN-7]
     var bench = try ProtocolContractTests.prepared(size: 10_000)
     let image = ProtocolContractTests.image
     try bench.data(ProtocolContractTests.chunk(100, image[0..<4096]))  // past committed + 4096
@@ -68,6 +71,7 @@ import Testing
   /// "While a central has turned bit 1 on with FEATURES it is one data operation ... at most SDU
   /// bytes in all": a raw operation filling otad's 4100-byte SDU, then a deflate operation.
   @Test func withOperationsOnAnSDUIsOneOperation() throws {
+    // [P-CHAN-5]
     let target = DeviceFixture.image(size: 4096, seed: 17)
     var bench = try OperationContractTests.bench(target: target)
     let raw = OperationContractTests.op(0, 0x00, Array(target[0..<4095]))
@@ -82,6 +86,7 @@ import Testing
   }
 
   @Test func theChannelIsOnByDefaultAndConfigurable() throws {
+    // [P-CHAN-2]
     #expect(DaemonConfiguration().l2cap && DaemonConfiguration().l2capPSM == 0)
     let off = try DaemonConfiguration(toml: "[link]\nl2cap = false\nl2cap-psm = 0x81\n")
     #expect(!off.l2cap && off.l2capPSM == 0x81)

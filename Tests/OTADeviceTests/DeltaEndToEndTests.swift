@@ -44,6 +44,7 @@ import Testing
   }
 
   @Test func aCleanDeltaSendsAFractionOfTheImage() throws {
+    // [P-CEN-2]
     let (report, _, image) = try #require(try pushDelta(mtu: 247, seed: 9, hostile: false))
     #expect(report.transferMode == .delta(base: 0))
     #expect(report.bytesOnAir == report.plannedBytesOnAir, "no loss: exactly the plan")
@@ -72,6 +73,7 @@ import Testing
 
   /// At MTU 23 a write carries 20 bytes: deflate cannot win that back, so the central sends chunks.
   @Test func operationsThatWouldSendMoreGoAsPlainChunks() throws {
+    // [P-CEN-1]
     let fixture = DeviceFixture(slotCapacity: Self.capacity)
     let image = DeltaFixture.compressible(size: 20_000, seed: 8)
     let run = try fixture.push(image, version: Self.newVersion, conditions: LinkConditions(mtu: 23), seed: 8)
@@ -84,6 +86,7 @@ import Testing
   }
 
   @Test func aBaseThatIsNotTheRunningImageFallsBackToCompression() throws {
+    // [P-CEN-2]
     let base = DeltaFixture.base(size: 20_000, seed: 3)
     let image = DeltaFixture.edited(base, seed: 3)
     let fixture = DeviceFixture(slotCapacity: Self.capacity)  // runs another image
@@ -98,6 +101,7 @@ import Testing
   }
 
   @Test func fullRefusesOperations() throws {
+    // [P-CEN-1]
     let base = DeltaFixture.base(size: 20_000, seed: 4)
     let image = DeltaFixture.edited(base, seed: 4)
     let fixture = DeviceFixture(slotCapacity: Self.capacity, runningImage: base)
@@ -137,6 +141,7 @@ import Testing
 /// and the first update can already be a delta.
 @Suite struct FactoryImageDeltaTests {
   @Test func theFactoryImageIsKnownByItsOwnHeader() throws {
+    // [P-INFO-27]
     let payload = DeltaFixture.base(size: 30_000, seed: 21)
     let factory = try MCUbootImageBuilder(version: DeviceFixture.runningVersion, headerSize: 0x20)
       .build(payload: payload)
@@ -159,6 +164,7 @@ import Testing
   }
 
   @Test func rawBytesInAFactorySlotAreNotGuessedAt() throws {
+    // [P-INFO-27]
     let host = try DeviceFixture(slotCapacity: 8192).makeHost()
     #expect(host.info().runningImageSize == 0)
   }

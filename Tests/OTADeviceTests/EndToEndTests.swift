@@ -81,6 +81,7 @@ import Testing
   }
 
   @Test func reorderingAloneCostsNoResend() throws {
+    // [P-WIN-10]
     let fixture = DeviceFixture(slotCapacity: Self.capacity)
     let image = DeviceFixture.image(size: 80_000, seed: 9)
     let run = try fixture.push(
@@ -143,6 +144,7 @@ import Testing
   }
 
   @Test func validateOnlyLeavesTheDeviceRunningTheOldImage() throws {
+    // [P-REQ-4]
     let fixture = DeviceFixture(slotCapacity: Self.capacity)
     let image = DeviceFixture.image(size: 10_000, seed: 4)
     let run = try fixture.push(
@@ -156,6 +158,7 @@ import Testing
   /// A validated transfer is resumed (nothing sent again) only by a push of the same bytes with the
   /// same version; the same bytes as another version are another update, sent whole.
   @Test func theSameBytesAsAnotherVersionAreNotResumed() throws {
+    // [P-PHASE-3]
     let fixture = DeviceFixture(slotCapacity: Self.capacity)
     let image = DeviceFixture.image(size: 10_000, seed: 4)
     let other = Version(major: Self.newVersion.major, minor: Self.newVersion.minor + 1, revision: 0)

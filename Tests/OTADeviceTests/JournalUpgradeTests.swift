@@ -21,6 +21,7 @@ import Testing
   }
 
   @Test func theOldJournalIsResumedAndReplacedByTheInPlaceFile() throws {
+    // [P-DISK-5]
     var bench = try Contract.prepared(size: 10_000)
     _ = try Contract.send(&bench, 0..<4096)
     #expect(
@@ -67,6 +68,7 @@ import Testing
   /// A cut between the first in-place write and the removal of the old file leaves both: the
   /// in-place file is the newer and wins, and the old file goes at the next write.
   @Test func bothFilesPresentTheInPlaceOneWins() throws {
+    // [P-DISK-5]
     var bench = try Contract.prepared(size: 10_000)
     _ = try Contract.send(&bench, 0..<4096)
     #expect(

@@ -51,6 +51,7 @@ import Testing
   }
 
   @Test func theNewCentralTakesTheOldPathWithAnOlderDevice() throws {
+    // [P-CEN-7]
     let run = try Self.push(deviceFeatures: [], centralOptsIn: true, loss: 0.03)
     let report = try #require(run.report)
     #expect(report.deviceBefore?.features == [])

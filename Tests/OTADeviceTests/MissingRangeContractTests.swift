@@ -26,6 +26,7 @@ import Testing
   }
 
   @Test func infoAnnouncesTheFeatureAtOffset74() throws {
+    // [P-REP-1] [P-INFO-24]
     let host = try DeviceFixture(slotCapacity: 4096).makeHost()
     let bytes = host.info(mtu: 247).encoded
     #expect(bytes.count == 92)
@@ -34,6 +35,7 @@ import Testing
   }
 
   @Test func featuresTurnsOnOnlyWhatTheDeviceSupports() throws {
+    // [P-REQ-8] [P-RESP-5]
     var bench = try Contract.prepared()
     // "bits the device does not know are ignored": asking for all 32 gets bits 0 and 1.
     #expect(
@@ -43,6 +45,7 @@ import Testing
   }
 
   @Test func aProvenGapIsReportedAndTheWindowWaitsForTheResend() throws {
+    // [P-MISS-1] [P-MISS-3] [P-REP-2]
     var bench = try Self.optedIn()
     #expect(try bench.controlBytes(Contract.window(0, 1000, Contract.crc(0..<1000))).isEmpty)
     _ = try Contract.send(&bench, 0..<200, payload: 100)
@@ -59,6 +62,7 @@ import Testing
   }
 
   @Test func aReorderedChunkIsNeverReported() throws {
+    // [P-REP-2]
     var bench = try Self.optedIn()
     _ = try bench.controlBytes(Contract.window(0, 4000, Contract.crc(0..<4000)))
     var notifications: [[UInt8]] = []
@@ -72,6 +76,7 @@ import Testing
 
   /// EATT's bearers are served in bursts: a chunk may arrive dozens of places late, but not 100 ms.
   @Test func aGapYoungerThan100msIsNotReportedHoweverManyChunksFollow() throws {
+    // [P-REP-2]
     var bench = try Self.optedIn()
     _ = try Contract.send(&bench, 0..<100, payload: 100)
     // 48 chunks in 48 ms past the gap: not reported; the late chunk closes it.
@@ -84,6 +89,7 @@ import Testing
   /// "a report found spurious (a chunk it named arrived twice: late, and resent) doubles the time a
   /// gap must stay open, up to the WINDOW's grace".
   @Test func aSpuriousReportWidensTheReorderWindow() throws {
+    // [P-REP-3]
     var bench = try Self.optedIn()
     _ = try Contract.send(&bench, 0..<100, payload: 100)
     _ = try Contract.send(&bench, 200..<1700, payload: 100)
@@ -110,6 +116,7 @@ import Testing
   /// late). It is the same proof: the report was spurious, and the chunk is a duplicate, not a
   /// dropped one.
   @Test func aLateCopyAfterItsWindowCommittedStillProvesTheReportSpurious() throws {
+    // [P-REP-4]
     var bench = try Self.optedIn()
     #expect(try bench.controlBytes(Contract.window(0, 1800, Contract.crc(0..<1800))).isEmpty)
     _ = try Contract.send(&bench, 0..<100, payload: 100)
@@ -134,6 +141,7 @@ import Testing
   }
 
   @Test func aReportedGapStillOpenIsReportedAgainAfter32MoreChunks() throws {
+    // [P-REP-6]
     var bench = try Self.optedIn()
     _ = try Contract.send(&bench, 0..<100, payload: 100)
     #expect(try Contract.send(&bench, 200..<1700, payload: 100).isEmpty)
@@ -146,6 +154,7 @@ import Testing
   }
 
   @Test func aWindowsTailIsReportedAfterTheGraceThenFailsAfterFourGraces() throws {
+    // [P-TIME-5] [P-REP-7]
     var bench = try Self.optedIn()
     _ = try bench.controlBytes(Contract.window(0, 1000, Contract.crc(0..<1000)))
     _ = try Contract.send(&bench, 0..<800, payload: 100)
@@ -159,6 +168,7 @@ import Testing
   }
 
   @Test func withoutFeaturesNothingIsReportedAndTheBaseProtocolHolds() throws {
+    // [P-REP-1]
     var bench = try Contract.prepared()
     _ = try bench.controlBytes(Contract.window(0, 1000, Contract.crc(0..<1000)))
     _ = try Contract.send(&bench, 0..<200, payload: 100)
@@ -169,6 +179,7 @@ import Testing
   }
 
   @Test func aDisconnectTurnsTheFeatureOff() throws {
+    // [P-REP-1]
     var bench = try Self.optedIn()
     try bench.reconnect()
     _ = try bench.controlBytes(Contract.window(0, 1000, Contract.crc(0..<1000)))
@@ -179,6 +190,7 @@ import Testing
 
 extension MissingRangeContractTests {
   @Test func reportsFitTheSmallestMTUTheCentralUsed() throws {
+    // [P-SESS-4] [P-MISS-2]
     var bench = try Self.optedIn()
     // EATT: another bearer with MTU 23 (20-byte notifications) on the same connection.
     try bench.bearer(mtu: 23)
@@ -191,5 +203,18 @@ extension MissingRangeContractTests {
     let report = try bench.tick(after: .milliseconds(400))
     #expect(report == [Self.report(highest: 900, [(500, 100), (700, 100)])])
     #expect(report.allSatisfy { $0.count <= 20 })
+  }
+
+  @Test func aCRCMismatchIsAnsweredAsWithoutTheFeature() throws {
+    // [P-REP-8]
+    var bench = try Self.optedIn()
+    _ = try bench.controlBytes(Contract.window(0, 300, Contract.crc(0..<300)))
+    var corrupted = Array(Contract.image[0..<100])
+    corrupted[3] ^= 0x10
+    _ = try Contract.send(&bench, 100..<300, payload: 100)
+    // The committed offset, everything past it forgotten; no report names the corrupted bytes.
+    #expect(try bench.data(Contract.chunk(0, corrupted)) == [Contract.windowAnswer(0x06, 0)])
+    #expect(bench.host.engine.coverage.isEmpty)
+    #expect(bench.host.engine.statistics.missingReports == 0)
   }
 }

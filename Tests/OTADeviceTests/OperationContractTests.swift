@@ -27,6 +27,7 @@ import Testing
   }
 
   @Test func infoAnnouncesOperationsAndTheRunningImage() throws {
+    // [P-INFO-1] [P-INFO-26] [P-INFO-27] [P-INFO-28]
     let bench = try ProtocolBench(recordRunningImage: true)
     let running = bench.fixture.runningImage
     let info = bench.host.info().encoded
@@ -41,12 +42,14 @@ import Testing
   }
 
   @Test func aDeviceWhoseBootStateKnowsNoRunningImageAnnouncesSizeZero() throws {
+    // [P-INFO-27]
     let bench = try ProtocolBench()
     let info = try InfoRecord(bytes: bench.host.info().encoded)
     #expect(info.runningImageSize == 0 && info.maxOperationLength == 4096)
   }
 
   @Test func eachKindStoresItsTargetBytesAndTheWindowChecksThem() throws {
+    // [P-OP-3] [P-OP-4] [P-OP-5] [P-OP-6] [P-OP-10]
     let running = try ProtocolBench(recordRunningImage: true).fixture.runningImage
     var target = DeviceFixture.image(size: 4096, seed: 12)
     target.replaceSubrange(2000..<3000, with: running[500..<1500])
@@ -70,6 +73,7 @@ import Testing
   }
 
   @Test func everyBrokenRuleDropsTheWriteAndCountsIt() throws {
+    // [P-DATA-6] [P-OP-7] [P-OP-8] [P-OP-9] [P-DEFL-3]
     let target = DeviceFixture.image(size: 8192, seed: 13)
     var bench = try Self.bench(target: target)
     let hostile: [(String, [UInt8])] = [
@@ -110,6 +114,7 @@ import Testing
   }
 
   @Test func withoutFeaturesBit1AWriteIsAPlainChunk() throws {
+    // [P-OP-11]
     var bench = try ProtocolBench(recordRunningImage: true)
     let image = Contract.image
     _ = try bench.control(Contract.prepare(size: 10_000, crc32: Contract.crc(0..<10_000)))
@@ -125,6 +130,7 @@ extension OperationContractTests {
   /// A patch whose differences are bad is dropped before the running slot is read for it, and a
   /// copy into bytes already stored reads nothing: every read is for bytes that are then stored.
   @Test func nothingIsReadForAWriteThatCannotBeStored() throws {
+    // [P-OP-9] [P-OP-10]
     let target = DeviceFixture.image(size: 4096, seed: 14)
     var bench = try Self.bench(target: target)
     func reads() -> Int { bench.fixture.medium.operationCount(of: .slotRead) }

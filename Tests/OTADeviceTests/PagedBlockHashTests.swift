@@ -108,6 +108,7 @@ extension PagedBlockHashTests {
   /// another version, goes as copies of 4 KiB blocks read in 9 pages at MTU 247: a few hundred
   /// bytes on air.
   @Test func theSameMiBAgainGoesAsCopies() throws {
+    // [P-CEN-2]
     let image = DeviceFixture.image(size: 1 << 20, seed: 41)
     var fixture = DeviceFixture(slotCapacity: 1 << 20, windowCapacity: 64 * 1024, runningImage: image)
     fixture.features = .all

@@ -166,6 +166,7 @@ import Testing
 
   /// The same, where a cut keeps a random part of what was not yet synced, torn at sector bounds.
   @Test func aCutThatKeepsTornUnsyncedWritesStillEndsWithTheNewImage() throws {
+    // [P-OP-10]
     let total = try update(cutAt: nil, seed: nil)
     for cut in 0..<total {
       _ = try update(cutAt: cut, seed: UInt64(cut) &+ 1000)

@@ -56,6 +56,7 @@ import Testing
   // MARK: Introduction
 
   @Test func everyCRC32IsZlibsCRC32() throws {
+    // [P-INT-1] [P-INT-3] [P-RESP-2]
     // "the CRC32 of the nine ASCII bytes 123456789 is 0xCBF43926", and the device uses that CRC for
     // WINDOW and PREPARE/VALIDATE: a window and an image announced with it are accepted.
     let check = Array("123456789".utf8)
@@ -72,6 +73,7 @@ import Testing
   // MARK: Requests
 
   @Test func malformedRequestsAreAnsweredWithTheirStatus() throws {
+    // [P-REQ-11] [P-RESP-1] [P-RESP-8]
     var bench = try ProtocolBench()
     // "not exactly the table's length: 0x02", "an unknown opcode 0x01" (echoed as it came),
     // "ACTIVATE with reserved flag bits 0x04", "an empty write: request opcode 0x00 and 0x02".
@@ -82,6 +84,7 @@ import Testing
   }
 
   @Test func windowAndValidateWithNoTransferAreInvalidState() throws {
+    // [P-REQ-12] [P-ACT-1]
     var bench = try ProtocolBench()
     // "With no transfer (idle) WINDOW and VALIDATE answer 0x03 (WINDOW's answer carrying offset 0)".
     #expect(try bench.controlBytes(Self.window(0, 100, 0)) == [Self.windowAnswer(0x03, 0)])
@@ -96,6 +99,7 @@ import Testing
   // MARK: Data
 
   @Test func maxChunkPayloadCountsImageBytesNotTheOffset() throws {
+    // [P-DATA-2] [P-DATA-3]
     // "a whole chunk is max chunk payload + 4 bytes (at MTU 247: 240 image bytes in a 244-byte write)".
     var bench = try Self.prepared()
     let whole = Self.chunk(0, Self.image[0..<240])
@@ -109,6 +113,7 @@ import Testing
   }
 
   @Test func droppedChunksAreCountedInInfo() throws {
+    // [P-DATA-4] [P-DATA-5] [P-DATA-7]
     var bench = try ProtocolBench()
     try bench.data([0, 0, 0, 0])  // a write of 4 bytes or fewer
     try bench.data(Self.chunk(0, Self.image[0..<100]))  // any chunk while not receiving
@@ -126,6 +131,7 @@ import Testing
   // MARK: Windows
 
   @Test func aWindowIsOneByteToTheWindowCapacityWithinTheImage() throws {
+    // [P-WIN-1] [P-WIN-5] [P-WIN-7]
     var bench = try Self.prepared(size: 5000)
     // "A window's length must be 1 to the window capacity ... and it must end within the image, else 0x04".
     #expect(try bench.controlBytes(Self.window(0, 0, 0)) == [Self.windowAnswer(0x04, 0)])
@@ -140,6 +146,7 @@ import Testing
   }
 
   @Test func fiveWindowsMayWaitASixthIsBusy() throws {
+    // [P-REQ-13] [P-WIN-6] [P-TIME-1] [P-RESP-8]
     var bench = try Self.prepared()
     // No data yet: each WINDOW waits for its chunks. "Up to 5 may wait ... A sixth is answered 0x0C
     // busy with the committed offset."
@@ -156,6 +163,7 @@ import Testing
   }
 
   @Test func whenTheFirstWindowFailsTheWaitingOnesFailAndALaterOneIsInvalidParameter() throws {
+    // [P-RESP-8] [P-WIN-3] [P-WIN-8]
     var bench = try Self.prepared()
     // Three WINDOWs wait for their data; the head's data arrives corrupted.
     for offset in [0, 100, 200] {
@@ -177,6 +185,7 @@ import Testing
   }
 
   @Test func missingDataAnswersTheFirstByteNotThereAndKeepsTheRest() throws {
+    // [P-RESP-8] [P-WIN-2] [P-WIN-10]
     var bench = try Self.prepared()
     #expect(try bench.controlBytes(Self.window(0, 1000, Self.crc(0..<1000))).isEmpty, "it waits for its data")
     _ = try Self.send(&bench, 0..<200, payload: 100)
@@ -194,6 +203,7 @@ import Testing
   // MARK: PREPARE and ABORT
 
   @Test func prepareRefusesWhatCannotBeInstalled() throws {
+    // [P-RESP-8] [P-RESP-9] [P-PREP-1]
     var bench = try ProtocolBench(slotCapacity: 64 * 1024)
     // "0x05 above the slot's capacity, 0x04 for size 0, 0x0A for a version lower than the confirmed one".
     #expect(try bench.controlBytes(Self.prepare(size: 64 * 1024 + 1, crc32: 0)) == [[0x60, 0x01, 0x05]])
@@ -204,6 +214,7 @@ import Testing
   }
 
   @Test func abortDropsTheTransferAndItsJournal() throws {
+    // [P-REQ-6]
     var bench = try Self.prepared(size: 600)
     _ = try Self.send(&bench, 0..<300)
     #expect(try bench.controlBytes(Self.window(0, 300, Self.crc(0..<300))) == [Self.windowAnswer(0x00, 300)])
@@ -216,6 +227,7 @@ import Testing
   // MARK: VALIDATE and ACTIVATE
 
   @Test func validateOfAnIncompleteTransferIsMissingDataAndKeepsIt() throws {
+    // [P-REQ-2] [P-RESP-3] [P-RESP-9] [P-VAL-1] [P-VAL-8]
     var bench = try Self.prepared(size: 600)
     _ = try Self.send(&bench, 0..<300)
     #expect(try bench.controlBytes(Self.window(0, 300, Self.crc(0..<300))) == [Self.windowAnswer(0x00, 300)])
@@ -232,6 +244,7 @@ import Testing
   }
 
   @Test func aValidationThatFailsOnTheImageDropsTheTransfer() throws {
+    // [P-REQ-4] [P-VAL-2] [P-VAL-7]
     // PREPARE announces a CRC32 the image does not have: every window passes, VALIDATE answers 0x06.
     var bench = try Self.prepared(size: 600, crc32: 0x1234_5678)
     _ = try Self.send(&bench, 0..<600)
@@ -243,6 +256,7 @@ import Testing
   }
 
   @Test func activateRefusedForTheImageDropsTheTransfer() throws {
+    // [P-ACT-1]
     var bench = try ProtocolBench()
     let image = Array(Self.image[0..<600])
     #expect(try bench.push(image, version: Self.version) == .success)
@@ -257,6 +271,7 @@ import Testing
   }
 
   @Test func confirmIsIdempotent() throws {
+    // [P-REQ-7]
     var bench = try ProtocolBench()
     // "CONFIRM marks the running trial slot good (idempotent)": with no trial it answers success.
     #expect(try bench.controlBytes([0x07]) == [[0x60, 0x07, 0x00]])
@@ -267,6 +282,7 @@ import Testing
   // MARK: Info
 
   @Test func infoGivesTheMaxChunkPayloadForTheReadersMTUBeforeAnyWrite() throws {
+    // [P-INFO-13]
     // "max chunk payload ... at the MTU of the central reading Info, right from its first read": the
     // daemon's loop passes the read's MTU; no event has told the engine anything yet.
     let host = try DeviceFixture(slotCapacity: 4096).makeHost()

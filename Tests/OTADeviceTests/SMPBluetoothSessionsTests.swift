@@ -13,8 +13,8 @@ import Testing
     ).encoded + body
   }
 
-  // [S-BLE-REASSEMBLY]
   @Test func aRequestCutAcrossWritesIsWholeAfterItsLastPiece() {
+    // [S-BLE-4]
     var sessions = SMPBluetoothSessions(maxMessage: 2048)
     let request = Self.echo("hello, device", sequence: 1)
     #expect(sessions.receive(Array(request[0..<5]), from: "a", mtu: 23, now: .zero) == [])
@@ -26,8 +26,8 @@ import Testing
     #expect(sessions.nextDeadline == nil)
   }
 
-  // [S-BLE-REASSEMBLY]
   @Test func twoCentralsInterleavedAreKeptApart() {
+    // [S-BLE-4]
     var sessions = SMPBluetoothSessions(maxMessage: 2048)
     let first = Self.echo("first", sequence: 1)
     let second = Self.echo("second central", sequence: 7)
@@ -37,8 +37,8 @@ import Testing
     #expect(sessions.receive(Array(first[9...]), from: "a", mtu: 23, now: .zero) == [.message(first)])
   }
 
-  // [S-BLE-REASSEMBLY]
   @Test func twoRequestsInOneWriteAreBothAnswered() {
+    // [S-BLE-4]
     var sessions = SMPBluetoothSessions(maxMessage: 2048)
     let first = Self.echo("x", sequence: 1)
     let second = Self.echo("y", sequence: 2)
@@ -48,8 +48,8 @@ import Testing
       ])
   }
 
-  // [S-BLE-BOUNDS]
   @Test func aHeaderAnnouncingMoreThanTheBufferIsRefusedAtOnceWithItsHeader() {
+    // [S-BLE-5]
     var sessions = SMPBluetoothSessions(maxMessage: 2048)
     let header = SMPHeader(operation: .write, version: 1, length: 2041, group: 1, sequence: 3, command: 1)
       .encoded
@@ -60,8 +60,8 @@ import Testing
     #expect(sessions.receive(fits, from: "a", mtu: 23, now: .zero) == [])
   }
 
-  // [S-BLE-BOUNDS]
   @Test func aMessageThatNeverCompletesIsGivenUpAfterTheTimeoutWithItsBytes() {
+    // [S-BLE-5]
     var sessions = SMPBluetoothSessions(maxMessage: 2048, timeout: .seconds(10))
     let request = Self.echo("never finished", sequence: 4)
     _ = sessions.receive(Array(request[0..<10]), from: "a", mtu: 185, now: .seconds(1))
@@ -75,8 +75,8 @@ import Testing
     #expect(sessions.pendingCentrals == 0 && sessions.nextDeadline == nil)
   }
 
-  // [S-BLE-BOUNDS]
   @Test func aCentralThatDisconnectsLeavesNothingBehind() {
+    // [S-BLE-5]
     var sessions = SMPBluetoothSessions(maxMessage: 2048)
     let request = Self.echo("gone", sequence: 1)
     _ = sessions.receive(Array(request[0..<6]), from: "a", mtu: 23, now: .zero)
@@ -87,8 +87,8 @@ import Testing
     #expect(sessions.receive(request, from: "a", mtu: 23, now: .zero) == [.message(request)])
   }
 
-  // [S-BLE-BOUNDS]
   @Test func atMostEightCentralsHoldPartialMessagesTheQuietestIsPushedOut() {
+    // [S-BLE-5]
     var sessions = SMPBluetoothSessions(maxMessage: 2048)
     let request = Self.echo("partial", sequence: 1)
     for index in 0..<SMPBluetoothSessions.maxCentrals {
@@ -104,8 +104,8 @@ import Testing
       sessions.receive(Array(request[4...]), from: "c0", mtu: 23, now: .seconds(100)) != [.message(request)])
   }
 
-  // [S-BLE-ANSWERS]
   @Test func answersAreCutIntoNotificationsOfAtMostMTUMinusThree() {
+    // [S-BLE-6]
     let answer = (0..<100).map { UInt8($0) }
     let pieces = SMPBluetoothSessions.notifications(answer, mtu: 23)
     #expect(pieces.map(\.count) == [20, 20, 20, 20, 20])

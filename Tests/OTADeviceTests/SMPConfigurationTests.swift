@@ -4,8 +4,8 @@ import Testing
 
 /// SMP over UDP is off unless the configuration names an address.
 @Suite struct SMPConfigurationTests {
-  // [S-UDP-OFF]
   @Test func udpIsOffByDefault() throws {
+    // [S-UDP-1]
     #expect(DaemonConfiguration().smpUDP == nil)
     #expect(try DaemonConfiguration(toml: "[log]\nlevel = \"info\"").smpUDP == nil)
   }
@@ -26,8 +26,8 @@ import Testing
 
   /// SMP over Bluetooth is on by default (an MCUmgr phone app needs no setup; the pairing rule of
   /// the OTA service holds for it), off with `bluetooth = false`.
-  // [S-BLE-DEFAULT]
   @Test func bluetoothIsOnByDefaultAndCanBeTurnedOff() throws {
+    // [S-BLE-2]
     #expect(DaemonConfiguration().smpBluetooth)
     #expect(try DaemonConfiguration(toml: "[smp]\nudp = \"127.0.0.1:1337\"").smpBluetooth)
     #expect(try DaemonConfiguration(toml: "[smp]\nbluetooth = false").smpBluetooth == false)

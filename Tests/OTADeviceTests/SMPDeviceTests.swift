@@ -84,8 +84,8 @@ import Testing
     return images
   }
 
-  // [S-RESET] [S-STATE-WRITE] [S-PHONE]
   @Test func uploadTestResetAndConfirmMakeTheNewImageRunConfirmed() throws {
+    // [S-CMD-2] [S-CMD-7] [S-STATE-2] [S-PHONE-1]
     let fixture = DeviceFixture(slotCapacity: 64 * 1024, windowCapacity: 4096)
     var host = try fixture.makeHost()
     var device = SMPDevice()
@@ -137,8 +137,8 @@ import Testing
 
   /// nRF Connect Device Manager's "confirm only": upload, state write confirm with the new image's
   /// hash (permanent), reset: the new image runs confirmed, with no trial.
-  // [S-STATE-WRITE] [S-PHONE]
   @Test func confirmOnlyMakesTheNewImagePermanentWithoutATrial() throws {
+    // [S-CMD-7] [S-STATE-2] [S-PHONE-1]
     let fixture = DeviceFixture(slotCapacity: 64 * 1024, windowCapacity: 4096)
     var host = try fixture.makeHost()
     var device = SMPDevice()
@@ -164,8 +164,8 @@ import Testing
 
   /// "Test only": nobody confirms over SMP; otad's own trial decides (here its health check fails
   /// at every boot) and the failed image shows in slot 1, not bootable.
-  // [S-STATE-FLAGS] [S-STATE-WRITE] [S-PHONE]
   @Test func testOnlyLeavesTheVerdictToTheTrialAndARollbackShows() throws {
+    // [S-CMD-6] [S-STATE-1] [S-CMD-7] [S-STATE-2] [S-PHONE-1]
     let fixture = DeviceFixture(slotCapacity: 64 * 1024, windowCapacity: 4096)
     var host = try fixture.makeHost()
     var device = SMPDevice()
@@ -188,8 +188,8 @@ import Testing
     #expect(again == .textMap(["err": .textMap(["group": .unsigned(1), "rc": .unsigned(32)])]))
   }
 
-  // [S-UP-COMMIT] [S-UP-RESUME] [S-ONE-OWN]
   @Test func anUploadResumesAfterARestartAtTheCommittedOffset() throws {
+    // [S-UP-3] [S-UP-6] [S-ONE-4]
     let fixture = DeviceFixture(slotCapacity: 64 * 1024, windowCapacity: 4096)
     var host = try fixture.makeHost()
     var device = SMPDevice()
@@ -222,8 +222,8 @@ import Testing
     #expect(fresh["off"] == .unsigned(1000))
   }
 
-  // [S-UP-LAST]
   @Test func anUnsignedImageIsRefusedWhereKeysAreTrusted() throws {
+    // [S-UP-9]
     var fixture = DeviceFixture(slotCapacity: 64 * 1024, windowCapacity: 4096)
     fixture.policy = ImagePolicy(trustedKeys: [Self.key.publicKey])
     var host = try fixture.makeHost()
@@ -241,8 +241,8 @@ import Testing
     #expect(try Self.states(&device, &host, &client).count == 2)
   }
 
-  // [S-UP-FIRST] [S-ERR-V1]
   @Test func anUploadThatIsNoMCUbootImageIsRefusedAtItsFirstChunk() throws {
+    // [S-UP-1] [S-ERR-1]
     let fixture = DeviceFixture(slotCapacity: 64 * 1024)
     var host = try fixture.makeHost()
     var device = SMPDevice()
@@ -257,8 +257,9 @@ import Testing
     #expect(host.engine.phase == .idle)
   }
 
-  // [S-ERR-BUSY] [S-ONE-SMPBUSY]
   @Test func nothingChangesWhileAnOTATransferIsUnderWay() throws {
+    // [S-ERR-8] [S-ONE-1]
+    // [P-SESS-5]
     let fixture = DeviceFixture(slotCapacity: 64 * 1024)
     var host = try fixture.makeHost()
     var device = SMPDevice()
@@ -280,8 +281,8 @@ import Testing
     #expect(echo == .textMap(["r": .text("x")]))
   }
 
-  // [S-ERASE]
   @Test func eraseForgetsTheOtherSlotAndNeverTouchesTheRunningOne() throws {
+    // [S-CMD-8]
     let fixture = DeviceFixture(slotCapacity: 64 * 1024, windowCapacity: 4096)
     var host = try fixture.makeHost()
     var device = SMPDevice()

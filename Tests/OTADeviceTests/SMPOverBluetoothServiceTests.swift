@@ -59,8 +59,8 @@ import Testing
     return (try service.run(stopSignals: nil), link)
   }
 
-  // [S-BLE-REASSEMBLY] [S-BLE-ANSWERS] [S-RESET]
   @Test func aRequestWrittenInPiecesIsAnsweredInNotificationsOfAtMostMTUMinusThree() throws {
+    // [S-BLE-4] [S-BLE-6] [S-CMD-2]
     let text = String(repeating: "ping ", count: 20)
     let echo = Self.message(.write, group: 0, command: 0, sequence: 1, .textMap(["d": .text(text)]))
     let reset = Self.message(.write, group: 0, command: 5, sequence: 2, .textMap([:]))
@@ -81,8 +81,8 @@ import Testing
     #expect(try SMPHeader(bytes: answers[1]).sequence == 2 && answers[1].count == SMPHeader.byteCount + 1)
   }
 
-  // [S-BLE-REASSEMBLY] [S-BLE-ANSWERS]
   @Test func twoCentralsWritingAtOnceGetTheirOwnAnswersAndALyingHeaderIsRefused() throws {
+    // [S-BLE-4] [S-BLE-6]
     let first = Self.message(.write, group: 0, command: 0, sequence: 10, .textMap(["d": .text("one")]))
     let second = Self.message(.write, group: 0, command: 0, sequence: 20, .textMap(["d": .text("two")]))
     let huge = SMPHeader(operation: .write, version: 1, length: 4000, group: 1, sequence: 30, command: 1)

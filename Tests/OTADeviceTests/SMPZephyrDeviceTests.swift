@@ -41,8 +41,8 @@ import Testing
     return client.message(.write, group: 1, command: 1, .map(entries))
   }
 
-  // [S-UP-NOSTATE]
   @Test func aChunkPastZeroOnAFreshDeviceIsToldZero() throws {
+    // [S-UP-7]
     let fixture = DeviceFixture(slotCapacity: 64 * 1024)
     var host = try fixture.makeHost()
     var device = SMPDevice()
@@ -56,8 +56,8 @@ import Testing
     #expect(fixture.runningSlotUntouched)
   }
 
-  // [S-UP-NOSTATE]
   @Test func anUploadCutByARestartGoesOnFromTheCommittedOffsetItIsTold() throws {
+    // [S-UP-7]
     let fixture = DeviceFixture(slotCapacity: 64 * 1024, windowCapacity: 4096)
     var host = try fixture.makeHost()
     var device = SMPDevice()
@@ -89,8 +89,8 @@ import Testing
     #expect(below == .textMap(["off": .unsigned(0)]))
   }
 
-  // [S-UP-SHA]
   @Test func aWholeShaIsCheckedAndMatchAnsweredWithTheLastChunk() throws {
+    // [S-UP-8]
     let image = try SMPDeviceTests.image()
     let right = Self.sha256(image)
     var wrong = right
@@ -117,8 +117,8 @@ import Testing
     #expect(host.engine.phase == .idle)
   }
 
-  // [S-UP-FIRST]
   @Test func theFirstChunkIsCheckedInZephyrsOrder() throws {
+    // [S-UP-1]
     var fixture = DeviceFixture(slotCapacity: 16 * 1024)
     fixture.policy = ImagePolicy()
     var host = try fixture.makeHost()
@@ -151,8 +151,8 @@ import Testing
     #expect(try client.body(try device.handle(upgrade, host: &host)) == .textMap(["rc": .unsigned(6)]))
   }
 
-  // [S-UP-OVERRUN]
   @Test func dataPastTheAnnouncedLengthIsADataOverrun() throws {
+    // [S-UP-5]
     let fixture = DeviceFixture(slotCapacity: 64 * 1024)
     var host = try fixture.makeHost()
     var device = SMPDevice()
@@ -186,8 +186,8 @@ import Testing
     ["pending", "confirmed", "active", "permanent"].filter { image?[$0] == .bool(true) }
   }
 
-  // [S-STATE-FLAGS] [S-STATE-WRITE]
   @Test func duringATrialTheOldImageShowsConfirmedOnlyAndTestsArePending() throws {
+    // [S-CMD-6] [S-STATE-1] [S-CMD-7] [S-STATE-2]
     let fixture = try Self.mcubootDevice()
     var host = try fixture.makeHost()
     var device = SMPDevice()
@@ -232,8 +232,8 @@ import Testing
     #expect(Self.flags(states.first) == ["confirmed", "active"] && Self.flags(states.last) == [])
   }
 
-  // [S-STATE-FLAGS] [S-STATE-WRITE]
   @Test func aPermanentSwitchShowsPendingPermanentAndRefusesATest() throws {
+    // [S-CMD-6] [S-STATE-1] [S-CMD-7] [S-STATE-2]
     let fixture = try Self.mcubootDevice()
     var host = try fixture.makeHost()
     var device = SMPDevice()
@@ -250,8 +250,8 @@ import Testing
     #expect(try Self.stateWrite(&device, &host, &client, hash: nil, confirm: true) == Self.err(28))
   }
 
-  // [S-UP-ELSEWHERE]
   @Test func aChunkAtAnotherOffsetIsNotWrittenAndToldWhereTheDeviceIs() throws {
+    // [S-UP-4]
     let fixture = DeviceFixture(slotCapacity: 64 * 1024)
     var host = try fixture.makeHost()
     var device = SMPDevice()
@@ -266,8 +266,8 @@ import Testing
     #expect(fixture.medium.slotBytes(.b)[5000..<6000].allSatisfy { $0 == 0 })
   }
 
-  // [S-ONE-TAKEOVER]
   @Test func afterAnOTATakeoverTheSMPClientsNextChunkIsToldZero() throws {
+    // [S-ONE-3]
     let fixture = DeviceFixture(slotCapacity: 64 * 1024)
     var host = try fixture.makeHost()
     var device = SMPDevice()

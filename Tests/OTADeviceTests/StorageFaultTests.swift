@@ -89,6 +89,7 @@ import Testing
   }
 
   @Test func aStorageErrorAtCommitIsAnsweredWithStatusAndResent() throws {
+    // [P-WIN-4] [P-STOR-1]
     let fixture = DeviceFixture(slotCapacity: 32 * 1024, windowCapacity: 4096)
     var host = try fixture.makeHost()
     _ = try host.handle(.connected(mtu: 185))

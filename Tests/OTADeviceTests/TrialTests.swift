@@ -35,6 +35,7 @@ import Testing
   }
 
   @Test func aTrialThatFailsItsHealthCheckRollsBackAndTheCentralSaysWhy() throws {
+    // [P-PHASE-12]
     let fixture = DeviceFixture(slotCapacity: 8192)
     let run = try fixture.push(
       Self.image, version: Self.v2, conditions: LinkConditions(mtu: 247), seed: 2, verdict: .fails,
@@ -61,6 +62,7 @@ import Testing
   }
 
   @Test func aCentralCanConfirmATrialItself() throws {
+    // [P-REQ-7] [P-PHASE-11]
     let fixture = DeviceFixture(slotCapacity: 8192)
     let run = try fixture.push(
       Self.image, version: Self.v2, conditions: LinkConditions(mtu: 185), seed: 3,
@@ -71,6 +73,7 @@ import Testing
   }
 
   @Test func aTrialNobodyConfirmsIsNotASuccess() throws {
+    // [P-PHASE-11]
     let fixture = DeviceFixture(slotCapacity: 8192)
     let run = try fixture.push(
       Self.image, version: Self.v2, conditions: LinkConditions(mtu: 185), seed: 4,
@@ -110,6 +113,7 @@ import Testing
   }
 
   @Test func prepareIsRefusedWhileATrialRunsAndTakenOnceItIsConfirmed() throws {
+    // [P-PREP-2]
     let fixture = DeviceFixture(slotCapacity: 8192)
     try pushLeavingATrial(to: fixture, seed: 6)
     var host = try fixture.boot(verdict: .silent)

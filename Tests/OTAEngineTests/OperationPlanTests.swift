@@ -58,6 +58,7 @@ import Testing
   }
 
   @Test func theSameRangeIsPlannedTheSameWay() {
+    // [P-CEN-3]
     let first = OperationPlan.delta(Self.target, base: Self.base)
     let second = OperationPlan.delta(Self.target, base: Self.base)
     #expect(first?.segments == second?.segments)
@@ -90,6 +91,7 @@ import Testing
   }
 
   @Test func blockHashesBecomeCopiesOfTheDevicesBlocks() throws {
+    // [P-CEN-12]
     let digest: BlockDigester = { UInt64(truncatingIfNeeded: CRC32.checksum($0)) }
     let running = Self.bytes(4096, seed: 3)
     var target = running
@@ -108,6 +110,7 @@ import Testing
   /// Blocks that hash alike (a filesystem's empty space) are copied from where they are when the
   /// running image has the same block there, so that the copies join; elsewhere from the first.
   @Test func alikeBlocksAreCopiedFromTheSamePlace() throws {
+    // [P-CEN-12]
     let digest: BlockDigester = { UInt64(truncatingIfNeeded: CRC32.checksum($0)) }
     var running = [UInt8](repeating: 0, count: 4096)
     running.replaceSubrange(0..<512, with: Self.bytes(512, seed: 5))

@@ -50,6 +50,7 @@ import Testing
   }
 
   @Test mutating func chunksInAnyOrderAndTwiceConvergeWithoutResend() {
+    // [P-DATA-5]
     var script = prepared()
     _ = script.take()
     var offsets = Array(stride(from: 0, to: 256, by: 16))
@@ -65,6 +66,7 @@ import Testing
   }
 
   @Test mutating func windowOvertakingItsLastChunksWaitsForThem() {
+    // [P-WIN-10]
     var script = prepared()
     _ = script.take()
     stream(&script, 0..<224)
@@ -78,6 +80,7 @@ import Testing
   }
 
   @Test mutating func missingChunkFailsAfterGraceWithTheFirstGap() {
+    // [P-TIME-5]
     var script = prepared()
     _ = script.take()
     stream(&script, 0..<96)
@@ -161,6 +164,7 @@ import Testing
   }
 
   @Test mutating func windowOfACommittedRangeIsAnsweredAgain() {
+    // [P-WIN-5]
     var script = prepared()
     _ = script.take()
     stream(&script, 0..<256)
@@ -192,6 +196,7 @@ import Testing
   }
 
   @Test func prepareIsRefusedWhileRunningOnTrial() {
+    // [P-PREP-2]
     var script = ReceiverScript()
     script.engine = ReceiverEngine(
       configuration: script.engine.configuration, runningSlot: .b, runningOnTrial: true, journal: nil)
@@ -232,6 +237,7 @@ import Testing
   }
 
   @Test mutating func validateBeforeTheEndIsMissingData() {
+    // [P-VAL-1]
     var script = prepared()
     _ = script.take()
     stream(&script, 0..<256)
@@ -241,6 +247,7 @@ import Testing
   }
 
   @Test mutating func failedValidationDropsTheTransfer() {
+    // [P-VAL-7]
     var script = prepared()
     _ = script.take()
     script.imageVerdict = .invalid(.crcMismatch, reason: "whole-image CRC")
@@ -257,6 +264,7 @@ import Testing
   }
 
   @Test mutating func storageFailuresAnswerWithStorageErrorAndKeepTheCommittedOffset() {
+    // [P-STOR-1] [P-VAL-8]
     var script = prepared()
     _ = script.take()
     stream(&script, 0..<256)
@@ -276,6 +284,7 @@ import Testing
   /// A chunk that arrived but could not be written (a full disk) is the device's fault, not the
   /// link's: the window holding it fails with "storage error", at once and not after the grace.
   @Test mutating func aFailedWriteFailsItsWindowWithStorageErrorNotMissingData() {
+    // [P-STOR-2]
     var script = prepared()
     _ = script.take()
     stream(&script, 0..<256)

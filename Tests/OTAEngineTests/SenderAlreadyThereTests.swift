@@ -44,6 +44,7 @@ import Testing
     running: .b, versions: SlotPair(a: oldVersion, b: version), flags: [.runningOnTrial])
 
   @Test mutating func theVersionRunningConfirmedIsNotSentAgain() {
+    // [P-PHASE-2]
     let actions = connect(info: Self.runningConfirmed)
     #expect(Self.writes(actions).isEmpty, "not one byte written: no STATUS, no PREPARE, no chunk")
     guard case .succeeded(let report) = Fixture.finished(actions) else {
@@ -55,6 +56,7 @@ import Testing
   }
 
   @Test mutating func forceSendsTheRunningVersionAgain() {
+    // [P-PHASE-2]
     self = Self(SenderConfiguration(version: Self.version, force: true))
     let actions = connect(info: Self.runningConfirmed)
     #expect(Fixture.controls(actions) == [.status], "a forced push goes on to STATUS and PREPARE")
@@ -68,6 +70,7 @@ import Testing
   }
 
   @Test mutating func theVersionOnTrialIsWaitedForAndItsConfirmationIsSuccess() {
+    // [P-PHASE-2] [P-PHASE-11]
     var actions = connect(info: Self.runningOnTrial)
     #expect(Self.writes(actions).isEmpty, "no PREPARE: the device would refuse it while on trial")
     #expect(sender.phase == .awaitingConfirmation)
@@ -99,6 +102,7 @@ import Testing
   }
 
   @Test mutating func theVersionOnTrialIsConfirmedFromHereWithConfirm() {
+    // [P-PHASE-2] [P-PHASE-11]
     self = Self(SenderConfiguration(version: Self.version, confirm: true))
     var actions = connect(info: Self.runningOnTrial)
     #expect(Fixture.controls(actions) == [.confirm], "CONFIRM, not PREPARE")
@@ -112,6 +116,7 @@ import Testing
   /// central reports it as the validation failure it is, not as a refused request.
   @Test(arguments: [StatusCode.crcMismatch, .validationFailed, .signatureInvalid, .downgradeRefused])
   func activateRefusedForTheImageIsAValidationFailure(_ status: StatusCode) {
+    // [P-PHASE-8]
     var test = Self()
     _ = test.connect(info: Fixture.info())
     let validated = TransferStatus(

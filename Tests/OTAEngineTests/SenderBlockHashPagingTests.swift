@@ -119,6 +119,7 @@ import Testing
 
   /// "the smallest power of two ≥ 4096 with ceil(size/B) / perPage ≤ 256 pages".
   @Test func theBlockSizeIsTheSmallestThatFitsIn256Pages() {
+    // [P-CEN-8]
     let mib: UInt32 = 1024 * 1024
     #expect(BlockHashPaging.blockSize(imageSize: mib, perPage: 62) == 4096)  // 256 blocks, 5 pages
     #expect(BlockHashPaging.blockSize(imageSize: mib, perPage: 29) == 4096)  // 9 pages
@@ -137,6 +138,7 @@ import Testing
 
   /// At MTU 23 a page holds one hash: 64 requests, four in flight, the next sent per answer.
   @Test mutating func pagesArePipelinedFourDeep() {
+    // [P-CEN-9]
     let first = Self.pageRequests(connect(mtu: 23))
     #expect(first.map(\.firstBlock) == [0, 1, 2, 3])
     #expect(first.allSatisfy { $0.blockSize == 4096 && $0.maxCount == 1 })
@@ -155,6 +157,7 @@ import Testing
   }
 
   @Test mutating func atMTU247APageHolds29() {
+    // [P-CEN-8]
     let first = Self.pageRequests(connect(mtu: 247))
     #expect(first.map(\.firstBlock) == [0, 29, 58])
     #expect(first.map(\.maxCount) == [29, 29, 6])
@@ -176,6 +179,7 @@ import Testing
 
   /// "any error answer ...: plan without block hashes (the compressed plan) ...; never fail the push".
   @Test mutating func anErrorAnswerPlansWithoutHashes() {
+    // [P-CEN-10]
     let first = Self.pageRequests(connect(mtu: 247))
     now += .milliseconds(30)
     let actions = sender.handle(.notification(Response(.blockHashes, .storageError).encoded, now: now))
@@ -192,6 +196,7 @@ import Testing
   }
 
   @Test mutating func aMalformedOrLyingPagePlansWithoutHashes() {
+    // [P-CEN-10]
     let first = Self.pageRequests(connect(mtu: 247))
     // A truncated page: the response decoder refuses it; no protocol error for the push.
     var actions = sender.handle(.notification([0x60, 0x09, 0x00, 0, 0], now: now))
@@ -210,6 +215,7 @@ import Testing
 
   /// "a timeout ...: plan without block hashes": no disconnect, the push goes on.
   @Test mutating func aTimeoutPlansWithoutHashes() {
+    // [P-TIME-8] [P-CEN-9] [P-CEN-10]
     let first = Self.pageRequests(connect(mtu: 247))
     #expect(first.count == 3)
     now += .seconds(4)
@@ -223,6 +229,7 @@ import Testing
 
   /// "a disconnect while paging: plan without block hashes": the next connection does not page again.
   @Test mutating func aDisconnectWhilePagingPlansWithoutHashes() {
+    // [P-CEN-10]
     let first = Self.pageRequests(connect(mtu: 247))
     now += .milliseconds(30)
     _ = sender.handle(.notification(Self.answer(first[0]).encoded, now: now))
@@ -247,6 +254,7 @@ import Testing
 
   /// Pages answered with another total (the running image changed under the central): no hashes.
   @Test mutating func anotherTotalPlansWithoutHashes() {
+    // [P-CEN-10]
     let first = Self.pageRequests(connect(mtu: 247))
     let page = BlockHashPage(firstBlock: 0, totalBlocks: 65, hashes: [1])
     let actions = sender.handle(

@@ -39,6 +39,7 @@ import Testing
   }
 
   @Test mutating func chunksFillTheChannelsSDUNotTheATTMTU() {
+    // [P-CHAN-6]
     let chunks = firstChunks(channelPayload: 4096)
     #expect(Array(chunks.map(\.offset).prefix(2)) == [0, 4096])
     #expect(chunks.first?.payload.count == 4096, "4096 image bytes per SDU, past GATT's 240")

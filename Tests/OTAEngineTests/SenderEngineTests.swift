@@ -53,6 +53,7 @@ import Testing
   }
 
   @Test mutating func readsInfoThenAsksStatusThenPrepares() {
+    // [P-PHASE-1]
     #expect(Self.controls(connect()) == [.status])
     let actions = answer(Response(.status, .success, .status(.idle)))
     #expect(Self.controls(actions) == [.prepare(size: 1000, crc32: Self.crc, version: Self.version)])
@@ -60,6 +61,7 @@ import Testing
   }
 
   @Test mutating func refusesAnImageLargerThanTheSlotBeforeAnythingMoves() {
+    // [P-PHASE-1]
     let actions = connect(info: Self.info(capacity: 999))
     #expect(Self.finished(actions) == .failed(.tooLarge(size: 1000, capacity: 999), sender.report))
     #expect(Self.controls(actions).isEmpty)
@@ -79,6 +81,7 @@ import Testing
   }
 
   @Test mutating func streamsWithinCreditAndPipelinesTwoWindows() {
+    // [P-PHASE-5]
     _ = connect()
     _ = answer(Response(.status, .success, .status(.idle)))
     var actions = answer(Response(.prepare, .success, .prepared(windowCapacity: 256, maxChunkPayload: 100)))
@@ -99,6 +102,7 @@ import Testing
   }
 
   @Test mutating func resumesFromTheCommittedOffsetOfTheSameImage() {
+    // [P-PHASE-3]
     _ = connect()
     let status = TransferStatus(state: .receiving, size: 1000, crc32: Self.crc, committedOffset: 512)
     _ = answer(Response(.status, .success, .status(status)))
@@ -108,6 +112,7 @@ import Testing
   }
 
   @Test mutating func aDifferentImageInProgressIsReplaced() {
+    // [P-PHASE-3]
     _ = connect()
     let other = TransferStatus(state: .receiving, size: 1000, crc32: Self.crc ^ 1, committedOffset: 512)
     let actions = answer(Response(.status, .success, .status(other)))
@@ -115,6 +120,7 @@ import Testing
   }
 
   @Test mutating func aFailedWindowSkipsTheAnswersOfTheOnesBehindIt() {
+    // [P-WIN-9]
     _ = connect()
     _ = answer(Response(.status, .success, .status(.idle)))
     _ = answer(Response(.prepare, .success, .prepared(windowCapacity: 512, maxChunkPayload: 128)))
@@ -135,6 +141,7 @@ import Testing
   }
 
   @Test mutating func openWindowsNeverReachPastTheDevicesCapacity() {
+    // [P-PHASE-5]
     _ = connect()
     _ = answer(Response(.status, .success, .status(.idle)))
     _ = answer(Response(.prepare, .success, .prepared(windowCapacity: 256, maxChunkPayload: 240)))
@@ -145,6 +152,7 @@ import Testing
   }
 
   @Test mutating func givesUpOnAWindowThatNeverPasses() {
+    // [P-PHASE-7]
     _ = connect()
     _ = answer(Response(.status, .success, .status(.idle)))
     _ = answer(Response(.prepare, .success, .prepared(windowCapacity: 2000, maxChunkPayload: 240)))
@@ -174,6 +182,7 @@ import Testing
   }
 
   @Test mutating func reconnectsWithGrowingBackoffThenGivesUp() {
+    // [P-PHASE-13]
     _ = feed(.start(now: now))
     var delays: [Duration] = []
     var outcome: SenderOutcome?
@@ -202,6 +211,7 @@ import Testing
   }
 
   @Test mutating func theDisconnectAfterActivateIsTheRestartAndTheNewVersionIsVerified() {
+    // [P-REQ-5] [P-PHASE-10]
     validated()
     _ = answer(Response(.activate, .success))
     let reconnect = feed(.disconnected(now: now))
@@ -217,6 +227,7 @@ import Testing
   }
 
   @Test mutating func aRollbackIsAFailureWithItsReason() {
+    // [P-PHASE-12]
     validated()
     _ = answer(Response(.activate, .success))
     _ = feed(.disconnected(now: now))
@@ -231,6 +242,7 @@ import Testing
   }
 
   @Test mutating func aLostActivateIsSentAgainNotMistakenForARollback() {
+    // [P-PHASE-9]
     validated()
     _ = feed(.disconnected(now: now))  // dropped before the answer
     _ = feed(.connected(mtu: 247, now: now))
@@ -249,6 +261,7 @@ import Testing
   }
 
   @Test mutating func aStorageErrorAtPrepareIsRetriedWithBackoffThenReported() {
+    // [P-PHASE-14]
     _ = connect()
     var outcome: SenderOutcome?
     var prepares = 0

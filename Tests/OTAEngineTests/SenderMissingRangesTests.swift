@@ -39,6 +39,7 @@ import Testing
   }
 
   @Test mutating func featuresAreAskedForOnlyWhenInfoAnnouncesThem() {
+    // [P-CEN-7] [P-PHASE-4]
     #expect(Fixture.controls(fixture.connect(info: Self.info(features: []))) == [.status])
     var older = Fixture()
     older.sender = SenderEngine(
@@ -48,6 +49,7 @@ import Testing
   }
 
   @Test mutating func aRefusedFeaturesRequestLeavesTheBasePath() {
+    // [P-PHASE-4]
     _ = fixture.connect(info: Self.info(features: .missingRanges))
     #expect(Fixture.controls(fixture.answer(Response(.features, .unknownOpcode))) == [.status])
     _ = fixture.answer(Response(.status, .success, .status(.idle)))
@@ -57,6 +59,7 @@ import Testing
   }
 
   @Test mutating func reportedChunksGoFirstAndOnlyThem() {
+    // [P-CEN-5]
     transferring()
     #expect(
       Fixture.chunks(fixture.feed(.writable(count: 3, now: fixture.now))).map(\.offset) == [0, 100, 128])
@@ -67,6 +70,7 @@ import Testing
   }
 
   @Test mutating func aRepeatedReportResendsOnlyOnceTheResendIsShownLost() {
+    // [P-CEN-6]
     transferring()
     _ = fixture.feed(.writable(count: 3, now: fixture.now))
     _ = report(228, [0..<100])
@@ -82,6 +86,7 @@ import Testing
   }
 
   @Test mutating func missingDataDoesNotShrinkTheWindowsWhenReportsAreOn() {
+    // [P-CEN-5] [P-PHASE-6]
     transferring(capacity: 2048)
     _ = fixture.feed(.writable(count: 4, now: fixture.now))
     let before = fixture.sender.windowSize

@@ -49,6 +49,7 @@ import Testing
   }
 
   @Test func aFixedSizeAndTheDeviceLimitBoundIt() {
+    // [P-DATA-1]
     #expect(Self.chunkSizes(mtu: 517, maxChunk: 506, writeSize: .fixed(510)) == [510, 510, 510])
     #expect(Self.chunkSizes(mtu: 517, maxChunk: 506, writeSize: .fixed(200)) == [200, 200, 200])
     #expect(Self.chunkSizes(mtu: 517, maxChunk: 100) == [104, 104, 104], "the device's max chunk wins")

@@ -10,6 +10,7 @@ import Testing
     committedOffset: 65536)
 
   @Test func roundTrips() throws {
+    // [P-DISK-3]
     let bytes = Self.journal.encoded
     #expect(bytes.count == TransferJournal.byteCount)
     #expect(Array(bytes[0..<4]) == Array("OTAJ".utf8))
@@ -17,6 +18,7 @@ import Testing
   }
 
   @Test func everyFlippedBitIsDetected() {
+    // [P-DISK-3]
     let bytes = Self.journal.encoded
     for bit in 0..<(bytes.count * 8) {
       var damaged = bytes

@@ -2,8 +2,8 @@ import OTASMP
 import Testing
 
 @Suite struct SMPFramingTests {
-  // [S-HDR]
   @Test func theHeaderIsEightBytesBigEndian() throws {
+    // [S-HDR-1] [S-HDR-2]
     let header = SMPHeader(
       operation: .write, version: 1, flags: 0, length: 0x0102, group: 0x0304, sequence: 5, command: 6)
     #expect(header.encoded == [0x0A, 0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06])
@@ -19,8 +19,8 @@ import Testing
     #expect(header.version == 0)
   }
 
-  // [S-BLE-REASSEMBLY]
   @Test func messagesAreReassembledByTheHeadersLength() throws {
+    // [S-BLE-4]
     var assembler = SMPFrameAssembler(maxBody: 64)
     let first: [UInt8] = [0x0A, 0, 0, 3, 0, 0, 1, 0, 0xA1, 0x61, 0x64]
     let second: [UInt8] = [0x08, 0, 0, 0, 0, 0, 2, 6]

@@ -23,54 +23,54 @@ import Testing
     return Hex.string(bytes)
   }
 
-  // [S-HDR] [S-ECHO]
   @Test func echoInVersion2() {
+    // [S-HDR-1] [S-HDR-2] [S-CMD-1]
     // write, v2, length 6, group 0, sequence 1, command 0: {"d": "hi"} -> {"r": "hi"}
     #expect(
       answer("0a00000600000100" + "a161646268 69".compact) == "0b00000600000100" + "a161726268 69".compact)
   }
 
-  // [S-ECHO]
   @Test func echoInVersion1() {
+    // [S-CMD-1]
     #expect(answer("0200000600002a00" + "a16164626869") == "0300000600002a00" + "a16172626869")
   }
 
-  // [S-ECHO] [S-ERR-INVAL]
   @Test func echoWithoutTextIsAnInvalidValue() {
+    // [S-CMD-1] [S-ERR-3]
     // {"d": 1}: rc 3
     #expect(answer("0200000400000300" + "a1616401") == "0300000500000300" + "a1627263" + "03")
     // no body at all
     #expect(answer("0200000000000300") == "0300000500000300" + "a162726303")
   }
 
-  // [S-PARAMS]
   @Test func parametersGiveBufferSizeAndCount() {
+    // [S-CMD-3]
     let body = "a2" + "686275665f73697a65" + "190800" + "696275665f636f756e74" + "01"
     #expect(answer("0000000000000506") == "0100001800000506" + body)
   }
 
-  // [S-ERR-NOTSUP]
   @Test func unknownGroupAndCommandAreNotSupported() {
+    // [S-ERR-2]
     // group 64, command 7; then OS group command 42; then reset as a read: all rc 8.
     #expect(answer("0000000000400700") == "0100000500400700" + "a162726308")
     #expect(answer("080000000000092a") == "090000050000092a" + "a162726308")
     #expect(answer("0000000100000905" + "a0") == "0100000500000905" + "a162726308")
   }
 
-  // [S-ERR-NEW]
   @Test func aLaterVersionIsTooNew() {
+    // [S-ERR-6]
     // version bits 2: answered in version 2 with rc 13 (MGMT_ERR_EUNSUPPORTED_TOO_NEW)
     #expect(answer("1000000000000506") == "0900000500000506" + "a16272630d")
   }
 
-  // [S-ERR-LENGTH]
   @Test func aHeaderWhoseLengthLiesIsAnInvalidValue() {
+    // [S-ERR-4]
     #expect(answer("0200000a00000100" + "a0") == "0300000500000100" + "a162726303")
     #expect(answer("0200000000000100" + "a0") == "0300000500000100" + "a162726303")
   }
 
-  // [S-ERR-SIZE]
   @Test func aMessageOverTheBufferSizeIsTooLarge() {
+    // [S-ERR-5]
     let small = SMPServer(configuration: SMPServerConfiguration(bufferSize: 16))
     let request = Hex.bytes("0200000a00000100" + "a16164666162636465")
     guard case .respond(let bytes) = small.handle(request + [], device: view) else {
@@ -87,16 +87,16 @@ import Testing
     #expect(Hex.string(tooLarge) == "0300000500000100a162726307")
   }
 
-  // [S-ERR-SIZE]
   @Test func aMessageCutShortByItsTransportIsTooLarge() {
+    // [S-ERR-5]
     #expect(
       server.refuseTooLarge(Hex.bytes("0a0008020000070000"))
         == .respond(Hex.bytes("0b00000500000700a162726307")))
     #expect(server.refuseTooLarge(Hex.bytes("0a00")) == .ignore("a message over 2048 bytes"))
   }
 
-  // [S-ERR-IGNORED]
   @Test func responsesAndShortMessagesAreNotAnswered() {
+    // [S-ERR-7]
     #expect(
       server.handle(Hex.bytes("0300000000000100"), device: view)
         == .ignore("an SMP response sent to the server"))
@@ -106,8 +106,8 @@ import Testing
     }
   }
 
-  // [S-BOOTINFO] [S-MODE]
   @Test func bootloaderInfoSaysMCUbootAndItsMode() {
+    // [S-CMD-5] [S-MODE-1]
     let name = "a1" + "6a626f6f746c6f61646572" + "674d4355626f6f74"
     #expect(answer("0800000000000108") == "0900001400000108" + name)
     // {"query": "mode"} -> {"mode": 3, "no-downgrade": true}
@@ -116,8 +116,8 @@ import Testing
     #expect(answer("0800000c00000108" + query) == "0900001500000108" + mode)
   }
 
-  // [S-INFO]
   @Test func osInfoFollowsItsFormatLetters() throws {
+    // [S-CMD-4]
     #expect(try output(format: nil) == "Linux")
     #expect(try output(format: "rn") == "pi 6.6.0")
     #expect(try output(format: "a") == "Linux pi 6.6.0   aarch64   otad")
@@ -135,8 +135,8 @@ import Testing
     return answer["output"]?.textValue
   }
 
-  // [S-STATE-FLAGS]
   @Test func imageStateReadListsBothSlots() throws {
+    // [S-CMD-6] [S-STATE-1]
     guard case .respond(let bytes) = server.handle(Hex.bytes("0800000000010300"), device: view) else {
       Issue.record("no answer")
       return
@@ -161,8 +161,8 @@ import Testing
     #expect(body["splitStatus"] == .unsigned(0))
   }
 
-  // [S-STATE-WRITE] [S-ERR-V1]
   @Test func stateWriteWithABadHashIsAnImageError() {
+    // [S-CMD-7] [S-STATE-2] [S-ERR-1]
     // {"hash": h'010203'}: v2 answers the image group's rc 24 (invalid hash), v1 the generic rc 3.
     let request = "a1" + "6468617368" + "43010203"
     let v2 = "a1" + "63657272" + "a2" + "6567726f7570" + "01" + "627263" + "1818"
@@ -170,8 +170,8 @@ import Testing
     #expect(answer("0200000a00010400" + request) == "0300000500010400" + "a162726303")
   }
 
-  // [S-HDR]
   @Test func deviceCommandsAreHandedToTheHost() {
+    // [S-HDR-1] [S-HDR-2]
     let upload = "a4636f666600636c656e0a6464617461430102036775706772616465f4"
     let step = server.handle(Hex.bytes("0a00001d00010501" + upload), device: view)
     guard case .perform(let command, let pending) = step else {
@@ -207,8 +207,8 @@ import Testing
     }
   }
 
-  // [S-UP-FIELDS] [S-ERR-INVAL]
   @Test func uploadsWithFieldsOfTheWrongTypeAreInvalidValues() {
+    // [S-UP-2] [S-ERR-3]
     // "off" as text; "data" as text; "len" as text; "sha" as text; not a map
     for body in [
       CBOR.textMap(["off": .text("0"), "len": .unsigned(1), "data": .bytes([1])]),
@@ -223,8 +223,8 @@ import Testing
     }
   }
 
-  // [S-ERR-INVAL]
   @Test func unknownKeysAreIgnored() {
+    // [S-ERR-3]
     // {"d": "hi", "x": [1]} -> {"r": "hi"}
     #expect(answer("0200000a00000100" + "a26164626869617881" + "01") == "0300000600000100" + "a16172626869")
   }

@@ -16,8 +16,8 @@ import Testing
     return Hex.string(bytes)
   }
 
-  // [S-ECHO]
   @Test func echoIsAnsweredAsAReadAndAsAWrite() {
+    // [S-CMD-1]
     // Group 0 says echo is operation "0 or 2". Read, version 2: 08 00 0006 0000 01 00 {"d": "hi"}
     // -> read response 09 ... {"r": "hi"}.
     #expect(answer("0800000600000100" + "a16164626869") == "0900000600000100" + "a16172626869")
@@ -29,8 +29,8 @@ import Testing
     #expect(answer("0800000100000400" + "a0") == "0900000400000400" + "a1617260")
   }
 
-  // [S-INFO] [S-ERR-V1]
   @Test func anInvalidFormatLetterIsTheOSGroupsOwnError() {
+    // [S-CMD-4] [S-ERR-1]
     // {"format": "q"}: version 2 {"err": {"group": 0, "rc": 2}} (OS_MGMT_ERR_INVALID_FORMAT);
     // version 1 the generic rc 3 that os_mgmt_translate_error_code gives.
     let body = "a1" + "66666f726d6174" + "6171"
@@ -43,8 +43,8 @@ import Testing
     )
   }
 
-  // [S-ERR-V1]
   @Test func versionOneHearsZephyrsTranslationOfEveryImageError() {
+    // [S-ERR-1]
     // img_mgmt_translate_error_code, case for case.
     let expected: [(SMPImageReturnCode, SMPReturnCode)] = [
       (.unknown, .unknown), (.noImage, .noEntry), (.invalidTLV, .unknown), (.hashNotFound, .unknown),
@@ -75,8 +75,8 @@ import Testing
     #expect(SMPImageReturnCode.currentVersionIsNewer.generic.rawValue == 6)
   }
 
-  // [S-UP-FIELDS]
   @Test func anUploadWithoutOffsetIsTheImageGroupsInvalidOffset() {
+    // [S-UP-2]
     // {"data": h'01'}: IMG_MGMT_ERR_INVALID_OFFSET (20) in version 2, EINVAL (3) in version 1.
     let body = "a1" + "6464617461" + "4101"
     let v2 = "a1" + "63657272" + "a2" + "6567726f7570" + "01" + "627263" + "14"
@@ -84,8 +84,8 @@ import Testing
     #expect(answer("0200000800010101" + body) == "0300000500010101" + "a162726303")
   }
 
-  // [S-UP-FIELDS]
   @Test func theFirstChunksOtherFieldsAreLeftToTheDeviceAndAnEmptyShaIsNone() {
+    // [S-UP-2]
     // No "len", no "data", an empty "sha": decoded, for the device to check in Zephyr's order.
     let body = CBOR.textMap(["off": .unsigned(0), "sha": .bytes([])])
     let header = SMPHeader(
@@ -98,8 +98,8 @@ import Testing
     #expect(upload == SMPUpload(offset: 0, length: nil, data: [], sha: nil))
   }
 
-  // [S-STATE-WRITE]
   @Test func aStateWriteWithAnEmptyHashIsOneWithoutAHash() {
+    // [S-CMD-7] [S-STATE-2]
     // {"hash": h'', "confirm": true}: Zephyr reads zhash.len == 0 as "no hash": confirm the running image.
     let body = "a2" + "6468617368" + "40" + "67636f6e6669726d" + "f5"
     guard case .perform(let command, _) = server.handle(Hex.bytes("0a00001000010200" + body), device: view)

@@ -49,6 +49,7 @@ import Testing
   }
 
   @Test func aConnectionSilentPastTheHelloTimeoutIsDroppedAndTheNextIsServed() throws {
+    // [P-SESS-3] [P-TIME-12]
     let peripheral = try makePeripheral(.init(helloTimeout: .seconds(3)))
     let hog = try UnixSocket.connect(to: peripheral.path)
     #expect(try turn(peripheral, now: .zero).isEmpty)
@@ -91,6 +92,7 @@ import Testing
   /// Saying hello and then nothing holds the device as surely as saying nothing: after
   /// `idleTimeout` of silence the central is dropped; each frame it sends restarts the count.
   @Test func aCentralSilentAfterItsHelloIsDroppedAfterTheIdleTimeout() throws {
+    // [P-TIME-12]
     let peripheral = try makePeripheral(.init(idleTimeout: .seconds(30)))
     let central = try UnixSocket.connect(to: peripheral.path)
     try central.send(.hello(mtu: 247))
@@ -112,6 +114,7 @@ import Testing
   /// A central waiting for the device (a VALIDATE that takes long: the loop answers late) is not
   /// silent: its count starts at the loop's first turn after the answer.
   @Test func aCentralWaitingOnTheDeviceIsNotCountedSilent() throws {
+    // [P-TIME-12]
     let peripheral = try makePeripheral(.init(idleTimeout: .seconds(30)))
     let central = try UnixSocket.connect(to: peripheral.path)
     try central.send(.hello(mtu: 247))

@@ -56,6 +56,7 @@ struct AlternatingRecordTests {
   }
 
   @Test func sequencesCompareAcrossTheWrap() {
+    // [P-DISK-4]
     let last = RecordCopy(sequence: .max, payload: [])
     let wrapped = RecordCopy(sequence: 0, payload: [])
     #expect(wrapped.isNewer(than: last))
@@ -67,6 +68,7 @@ struct AlternatingRecordTests {
   // MARK: Two places
 
   @Test func theValidCopyWithTheHigherSequenceStandsInEitherPlace() {
+    // [P-DISK-4]
     let old = RecordCopy(sequence: 1, payload: [1])
     let new = RecordCopy(sequence: 2, payload: [2])
     #expect(Self.newest(Self.file(old, new)) == .present(new))
@@ -102,6 +104,7 @@ struct AlternatingRecordTests {
   }
 
   @Test func bothCopiesTornInEveryWay() {
+    // [P-DISK-4]
     let first = RecordCopy(sequence: 41, payload: Array(repeating: 0xA1, count: 20))
     let second = RecordCopy(sequence: 42, payload: Array(repeating: 0xB2, count: 20))
     let older = RecordCopy(sequence: 40, payload: Array(repeating: 0xC3, count: 9))
@@ -156,6 +159,7 @@ struct AlternatingRecordTests {
   // MARK: Through a record store
 
   @Test func writesAlternateAndTheFileIsCreatedOnce() throws {
+    // [P-DISK-4]
     let medium = MemoryMedium(slotCapacity: 0)
     var record = AlternatingRecord(name: "r", store: medium, placeSize: Self.placeSize)
     #expect(try record.load() == .missing)

@@ -34,6 +34,7 @@ struct FileRecordStoreTests {
   }
 
   @Test func replaceLoadsBackExactlyAndLeavesNoTemporaryFile() throws {
+    // [P-DISK-2]
     try withTemporaryDirectory { directory in
       let store = try FileRecordStore(directory: directory)
       for bytes in [pattern(100, seed: 1), pattern(3, seed: 2), [], pattern(300_000, seed: 3), [42]] {
@@ -69,6 +70,7 @@ struct FileRecordStoreTests {
   }
 
   @Test func moveAsideKeepsTheDamagedRecordUnderAnotherName() throws {
+    // [P-DISK-1]
     try withTemporaryDirectory { directory in
       let store = try FileRecordStore(directory: directory)
       try store.replace("journal", with: [1, 1])

@@ -52,6 +52,7 @@ struct FileSlotMediumTests {
   }
 
   @Test func prepareSizesARegularFileToItsCapacityAndRefusesTooLargeImages() throws {
+    // [P-TIME-4]
     try withTemporaryDirectory { directory in
       let medium = medium(in: directory)
       let writer = try medium.openForWriting(.a)

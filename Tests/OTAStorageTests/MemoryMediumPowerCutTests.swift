@@ -71,6 +71,7 @@ struct MemoryMediumPowerCutTests {
   }
 
   @Test func aReplaceCutBeforeItsDirectorySyncLeavesOldOrNewNeverAMixture() throws {
+    // [P-DISK-2]
     let old = pattern(600, seed: 1)
     let new = pattern(900, seed: 2)
     var outcomes: Set<[UInt8]> = []

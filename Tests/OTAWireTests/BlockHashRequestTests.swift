@@ -5,6 +5,7 @@ import Testing
 /// BLOCK HASHES (opcode 0x09, features bit 2): the request's 9 bytes and the answer's page.
 @Suite struct BlockHashRequestTests {
   @Test func theRequestIsNineBytesAfterTheOpcode() throws {
+    // [P-BH-1]
     let bytes: [UInt8] = [
       0x09,  // BLOCK HASHES
       0x00, 0x10, 0x00, 0x00,  // block size 4096
@@ -32,6 +33,7 @@ import Testing
   }
 
   @Test func blockSizesArePowersOfTwoFrom512To4MiB() {
+    // [P-BH-4]
     for shift in 9...22 { #expect(BlockHashRequest.isValidBlockSize(1 << shift), "2^\(shift)") }
     for size: UInt32 in [0, 1, 256, 511, 513, 3000, 4097, 8 << 20, 1 << 31, UInt32.max] {
       #expect(!BlockHashRequest.isValidBlockSize(size), "\(size)")
@@ -45,6 +47,7 @@ import Testing
   }
 
   @Test func thePageRoundTrips() throws {
+    // [P-RESP-6]
     let bytes: [UInt8] =
       [0x60, 0x09, 0x00]  // answer to BLOCK HASHES, success
       + [0x02, 0x00, 0x00, 0x00]  // first block 2
@@ -87,6 +90,7 @@ import Testing
 
   /// "(min(MTU − 3, 512) − 11) / 8": 1 at the minimum MTU 23, 29 at 247, 62 at most.
   @Test func aPageHoldsWhatOneNotificationHolds() {
+    // [P-BH-3]
     #expect(BlockHashPage.capacity(mtu: 23) == 1)
     #expect(BlockHashPage.capacity(mtu: 185) == 21)
     #expect(BlockHashPage.capacity(mtu: 247) == 29)
@@ -100,6 +104,7 @@ import Testing
   }
 
   @Test func bitTwoIsAnnouncedButNeverOptedIn() {
+    // [P-BH-9]
     #expect(Features.blockHashRequests.rawValue == 4)
     #expect(Features.all.contains(.blockHashRequests))
     #expect(!Features.optIn.contains(.blockHashRequests))

@@ -4,6 +4,7 @@ import Testing
 
 @Suite struct BlockHashesTests {
   @Test func layoutIsBlockSizeCountThenEightBytesPerBlock() throws {
+    // [P-HASH-1]
     let value = BlockHashes(blockSize: 512, hashes: [0x0807_0605_0403_0201, 0x1122_3344_5566_7788])
     let bytes = value.encoded
     #expect(Array(bytes[0..<4]) == [0x00, 0x02, 0x00, 0x00])  // block size 512
@@ -15,6 +16,7 @@ import Testing
   }
 
   @Test func theBlockSizeKeepsTheValueWithinOneAttribute() {
+    // [P-HASH-2]
     // 63 blocks of 8 bytes plus the 8-byte header: 512 bytes, ATT's longest value.
     #expect(BlockHashes.maximumBlockCount == 63)
     #expect(BlockHashes.blockSize(forImageSize: 1) == 512)

@@ -19,6 +19,7 @@ import Testing
   }
 
   @Test func maxPayloadFollowsMTUAndBlueZLimit() {
+    // [P-DATA-2]
     #expect(DataChunk.maxPayload(mtu: 23) == 16)
     #expect(DataChunk.maxPayload(mtu: 185) == 178)
     #expect(DataChunk.maxPayload(mtu: 247) == 240)

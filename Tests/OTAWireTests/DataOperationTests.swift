@@ -4,6 +4,7 @@ import Testing
 
 @Suite struct DataOperationTests {
   @Test func eachKindsLayout() throws {
+    // [P-OP-1] [P-OP-3] [P-OP-4] [P-OP-5] [P-OP-6]
     // raw: offset 0x100, kind 0, the bytes.
     let raw = DataOperation(offset: 0x100, body: .raw([9, 8, 7]))
     #expect(raw.encoded == [0x00, 0x01, 0x00, 0x00, 0x00, 9, 8, 7])
@@ -23,12 +24,14 @@ import Testing
   }
 
   @Test func rangesAreComputedWideSoLyingOffsetsCannotWrap() {
+    // [P-OP-7]
     let operation = DataOperation(offset: .max, body: .copy(source: .max, length: .max))
     #expect(operation.end == UInt64(UInt32.max) * 2)
     #expect(operation.sourceRange == UInt64(UInt32.max)..<UInt64(UInt32.max) * 2)
   }
 
   @Test func malformedWritesAreRefused() {
+    // [P-OP-8]
     let malformed: [[UInt8]] = [
       [],  // nothing
       [0, 0, 0, 0],  // no kind

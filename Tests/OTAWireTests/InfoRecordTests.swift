@@ -46,6 +46,7 @@ import Testing
 
   /// A device from before the L2CAP channel sends 78 bytes: it offers no channel (PSM 0).
   @Test func aDeviceFromBeforeTheChannelOffersNone() throws {
+    // [P-INFO-2]
     let info = try InfoRecord(bytes: Self.sample.encoded.prefix(78))
     #expect(info.l2capPSM == 0)
     #expect(info.features == .missingRanges)
@@ -55,6 +56,7 @@ import Testing
   /// A device from before data operations sends at most 80 bytes: it takes none and knows no running
   /// image.
   @Test func aDeviceFromBeforeOperationsTakesNone() throws {
+    // [P-INFO-2]
     let info = try InfoRecord(bytes: Self.sample.encoded.prefix(80))
     #expect(info.features == .missingRanges && info.l2capPSM == 0x81)
     #expect(info.maxOperationLength == 0 && info.runningImageSize == 0 && info.runningImageCRC == 0)
@@ -66,6 +68,7 @@ import Testing
 
   /// A device from before the features field sends 74 bytes: it supports none.
   @Test func aDeviceFromBeforeFeaturesSupportsNone() throws {
+    // [P-INFO-2]
     let info = try InfoRecord(bytes: Self.sample.encoded.prefix(74))
     #expect(info.features.isEmpty)
     #expect(info.chunksDropped == 0x0102_0304)
@@ -73,6 +76,7 @@ import Testing
 
   /// A device from before the dropped-chunk count sends 70 bytes: the count reads as 0.
   @Test func aSeventyByteInfoReadsNoDroppedChunks() throws {
+    // [P-INFO-2]
     let info = try InfoRecord(bytes: Self.sample.encoded.prefix(70))
     var expected = Self.sample
     expected.chunksDropped = 0
@@ -87,6 +91,7 @@ import Testing
 
   /// A device from before the outcome's boot count sends 69 bytes: the count reads as 0.
   @Test func theShorterFirstLayoutStillDecodes() throws {
+    // [P-INFO-2]
     let info = try InfoRecord(bytes: Self.sample.encoded.prefix(InfoRecord.minimumByteCount))
     var expected = Self.sample
     expected.lastOutcome.attemptsUsed = 0
@@ -100,6 +105,7 @@ import Testing
   }
 
   @Test func roundTripsAndIgnoresAppendedFields() throws {
+    // [P-INFO-1]
     let bytes = Self.sample.encoded
     #expect(try InfoRecord(bytes: bytes) == Self.sample)
     #expect(try InfoRecord(bytes: bytes + [9, 9, 9]) == Self.sample)
@@ -114,6 +120,7 @@ import Testing
   }
 
   @Test func outOfRangeEnumsAreRefused() {
+    // [P-RESP-9]
     for index in [1, 2, 20, 43, 60] {
       var bytes = Self.sample.encoded
       bytes[index] = 0xEE
@@ -123,6 +130,7 @@ import Testing
 
   /// A central reads Info with ATT long reads: at every MTU the pieces reassemble to the same record.
   @Test func longReadsReassembleAtEveryMTU() throws {
+    // [P-INFO-3]
     let value = Self.sample.encoded
     for mtu in 23...517 {
       var assembler = LongReadAssembler(mtu: mtu)
@@ -138,6 +146,7 @@ import Testing
   }
 
   @Test func longReadRefusesBadOffsetsAndPieces() throws {
+    // [P-INFO-3]
     let value = Self.sample.encoded
     #expect(throws: WireError.self) { try LongRead.piece(of: value, at: value.count + 1, mtu: 23) }
     #expect(try LongRead.piece(of: value, at: value.count, mtu: 23).isEmpty)

@@ -3,6 +3,7 @@ import Testing
 
 @Suite struct MissingReportTests {
   @Test func layoutIsMarkerHighestThenOffsetAndLength() throws {
+    // [P-MISS-1]
     let report = MissingReport(highestStored: 0x0001_0000, ranges: [200..<440, 0x1_0000 - 16..<0x1_0000])
     #expect(
       report.encoded == [0x61, 0x00, 0x00, 0x01, 0x00] + [200, 0, 0, 0, 240, 0] + [0xF0, 0xFF, 0, 0, 16, 0])
@@ -10,6 +11,7 @@ import Testing
   }
 
   @Test func twoRangesFitTheMinimumMTUsTwentyBytes() {
+    // [P-INT-2] [P-MISS-2]
     #expect(MissingReport.capacity(mtu: 23) == 2)
     let report = MissingReport(highestStored: 9, ranges: [0..<1, 2..<3])
     #expect(report.encoded.count <= 20)
@@ -22,6 +24,7 @@ import Testing
   }
 
   @Test func longGapsAreSplitAndTheCountIsBounded() {
+    // [P-MISS-1]
     let split = MissingReport.reportable([0..<70_000, 80_000..<80_010], limit: 16)
     #expect(split == [0..<65_535, 65_535..<70_000, 80_000..<80_010])
     #expect(MissingReport.reportable([0..<70_000, 80_000..<80_010], limit: 1) == [0..<65_535])
@@ -36,6 +39,7 @@ import Testing
   }
 
   @Test func featuresRequestAndAnswerRoundTrip() throws {
+    // [P-RESP-5]
     #expect(Request.features(.missingRanges).encoded == [0x08, 0x01, 0x00, 0x00, 0x00])
     #expect(try Request(bytes: [0x08, 0x01, 0x00, 0x00, 0x00]) == .features(.missingRanges))
     let answer = Response(.features, .success, .features(.missingRanges))

@@ -4,6 +4,7 @@ import Testing
 
 @Suite struct RequestTests {
   @Test func prepareDecodesFromBytes() throws {
+    // [P-INT-1]
     let bytes: [UInt8] = [
       0x01,  // PREPARE
       0x00, 0x10, 0x00, 0x00,  // size 4096
@@ -38,6 +39,7 @@ import Testing
   }
 
   @Test func everyOpcodeAtEveryWrongLengthIsInvalidLength() {
+    // [P-REQ-11]
     for opcode in Opcode.allCases {
       let valid = Request.payloadLength(of: opcode)
       for length in 0...19 where length != valid {
@@ -76,6 +78,7 @@ import Testing
   }
 
   @Test func everyRequestRoundTripsAndEveryPrefixIsRefused() throws {
+    // [P-INT-2]
     let requests: [Request] = [
       .prepare(size: 1, crc32: 2, version: Version(major: 9, minor: 8, revision: 700, build: 65536)),
       .status, .window(offset: 0, length: 1, crc32: 0), .validate, .activate(permanent: true), .abort,

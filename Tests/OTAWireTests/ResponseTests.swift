@@ -4,6 +4,7 @@ import Testing
 
 @Suite struct ResponseTests {
   @Test func prepareSuccessCarriesCapacityAndChunkSize() throws {
+    // [P-RESP-2]
     let bytes: [UInt8] = [
       0x60, 0x01, 0x00,  // response to PREPARE, success
       0x00, 0x00, 0x01, 0x00,  // window capacity 65536
@@ -15,6 +16,7 @@ import Testing
   }
 
   @Test func statusSuccessCarriesTheTransfer() throws {
+    // [P-RESP-3]
     let bytes: [UInt8] = [
       0x60, 0x02, 0x00,  // response to STATUS, success
       0x02,  // receiving
@@ -28,6 +30,7 @@ import Testing
   }
 
   @Test func windowAnswersCarryAnOffsetEitherWay() throws {
+    // [P-RESP-4] [P-WIN-1]
     #expect(
       try Response(bytes: [0x60, 0x03, 0x00, 0x10, 0, 0, 0]) == Response(.window, .success, .offset(16)))
     #expect(
@@ -36,6 +39,7 @@ import Testing
   }
 
   @Test func failuresHaveNoPayload() throws {
+    // [P-RESP-7]
     #expect(try Response(bytes: [0x60, 0x01, 0x05]) == Response(.prepare, .tooLarge))
     #expect(try Response(bytes: [0x60, 0x99, 0x01]) == Response(requestOpcode: 0x99, status: .unknownOpcode))
     #expect(throws: WireError.trailingBytes(count: 1)) { try Response(bytes: [0x60, 0x04, 0x08, 0x00]) }
@@ -47,6 +51,7 @@ import Testing
   }
 
   @Test func everyResponseFitsMTU23AndEveryPrefixIsRefused() throws {
+    // [P-INT-2]
     var responses: [Response] = StatusCode.allCases.map { Response(.abort, $0) }
     responses += [
       Response(.prepare, .success, .prepared(windowCapacity: 1, maxChunkPayload: 2)),

@@ -4,6 +4,7 @@ import Testing
 
 @Suite struct VersionTests {
   @Test func textRoundTrips() {
+    // [P-GATT-8]
     #expect(Version(text: "1.2.3+4") == Version(major: 1, minor: 2, revision: 3, build: 4))
     #expect(Version(text: "1.2") == Version(major: 1, minor: 2, revision: 0))
     #expect(Version(major: 255, minor: 0, revision: 65535, build: 7).description == "255.0.65535+7")
@@ -13,6 +14,7 @@ import Testing
   }
 
   @Test func bytesAreMCUbootImageVersion() throws {
+    // [P-GATT-8]
     let bytes: [UInt8] = [0x02, 0x05, 0x34, 0x12, 0x78, 0x56, 0x34, 0x12]
     var reader = ByteReader(bytes)
     let version = try Version(from: &reader)
@@ -23,6 +25,7 @@ import Testing
   }
 
   @Test func ordersByFieldsInTurn() {
+    // [P-GATT-8]
     let ordered = ["0.9.9+9", "1.0.0", "1.0.0+1", "1.0.1", "1.1.0", "2.0.0"].compactMap(Version.init(text:))
     #expect(ordered.count == 6)
     #expect(ordered == ordered.sorted())

@@ -32,6 +32,7 @@ import Testing
   }
 
   @Test func aFixedSizeIsCappedByTheMTUAndBlueZ() {
+    // [P-DATA-1]
     #expect(WriteSize.fixed(200).valueLength(mtu: 517, dataLength: 251) == 200)
     #expect(WriteSize.fixed(510).valueLength(mtu: 247, dataLength: 251) == 244)
     #expect(WriteSize.fixed(600).valueLength(mtu: 517, dataLength: 251) == 510)

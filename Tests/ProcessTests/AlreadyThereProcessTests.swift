@@ -105,6 +105,7 @@ import Testing
   }
 
   @Test func activateRefusingTheImageExits6LikeValidate() throws {
+    // [P-PHASE-8]
     let daemon = try Daemon(firmware: Self.firmware)
     try daemon.start()
     let bytes = testBytes(20_000, seed: 25)
@@ -125,6 +126,7 @@ import Testing
 
   /// PROTOCOL.md, Info: max chunk payload at the reading central's MTU from its first read.
   @Test func infoGivesTheChunkSizeForTheMTUOfItsFirstRead() throws {
+    // [P-INFO-13]
     let daemon = try Daemon(firmware: Self.firmware)
     try daemon.start()
     #expect(try info(daemon, ["--link", "mtu=185"])["maxChunkPayload"] as? Int == 178)

@@ -92,6 +92,7 @@ import Testing
   }
 
   @Test func withoutTheBootloadersPrimaryTheDeviceWritesNothingUntilMarkGood() throws {
+    // [P-PREP-3]
     let daemon = try updatedDevice()
     // An install older than the file backend's primary link, and both copies gone.
     for name in ["boot.state", "boot.state.copy", "current.primary"] {

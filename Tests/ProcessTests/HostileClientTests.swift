@@ -20,6 +20,7 @@ import Testing
   }
 
   @Test func aConnectionThatSaysNothingIsDroppedAndAPushGetsThrough() throws {
+    // [P-TIME-12]
     let daemon = try Daemon(firmware: Self.firmware)
     try daemon.start()
     let hog = try LinkClient(path: daemon.socket)

@@ -35,8 +35,8 @@ import Testing
     }
   }
 
-  // [S-ECHO]
   @Test func itsConnectionCheckEchoAndInfoAreAnswered() throws {
+    // [S-CMD-1]
     let toolkit = try MCUmgrToolkit.locate()
     let daemon = try device("127.0.0.41")
     let check = try toolkit.step("127.0.0.41", "check")
@@ -49,8 +49,8 @@ import Testing
     #expect(daemon.stop() == 0)
   }
 
-  // [S-STATE-FLAGS] [S-STATE-WRITE] [S-UP-SHA]
   @Test func uploadTestResetAndConfirmEndConfirmed() throws {
+    // [S-CMD-6] [S-STATE-1] [S-CMD-7] [S-STATE-2] [S-UP-8]
     let toolkit = try MCUmgrToolkit.locate()
     let address = "127.0.0.42"
     let daemon = try device(address, verdict: nil)
@@ -90,8 +90,8 @@ import Testing
     }
   }
 
-  // [S-ERASE] [S-ERR-V1]
   @Test func refusalsAndEraseAreWhatZephyrAnswers() throws {
+    // [S-CMD-8] [S-ERR-1]
     let toolkit = try MCUmgrToolkit.locate()
     let address = "127.0.0.45"
     let daemon = try device(address)
@@ -115,8 +115,8 @@ import Testing
     #expect(daemon.stop() == 0)
   }
 
-  // [S-UP-NOSTATE]
   @Test func anUploadCutByAnOtadRestartIsFinishedFromTheOffsetItIsTold() throws {
+    // [S-UP-7]
     let toolkit = try MCUmgrToolkit.locate()
     let address = "127.0.0.46"
     let daemon = try device(address, extra: ["--window", "4KiB"])

@@ -56,8 +56,8 @@ import Testing
       + "a2" + "6468617368" + "5820" + Self.hash + "67636f6e6669726d" + (confirm ? "f5" : "f4")
   }
 
-  // [S-PHONE] [S-UP-SHA]
   @Test func testAndConfirm() throws {
+    // [S-PHONE-1] [S-UP-8]
     let daemon = try device("127.0.0.31", extra: ["--confirm", "manual", "--confirm-timeout", "never"])
     let client = try UDPClient(address: "127.0.0.31")
     try upload(client)
@@ -77,8 +77,8 @@ import Testing
     #expect(daemon.stop() == 0)
   }
 
-  // [S-PHONE]
   @Test func confirmOnly() throws {
+    // [S-PHONE-1]
     let daemon = try device("127.0.0.32")
     let client = try UDPClient(address: "127.0.0.32")
     try upload(client)
@@ -90,8 +90,8 @@ import Testing
     #expect(daemon.stop() == 0)
   }
 
-  // [S-PHONE]
   @Test func testOnly() throws {
+    // [S-PHONE-1]
     // Nobody confirms over SMP: otad's health check decides (the sample 2.0.0 passes it).
     let daemon = try device("127.0.0.33", extra: ["--health-check", TrialBootProcessTests.healthCheck])
     let client = try UDPClient(address: "127.0.0.33")

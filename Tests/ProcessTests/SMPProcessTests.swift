@@ -21,8 +21,8 @@ import Testing
     return daemon
   }
 
-  // [S-RESET] [S-STATE-FLAGS]
   @Test func smpmgrUpgradesToAConfirmedImage() throws {
+    // [S-CMD-2] [S-CMD-6] [S-STATE-1]
     let smpmgr = try SMPManager.locate()
     let daemon = try device("127.0.0.21")
     let upgrade = try smpmgr.run([
@@ -40,8 +40,8 @@ import Testing
     #expect(daemon.stop() == 0)
   }
 
-  // [S-STATE-FLAGS]
   @Test func aFirmwareThatFailsItsSelfTestRollsBackAndStateReadSaysSo() throws {
+    // [S-CMD-6] [S-STATE-1]
     let smpmgr = try SMPManager.locate()
     let daemon = try device("127.0.0.22")
     let upgrade = try smpmgr.run([
@@ -61,8 +61,8 @@ import Testing
     #expect(daemon.stop() == 0)
   }
 
-  // [S-ECHO] [S-PARAMS] [S-INFO] [S-BOOTINFO]
   @Test func echoParametersAndInfoAreAnswered() throws {
+    // [S-CMD-1] [S-CMD-3] [S-CMD-4] [S-CMD-5]
     let smpmgr = try SMPManager.locate()
     let daemon = try device("127.0.0.23")
     let echo = try smpmgr.run(["--ip", "127.0.0.23", "os", "echo", "hello otad"])
@@ -97,8 +97,8 @@ import Testing
     #expect(daemon.stop() == 0)
   }
 
-  // [S-UP-LAST]
   @Test func anUnsignedImageIsRefusedWithTheImageGroupsCode() throws {
+    // [S-UP-9]
     let smpmgr = try SMPManager.locate()
     let daemon = try device("127.0.0.24", extra: ["--trusted-key", Self.sample("keys/test-ed25519.pub.pem")])
     let upload = try smpmgr.run([
@@ -144,8 +144,8 @@ extension SMPProcessTests {
     return Int(line.dropFirst(prefix.count).trimmingCharacters(in: .whitespaces))
   }
 
-  // [S-UP-RESUME]
   @Test func anUploadResumesAfterTheClientOrOtadWasKilled() throws {
+    // [S-UP-6]
     let smpmgr = try SMPManager.locate()
     let image = Self.sample("firmware-v2.bin")
     let daemon = try device("127.0.0.25", extra: ["--window", "4KiB"])
@@ -175,8 +175,8 @@ extension SMPProcessTests {
     #expect(daemon.stop() == 0)
   }
 
-  // [S-ERR-LENGTH] [S-ERR-IGNORED]
   @Test func malformedDatagramsAreAnsweredOrDroppedAndOtadKeepsServing() throws {
+    // [S-ERR-4] [S-ERR-7]
     let daemon = try device("127.0.0.26")
     let client = try UDPClient(address: "127.0.0.26")
     let other = try UDPClient(address: "127.0.0.26")
@@ -321,8 +321,9 @@ struct SMPResult {
 }
 
 extension SMPProcessTests {
-  // [S-ONE-OTABUSY]
   @Test func anOTAPrepareIsBusyWhileAnSMPUploadIsUnderWay() throws {
+    // [S-ONE-2]
+    // [P-SESS-5]
     let smpmgr = try SMPManager.locate()
     let daemon = try device("127.0.0.27", extra: ["--window", "4KiB"])
     let image = Self.sample("firmware-v2.bin")

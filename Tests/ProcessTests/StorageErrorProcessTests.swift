@@ -24,6 +24,7 @@ import Testing
   /// The slot's file system takes no more past 256 KiB (RLIMIT_FSIZE: a real EFBIG from the
   /// kernel): every WINDOW past it fails as a storage error, never as "missing data".
   @Test func writesPastAFullSlotAreAStorageErrorNotTheLink() throws {
+    // [P-STOR-2]
     let daemon = try Daemon(firmware: Self.firmware)
     try presize(daemon.slotB, to: 2 << 20)
     try daemon.start(extra: ["--log-level", "info"], fileSizeLimit: 512)

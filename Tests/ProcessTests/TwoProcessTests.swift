@@ -99,6 +99,7 @@ import Testing
   }
 
   @Test func anImageWhoseCRCDoesNotMatchItsPrepareIsRefusedAtValidate() throws {
+    // [P-VAL-2]
     let daemon = try Daemon(firmware: Self.firmware)
     try daemon.start()
     let image = try writeImage(testBytes(40_000, seed: 4), in: daemon, name: "image.bin")
@@ -112,6 +113,7 @@ import Testing
   }
 
   @Test func aPushToADeviceMidwayThroughAnotherImageStartsCleanly() throws {
+    // [P-REQ-1]
     let daemon = try Daemon(firmware: Self.firmware)
     try daemon.start()
     let first = try writeImage(testBytes(200_000, seed: 5), in: daemon, name: "first.bin")

@@ -1,0 +1,53 @@
+import Testing
+
+@testable import OTAEngine
+@testable import OTAWire
+
+/// docs/PROTOCOL.md, the central's phase 2 without missing-range reports: a failed window halves
+/// the windows that follow, four good ones in a row double them back (AIMD).
+@Suite struct SenderWindowSizeTests {
+  typealias Fixture = SenderEngineTests
+  static let image: [UInt8] = (0..<4000).map { UInt8(truncatingIfNeeded: $0 &* 31) }
+
+  @Test mutating func aFailureHalvesTheWindowsAndFourGoodOnesDoubleThemBack() throws {
+    // [P-PHASE-6] [P-PHASE-5]
+    var fixture = Fixture()
+    fixture.sender = SenderEngine(
+      image: Self.image, configuration: SenderConfiguration(version: Fixture.version))
+    _ = fixture.connect()
+    _ = fixture.answer(Response(.status, .success, .status(.idle)))
+    _ = fixture.answer(Response(.prepare, .success, .prepared(windowCapacity: 800, maxChunkPayload: 10)))
+    #expect(fixture.sender.windowSize == 400, "half the device's window capacity")
+    _ = fixture.feed(.writable(count: 100, now: fixture.now))
+    #expect(fixture.sender.outstanding.map(\.window.end) == [400, 800])
+    // Both open windows fail (the device fails every waiting one); the second answer is skipped.
+    _ = fixture.answer(Response(.window, .missingData, .offset(0)))
+    _ = fixture.answer(Response(.window, .missingData, .offset(0)))
+    #expect(fixture.sender.windowSize == 200)
+    // The failed windows go again as they were; the windows after them are the halved size.
+    var answered: [(end: UInt32, sizeAfter: UInt32)] = []
+    for _ in 0..<5 {
+      _ = fixture.feed(.writable(count: 100, now: fixture.now))
+      let head = try #require(fixture.sender.outstanding.first).window
+      _ = fixture.answer(Response(.window, .success, .offset(head.end)))
+      answered.append((head.end, fixture.sender.windowSize))
+    }
+    #expect(answered.map(\.end) == [400, 800, 1000, 1200, 1400])
+    #expect(answered.map(\.sizeAfter) == [200, 200, 200, 400, 400], "doubled after the fourth good window")
+  }
+
+  @Test mutating func atMostFiveWindowsAreOpenTheDevicesQueue() {
+    // [P-PHASE-5]
+    var fixture = Fixture()
+    // Windows of an eighth of the capacity: eight would fit, the device queues five.
+    fixture.sender = SenderEngine(
+      image: Self.image, configuration: SenderConfiguration(version: Fixture.version, windowsInFlight: 8))
+    _ = fixture.connect()
+    _ = fixture.answer(Response(.status, .success, .status(.idle)))
+    _ = fixture.answer(Response(.prepare, .success, .prepared(windowCapacity: 4000, maxChunkPayload: 100)))
+    let actions = fixture.feed(.writable(count: 1000, now: fixture.now))
+    let windows = Fixture.controls(actions).filter { if case .window = $0 { true } else { false } }
+    #expect(windows.count == 5)
+    #expect(fixture.sender.outstanding.map(\.window.end) == [500, 1000, 1500, 2000, 2500])
+  }
+}
