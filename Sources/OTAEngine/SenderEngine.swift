@@ -312,9 +312,9 @@ public struct SenderEngine: Sendable {
     }
     if activePlan != nil { wanted.insert(.operations) }
     if !wanted.isEmpty {
-      sendControl(.features(wanted), timeout: configuration.responseTimeout, &out)
+      sendControl(.features(wanted), &out)
     } else {
-      sendControl(.status, timeout: configuration.responseTimeout, &out)
+      sendControl(.status, &out)
     }
   }
 
@@ -327,7 +327,7 @@ public struct SenderEngine: Sendable {
     {
       // The link dropped before the device took ACTIVATE: it never restarted. Ask again.
       phase = .activating
-      sendControl(.activate(permanent: configuration.permanent), timeout: configuration.responseTimeout, &out)
+      sendControl(.activate(permanent: configuration.permanent), &out)
       return
     }
     if info.state == .activating {
@@ -345,7 +345,7 @@ public struct SenderEngine: Sendable {
       }
       if configuration.confirm {
         phase = .confirming
-        sendControl(.confirm, timeout: configuration.responseTimeout, &out)
+        sendControl(.confirm, &out)
         return
       }
       // On trial: the device's health check decides. Look again until it confirms or rolls back.
@@ -401,7 +401,7 @@ public struct SenderEngine: Sendable {
         operationsOn = enabled.contains(.operations) && activePlan != nil
       }
       if !operationsOn { report.transferMode = .plain }
-      sendControl(.status, timeout: configuration.responseTimeout, &out)
+      sendControl(.status, &out)
     case (.prepare, .preparing): handlePrepareAnswer(response, &out)
     case (.validate, .validating): handleValidateAnswer(response, &out)
     case (.activate, .activating): handleActivateAnswer(response, &out)
@@ -445,9 +445,7 @@ public struct SenderEngine: Sendable {
     default:
       phase = .preparing
       if report.transferStartedAt == nil { report.transferStartedAt = now }
-      sendControl(
-        .prepare(size: size, crc32: imageCRC, version: configuration.version),
-        timeout: configuration.slowResponseTimeout, &out)
+      sendControl(.prepare(size: size, crc32: imageCRC, version: configuration.version), &out)
     }
   }
 
@@ -478,7 +476,7 @@ public struct SenderEngine: Sendable {
       }
       phase = .activating
       activationSent = true
-      sendControl(.activate(permanent: configuration.permanent), timeout: configuration.responseTimeout, &out)
+      sendControl(.activate(permanent: configuration.permanent), &out)
     case .missingData:
       // The device's view differs from ours: look again.
       resync(&out)
@@ -544,7 +542,7 @@ public struct SenderEngine: Sendable {
     out.append(
       .progress(
         SenderProgress(phase: .validating, committed: committed, total: size, bytesOnAir: report.bytesOnAir)))
-    sendControl(.validate, timeout: configuration.slowResponseTimeout, &out)
+    sendControl(.validate, &out)
   }
 
   /// Streams as much as the credit allows, opening windows up to `windowsInFlight` and sending each
@@ -744,7 +742,7 @@ public struct SenderEngine: Sendable {
   private mutating func resync(_ out: inout [SenderAction]) {
     tasks.removeAll()
     phase = .checkingStatus
-    sendControl(.status, timeout: configuration.responseTimeout, &out)
+    sendControl(.status, &out)
   }
 
   // MARK: Time
@@ -752,7 +750,7 @@ public struct SenderEngine: Sendable {
   private mutating func handleTick(_ out: inout [SenderAction]) {
     if let retry = retryAt, now >= retry {
       retryAt = nil
-      sendControl(.status, timeout: configuration.responseTimeout, &out)
+      sendControl(.status, &out)
       phase = .checkingStatus
     }
     if phase == .restarting, let limit = restartDeadline, now >= limit {
@@ -804,9 +802,19 @@ public struct SenderEngine: Sendable {
     if let next = candidates.compactMap({ $0 }).min() { out.append(.armTimer(at: next)) }
   }
 
-  mutating func sendControl(_ request: Request, timeout: Duration, _ out: inout [SenderAction]) {
-    deadline = now + timeout
+  mutating func sendControl(_ request: Request, _ out: inout [SenderAction]) {
+    deadline = now + timeout(for: request)
     out.append(.writeControl(request.encoded))
+  }
+
+  /// How long `request` may take to be answered: the slow timeout for the requests whose answer
+  /// waits on the whole slot (PREPARE may erase it; VALIDATE reads the whole image, and ACTIVATE
+  /// checks it again as VALIDATE does), the quick one for the rest.
+  func timeout(for request: Request) -> Duration {
+    switch request {
+    case .prepare, .validate, .activate: configuration.slowResponseTimeout
+    case .status, .window, .abort, .confirm, .features, .blockHashes: configuration.responseTimeout
+    }
   }
 
   private mutating func finish(_ failure: PushFailure?, _ out: inout [SenderAction]) {

@@ -8,9 +8,11 @@ public struct SenderConfiguration: Equatable, Sendable {
   public var activate: Bool
   /// Skip the trial boot (ACTIVATE flag bit 0).
   public var permanent: Bool
-  /// How long a quick request (STATUS, WINDOW, ACTIVATE, the Info read) may take to be answered.
+  /// How long a quick request (STATUS, WINDOW, FEATURES, CONFIRM, the Info read) may take to be
+  /// answered.
   public var responseTimeout: Duration
-  /// How long PREPARE (the device may erase) and VALIDATE (it reads the whole image) may take.
+  /// How long PREPARE (the device may erase), VALIDATE (it reads the whole image) and ACTIVATE (it
+  /// checks the whole image again, as VALIDATE does) may take.
   public var slowResponseTimeout: Duration
   /// How long the device may take to come back after ACTIVATE.
   public var restartTimeout: Duration

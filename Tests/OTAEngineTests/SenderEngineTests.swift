@@ -269,3 +269,51 @@ import Testing
     #expect(outcome == .failed(.refused(.prepare, .storageError), sender.report))
   }
 }
+
+extension SenderEngineTests {
+  static func timers(_ actions: [SenderAction]) -> [Duration] {
+    actions.compactMap { if case .armTimer(let due) = $0 { due } else { nil } }
+  }
+
+  // [P-TIME-ACTIVATE]
+  /// ACTIVATE checks the whole image again, as VALIDATE does: on a large image its answer takes as
+  /// long, so it waits the slow timeout (60 s), not the quick one (5 s) after which the link would
+  /// be dropped and only the restart path could save the push.
+  @Test mutating func activateWaitsForItsAnswerAsLongAsValidate() {
+    _ = connect()
+    let status = TransferStatus(state: .validated, size: 1000, crc32: Self.crc, committedOffset: 1000)
+    let validate = answer(Response(.status, .success, .status(status)))
+    #expect(Self.controls(validate) == [.validate])
+    #expect(Self.timers(validate) == [.seconds(60)])
+    let activate = answer(Response(.validate, .success))
+    #expect(Self.controls(activate) == [.activate(permanent: false)])
+    #expect(Self.timers(activate) == [.seconds(60)], "ACTIVATE's answer may take as long as VALIDATE's")
+    // 5 s, then 59 s without an answer: still waiting for it, the link kept.
+    for second in [5, 59] {
+      now = .seconds(second)
+      let waiting = feed(.tick(now: now))
+      #expect(!waiting.contains(.disconnect), "\(second) s into ACTIVATE")
+      #expect(sender.phase == .activating)
+    }
+    // The answer comes late: the restart is expected, not a reconnect after a timeout.
+    _ = answer(Response(.activate, .success))
+    #expect(sender.phase == .restarting)
+    #expect(sender.report.reconnects == 0)
+  }
+
+  /// The same for the ACTIVATE sent again after a reconnect (the link dropped before its answer),
+  /// and the slow timeout is still a timeout: at 60 s without an answer the link is dropped.
+  @Test mutating func activateSentAgainWaitsTheSlowTimeoutAndNoLonger() {
+    validated()
+    _ = feed(.disconnected(now: now))
+    _ = feed(.connected(mtu: 247, now: now))
+    let status = TransferStatus(state: .validated, size: 1000, crc32: Self.crc, committedOffset: 1000)
+    let again = feed(.info(Self.info(state: .validated, transfer: status), now: now))
+    #expect(Self.controls(again) == [.activate(permanent: false)])
+    #expect(Self.timers(again) == [.seconds(60)])
+    now = .seconds(5)
+    #expect(!feed(.tick(now: now)).contains(.disconnect))
+    now = .seconds(60)
+    #expect(feed(.tick(now: now)).contains(.disconnect))
+  }
+}
