@@ -64,6 +64,8 @@ public struct SenderEngine: Sendable {
   /// Failed attempts at the window starting at each offset, and where its last resend started.
   var attempts: [UInt32: (count: Int, resendFrom: UInt32)] = [:]
   var connectFailures = 0
+  /// When the device first answered busy in the current run of failed connection attempts.
+  var busySince: Duration?
   /// Storage errors and "busy" answered to PREPARE, VALIDATE or ACTIVATE since the last progress.
   var deviceRetries = 0
   var lastFailureReason = ""
@@ -128,6 +130,10 @@ public struct SenderEngine: Sendable {
     case .connectFailed(let reason, let now):
       self.now = now
       connectionLost(reason: "could not connect: \(reason)", &out)
+    case .deviceBusy(let now):
+      self.now = now
+      if busySince == nil { busySince = now }
+      connectionLost(reason: "could not connect: the device is busy with another central", busy: true, &out)
     case .disconnected(let now):
       self.now = now
       connectionLost(reason: "disconnected", &out)
@@ -171,6 +177,7 @@ public struct SenderEngine: Sendable {
     channelChunkPayload = nil
     chunkPayload = chosenChunkPayload
     if phase == .restarting { restartDeadline = nil }
+    busySince = nil
     missingReportsOn = false
     operationsOn = false
     phase = phase == .restarting ? .verifying : .readingInfo
@@ -179,7 +186,8 @@ public struct SenderEngine: Sendable {
     out.append(.readInfo)
   }
 
-  private mutating func connectionLost(reason: String, _ out: inout [SenderAction]) {
+  private mutating func connectionLost(reason: String, busy: Bool = false, _ out: inout [SenderAction]) {
+    if !busy { busySince = nil }
     abandonPaging()
     resetTransferMachinery()
     deadline = nil
@@ -198,8 +206,18 @@ public struct SenderEngine: Sendable {
     connectFailures += 1
     lastFailureReason = reason
     report.reconnects += 1
-    guard connectFailures <= configuration.maxConnectAttempts else {
-      finish(.unreachable(attempts: connectFailures, lastReason: reason), &out)
+    // A busy device is waited for at least `busyPatience`: the central holding it may be one the
+    // device drops soon (silent, or done), and the attempts alone may run out in under a second.
+    let waitedForBusy = busySince.map { now - $0 }
+    guard
+      connectFailures <= configuration.maxConnectAttempts
+        || waitedForBusy.map({ $0 < configuration.busyPatience }) == true
+    else {
+      if let waitedForBusy {
+        finish(.deviceBusy(attempts: connectFailures, waited: waitedForBusy), &out)
+      } else {
+        finish(.unreachable(attempts: connectFailures, lastReason: reason), &out)
+      }
       return
     }
     phase = .connecting
