@@ -8,6 +8,8 @@ import OTAWire
 public enum CommandSession {
   public enum Failure: Error, Equatable, Sendable, CustomStringConvertible {
     case unreachable(String)
+    /// The device refused the connection: it serves another central.
+    case busy
     case timedOut
     case disconnected(String)
     case unreadableInfo(String)
@@ -15,6 +17,7 @@ public enum CommandSession {
     public var description: String {
       switch self {
       case .unreachable(let reason): "could not connect: \(reason)"
+      case .busy: "device busy with another central"
       case .timedOut: "the device did not answer in time"
       case .disconnected(let reason): "the link dropped: \(reason)"
       case .unreadableInfo(let reason): "the device's Info could not be read: \(reason)"
@@ -53,6 +56,8 @@ public enum CommandSession {
           link.readInfo()
         case .connectFailed(let reason):
           return .failure(.unreachable(reason))
+        case .deviceBusy:
+          return .failure(.busy)
         case .disconnected(let reason):
           return .failure(.disconnected(reason))
         case .info(let bytes):

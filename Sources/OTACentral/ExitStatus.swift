@@ -29,7 +29,7 @@ public enum ExitStatus: Int32, CaseIterable, Sendable {
     case .rolledBack:
       "rolled back, another version after the restart, not confirmed in time, or confirm after a rollback"
     case .timedOut: "the device stopped answering"
-    case .refused: "refused by the device, or a protocol error"
+    case .refused: "refused by the device (also busy with another central), or a protocol error"
     case .imageUnusable: "the image file cannot be read, or is not an image that can be used"
     case .signatureInvalid: "no trusted signature verifies (push, image inspect)"
     case .downgradeRefused: "downgrade refused: an older version or security counter"

@@ -14,7 +14,8 @@ extension PushFailure {
     case .validationFailed: .validationFailed
     case .rolledBack, .wrongVersionAfterRestart, .notConfirmed: .rolledBack
     case .timedOut: .timedOut
-    case .refused, .protocolError: .refused
+    // The device refused the connection, as it refuses PREPARE with busy (`.refused`).
+    case .refused, .protocolError, .deviceBusy: .refused
     }
   }
 
@@ -26,6 +27,10 @@ extension PushFailure {
     case .unreachable(let attempts, let reason):
       "device not reachable: \(attempts) connection attempts failed (last: \(reason)). "
         + "Check that the device is running and in range, and that --device names it."
+    case .deviceBusy(let attempts, let waited):
+      "device busy with another central: \(attempts) connection attempts failed, refused as busy for the "
+        + "last \(Self.seconds(waited)). It serves one central at a time: try again when the other one is "
+        + "done (a push resumes where it stopped)."
     case .tooLarge(let size, let capacity):
       "image too large: \(size) bytes, but the device's slot holds \(capacity). "
         + "Build a smaller image or give the device larger slots. Nothing was sent."
@@ -78,6 +83,12 @@ extension PushFailure {
 }
 
 extension PushFailure {
+  /// "3.2 s": a duration to a tenth of a second.
+  static func seconds(_ duration: Duration) -> String {
+    let tenths = max(0, Int((duration / .milliseconds(100)).rounded()))
+    return "\(tenths / 10).\(tenths % 10) s"
+  }
+
   /// The explanation, with what the device's Info adds: a device that requires pairing has
   /// bluetoothd refuse every write from a central that has not paired with it, which looks from
   /// here like a link that keeps failing.

@@ -78,6 +78,9 @@ public final class PushSession {
     case .connectFailed(let reason):
       logger.debug("connect failed", metadata: ["reason": "\(reason)"])
       apply(engine.handle(.connectFailed(reason: reason, now: now)))
+    case .deviceBusy:
+      logger.debug("connect failed", metadata: ["reason": "\(LinkError.deviceBusy)"])
+      apply(engine.handle(.deviceBusy(now: now)))
     case .disconnected(let reason):
       note("link lost: \(reason)")
       apply(engine.handle(.disconnected(now: now)))

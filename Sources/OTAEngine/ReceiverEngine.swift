@@ -286,7 +286,9 @@ public struct ReceiverEngine: Sendable {
     let limit = min(
       UInt64(journal.committedOffset) + UInt64(configuration.windowCapacity), UInt64(journal.size))
     guard chunk.offset >= journal.committedOffset, chunk.end <= limit else {
-      if chunk.end <= UInt64(journal.committedOffset), isLateCopyOfAReportedChunk(chunk) { return }
+      if chunk.end <= UInt64(journal.committedOffset), isLateCopyOfAReport(chunk.offset..<UInt32(chunk.end)) {
+        return
+      }
       statistics.chunksDropped += 1
       return
     }
@@ -302,11 +304,12 @@ public struct ReceiverEngine: Sendable {
     return true
   }
 
-  /// A chunk of bytes committed already that a recent report named: its resend completed the
-  /// WINDOW before this late copy came (a bearer's burst later than the reorder window plus a
-  /// round trip). The same proof as a duplicate inside the WINDOW, counted as a duplicate.
-  private mutating func isLateCopyOfAReportedChunk(_ chunk: DataChunk) -> Bool {
-    guard missing.isSpuriousReport(chunk.offset..<UInt32(chunk.end)) else { return false }
+  /// A chunk or operation whose bytes are committed already and that a recent report named: its
+  /// resend completed the WINDOW before this late copy came (a bearer's burst later than the
+  /// reorder window plus a round trip). The same proof as a duplicate inside the WINDOW, counted
+  /// as a duplicate.
+  private mutating func isLateCopyOfAReport(_ range: Range<UInt32>) -> Bool {
+    guard missing.isSpuriousReport(range) else { return false }
     statistics.chunksDuplicate += 1
     widenReorderWindow()
     return true
@@ -351,6 +354,13 @@ public struct ReceiverEngine: Sendable {
         perform(.readRunning(offset: UInt32(source.lowerBound), length: operation.length), &out)
       }
     } catch {
+      // Below the committed offset is outside the window, but a late copy of a reported range is
+      // a duplicate there as it is for a plain chunk: reports work unchanged with operations.
+      if case .outsideWindow(let target, _) = error, target.upperBound <= window.lowerBound,
+        isLateCopyOfAReport(UInt32(target.lowerBound)..<UInt32(target.upperBound))
+      {
+        return
+      }
       reject(error)
     }
   }

@@ -64,6 +64,8 @@ public struct SenderEngine: Sendable {
   /// Failed attempts at the window starting at each offset, and where its last resend started.
   var attempts: [UInt32: (count: Int, resendFrom: UInt32)] = [:]
   var connectFailures = 0
+  /// When the device first answered busy in the current run of failed connection attempts.
+  var busySince: Duration?
   /// Storage errors and "busy" answered to PREPARE, VALIDATE or ACTIVATE since the last progress.
   var deviceRetries = 0
   var lastFailureReason = ""
@@ -128,6 +130,10 @@ public struct SenderEngine: Sendable {
     case .connectFailed(let reason, let now):
       self.now = now
       connectionLost(reason: "could not connect: \(reason)", &out)
+    case .deviceBusy(let now):
+      self.now = now
+      if busySince == nil { busySince = now }
+      connectionLost(reason: "could not connect: the device is busy with another central", busy: true, &out)
     case .disconnected(let now):
       self.now = now
       connectionLost(reason: "disconnected", &out)
@@ -171,6 +177,7 @@ public struct SenderEngine: Sendable {
     channelChunkPayload = nil
     chunkPayload = chosenChunkPayload
     if phase == .restarting { restartDeadline = nil }
+    busySince = nil
     missingReportsOn = false
     operationsOn = false
     phase = phase == .restarting ? .verifying : .readingInfo
@@ -179,7 +186,8 @@ public struct SenderEngine: Sendable {
     out.append(.readInfo)
   }
 
-  private mutating func connectionLost(reason: String, _ out: inout [SenderAction]) {
+  private mutating func connectionLost(reason: String, busy: Bool = false, _ out: inout [SenderAction]) {
+    if !busy { busySince = nil }
     abandonPaging()
     resetTransferMachinery()
     deadline = nil
@@ -198,8 +206,18 @@ public struct SenderEngine: Sendable {
     connectFailures += 1
     lastFailureReason = reason
     report.reconnects += 1
-    guard connectFailures <= configuration.maxConnectAttempts else {
-      finish(.unreachable(attempts: connectFailures, lastReason: reason), &out)
+    // A busy device is waited for at least `busyPatience`: the central holding it may be one the
+    // device drops soon (silent, or done), and the attempts alone may run out in under a second.
+    let waitedForBusy = busySince.map { now - $0 }
+    guard
+      connectFailures <= configuration.maxConnectAttempts
+        || waitedForBusy.map({ $0 < configuration.busyPatience }) == true
+    else {
+      if let waitedForBusy {
+        finish(.deviceBusy(attempts: connectFailures, waited: waitedForBusy), &out)
+      } else {
+        finish(.unreachable(attempts: connectFailures, lastReason: reason), &out)
+      }
       return
     }
     phase = .connecting
@@ -312,9 +330,9 @@ public struct SenderEngine: Sendable {
     }
     if activePlan != nil { wanted.insert(.operations) }
     if !wanted.isEmpty {
-      sendControl(.features(wanted), timeout: configuration.responseTimeout, &out)
+      sendControl(.features(wanted), &out)
     } else {
-      sendControl(.status, timeout: configuration.responseTimeout, &out)
+      sendControl(.status, &out)
     }
   }
 
@@ -327,7 +345,7 @@ public struct SenderEngine: Sendable {
     {
       // The link dropped before the device took ACTIVATE: it never restarted. Ask again.
       phase = .activating
-      sendControl(.activate(permanent: configuration.permanent), timeout: configuration.responseTimeout, &out)
+      sendControl(.activate(permanent: configuration.permanent), &out)
       return
     }
     if info.state == .activating {
@@ -345,7 +363,7 @@ public struct SenderEngine: Sendable {
       }
       if configuration.confirm {
         phase = .confirming
-        sendControl(.confirm, timeout: configuration.responseTimeout, &out)
+        sendControl(.confirm, &out)
         return
       }
       // On trial: the device's health check decides. Look again until it confirms or rolls back.
@@ -401,7 +419,7 @@ public struct SenderEngine: Sendable {
         operationsOn = enabled.contains(.operations) && activePlan != nil
       }
       if !operationsOn { report.transferMode = .plain }
-      sendControl(.status, timeout: configuration.responseTimeout, &out)
+      sendControl(.status, &out)
     case (.prepare, .preparing): handlePrepareAnswer(response, &out)
     case (.validate, .validating): handleValidateAnswer(response, &out)
     case (.activate, .activating): handleActivateAnswer(response, &out)
@@ -445,9 +463,7 @@ public struct SenderEngine: Sendable {
     default:
       phase = .preparing
       if report.transferStartedAt == nil { report.transferStartedAt = now }
-      sendControl(
-        .prepare(size: size, crc32: imageCRC, version: configuration.version),
-        timeout: configuration.slowResponseTimeout, &out)
+      sendControl(.prepare(size: size, crc32: imageCRC, version: configuration.version), &out)
     }
   }
 
@@ -478,7 +494,7 @@ public struct SenderEngine: Sendable {
       }
       phase = .activating
       activationSent = true
-      sendControl(.activate(permanent: configuration.permanent), timeout: configuration.responseTimeout, &out)
+      sendControl(.activate(permanent: configuration.permanent), &out)
     case .missingData:
       // The device's view differs from ours: look again.
       resync(&out)
@@ -544,7 +560,7 @@ public struct SenderEngine: Sendable {
     out.append(
       .progress(
         SenderProgress(phase: .validating, committed: committed, total: size, bytesOnAir: report.bytesOnAir)))
-    sendControl(.validate, timeout: configuration.slowResponseTimeout, &out)
+    sendControl(.validate, &out)
   }
 
   /// Streams as much as the credit allows, opening windows up to `windowsInFlight` and sending each
@@ -744,7 +760,7 @@ public struct SenderEngine: Sendable {
   private mutating func resync(_ out: inout [SenderAction]) {
     tasks.removeAll()
     phase = .checkingStatus
-    sendControl(.status, timeout: configuration.responseTimeout, &out)
+    sendControl(.status, &out)
   }
 
   // MARK: Time
@@ -752,7 +768,7 @@ public struct SenderEngine: Sendable {
   private mutating func handleTick(_ out: inout [SenderAction]) {
     if let retry = retryAt, now >= retry {
       retryAt = nil
-      sendControl(.status, timeout: configuration.responseTimeout, &out)
+      sendControl(.status, &out)
       phase = .checkingStatus
     }
     if phase == .restarting, let limit = restartDeadline, now >= limit {
@@ -804,9 +820,19 @@ public struct SenderEngine: Sendable {
     if let next = candidates.compactMap({ $0 }).min() { out.append(.armTimer(at: next)) }
   }
 
-  mutating func sendControl(_ request: Request, timeout: Duration, _ out: inout [SenderAction]) {
-    deadline = now + timeout
+  mutating func sendControl(_ request: Request, _ out: inout [SenderAction]) {
+    deadline = now + timeout(for: request)
     out.append(.writeControl(request.encoded))
+  }
+
+  /// How long `request` may take to be answered: the slow timeout for the requests whose answer
+  /// waits on the whole slot (PREPARE may erase it; VALIDATE reads the whole image, and ACTIVATE
+  /// checks it again as VALIDATE does), the quick one for the rest.
+  func timeout(for request: Request) -> Duration {
+    switch request {
+    case .prepare, .validate, .activate: configuration.slowResponseTimeout
+    case .status, .window, .abort, .confirm, .features, .blockHashes: configuration.responseTimeout
+    }
   }
 
   private mutating func finish(_ failure: PushFailure?, _ out: inout [SenderAction]) {

@@ -8,9 +8,11 @@ public struct SenderConfiguration: Equatable, Sendable {
   public var activate: Bool
   /// Skip the trial boot (ACTIVATE flag bit 0).
   public var permanent: Bool
-  /// How long a quick request (STATUS, WINDOW, ACTIVATE, the Info read) may take to be answered.
+  /// How long a quick request (STATUS, WINDOW, FEATURES, CONFIRM, the Info read) may take to be
+  /// answered.
   public var responseTimeout: Duration
-  /// How long PREPARE (the device may erase) and VALIDATE (it reads the whole image) may take.
+  /// How long PREPARE (the device may erase), VALIDATE (it reads the whole image) and ACTIVATE (it
+  /// checks the whole image again, as VALIDATE does) may take.
   public var slowResponseTimeout: Duration
   /// How long the device may take to come back after ACTIVATE.
   public var restartTimeout: Duration
@@ -21,6 +23,11 @@ public struct SenderConfiguration: Equatable, Sendable {
   /// The first reconnect delay; it doubles up to `maxBackoff`.
   public var backoff: Duration
   public var maxBackoff: Duration
+  /// A device busy with another central is asked again for at least this long, counted from its
+  /// first busy answer, however few `maxConnectAttempts` allow: longer than the simulated device
+  /// gives a central that connects and says nothing (its hello timeout, 3 s), so that such a
+  /// central does not make a push give up.
+  public var busyPatience: Duration
   /// The largest window is the device's window capacity divided by this: with 2, one window is
   /// checked while the next streams. Smaller windows (after failures) pipeline deeper.
   public var windowsInFlight: Int
@@ -58,7 +65,8 @@ public struct SenderConfiguration: Equatable, Sendable {
     version: Version, activate: Bool = true, permanent: Bool = false,
     responseTimeout: Duration = .seconds(5), slowResponseTimeout: Duration = .seconds(60),
     restartTimeout: Duration = .seconds(60), maxWindowAttempts: Int = 8, maxConnectAttempts: Int = 8,
-    backoff: Duration = .milliseconds(100), maxBackoff: Duration = .seconds(5), windowsInFlight: Int = 2,
+    backoff: Duration = .milliseconds(100), maxBackoff: Duration = .seconds(5),
+    busyPatience: Duration = .seconds(10), windowsInFlight: Int = 2,
     confirm: Bool = false, trialTimeout: Duration = .seconds(300), trialPollInterval: Duration = .seconds(1),
     announcedCRC: UInt32? = nil, force: Bool = false, writeSize: WriteSize = .auto,
     linkLayerDataLength: Int = WriteSize.assumedDataLength, missingRangeReports: Bool = true,
@@ -84,6 +92,7 @@ public struct SenderConfiguration: Equatable, Sendable {
     self.maxConnectAttempts = maxConnectAttempts
     self.backoff = backoff
     self.maxBackoff = maxBackoff
+    self.busyPatience = busyPatience
     self.windowsInFlight = max(1, windowsInFlight)
     self.announcedCRC = announcedCRC
   }
@@ -94,6 +103,9 @@ public enum SenderEvent: Sendable {
   /// The link is up and the OTA service found.
   case connected(mtu: Int, now: Duration)
   case connectFailed(reason: String, now: Duration)
+  /// The device refused the connection because it serves another central (the simulated link's
+  /// busy answer): asked again, patiently (`SenderConfiguration.busyPatience`).
+  case deviceBusy(now: Duration)
   case disconnected(now: Duration)
   /// The whole Info value (the host did the long read).
   case info([UInt8], now: Duration)
@@ -230,6 +242,8 @@ public enum PushFailure: Error, Equatable, Sendable {
   /// The new image ran on trial, but neither the device nor anybody else confirmed it in time.
   case notConfirmed(Version, waited: Duration)
   case unreachable(attempts: Int, lastReason: String)
+  /// Every connection attempt of the last `waited` was refused: the device serves another central.
+  case deviceBusy(attempts: Int, waited: Duration)
   case timedOut(SenderPhase)
   case protocolError(String)
 }

@@ -59,6 +59,9 @@ extension PeripheralLink {
 public enum CentralEvent: Equatable, Sendable {
   case connected(mtu: Int)
   case connectFailed(String)
+  /// The device refused the connection: it serves another central (the simulated link's busy
+  /// answer; BlueZ tells a central nothing of the kind).
+  case deviceBusy
   case disconnected(String)
   /// A control-point notification.
   case notification([UInt8])

@@ -74,14 +74,33 @@ public final class SocketCentral: CentralLink {
 
   public func connect(now: Duration) {
     reset()
+    nextEvent = now
+    let socket: UnixSocket
     do {
-      let socket = try UnixSocket.connect(to: path)
+      socket = try UnixSocket.connect(to: path)
+    } catch {
+      pendingEvents.append(.connectFailed(error.description))
+      return
+    }
+    do {
       try socket.send(.hello(mtu: UInt16(conditions.mtu)))
       self.socket = socket
     } catch {
-      pendingEvents.append(.connectFailed(error.description))
+      // A device busy with another central answers busy and closes at once, often before the
+      // hello is out: its answer still waits to be read.
+      pendingEvents.append(
+        error == .disconnected ? Self.refusal(on: socket) : .connectFailed(error.description))
+      socket.close()
     }
-    nextEvent = now
+  }
+
+  /// Why a device closed a connection before the hello went out: busy if it said so.
+  private static func refusal(on socket: UnixSocket) -> CentralEvent {
+    var decoder = FrameDecoder()
+    // The device has closed its end: a blocking read returns what it sent, then the end.
+    while let count = try? socket.readAvailable(into: &decoder), count > 0 {}
+    if case .busy? = try? decoder.next() { return .deviceBusy }
+    return .connectFailed(LinkError.disconnected.description)
   }
 
   public func service(readable: Set<Int32>, now: Duration) -> [CentralEvent] {
@@ -166,7 +185,7 @@ public final class SocketCentral: CentralLink {
       events.append(.writable(conditions.queueDepth))
     case .busy:
       reset()
-      events.append(.connectFailed(LinkError.deviceBusy.description))
+      events.append(.deviceBusy)
     case .writeResponse(let status):
       requestInFlight = nil
       if status != 0 { events.append(.controlWriteFailed(status)) }

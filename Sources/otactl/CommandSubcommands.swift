@@ -112,6 +112,13 @@ private func talk(_ device: DeviceOptions, request: (InfoRecord) -> Request?) th
   switch CommandSession.run(link: link, request: request, timeout: timeout) {
   case .success(let result):
     return result
+  case .failure(.busy):
+    // Refused as PREPARE is when the device is busy: the same exit status as push's.
+    FileHandle.standardError.write(
+      Data(
+        "otactl: \(CommandSession.Failure.busy): it serves one central at a time, try again when the other one is done.\n"
+          .utf8))
+    throw ExitCode(.refused)
   case .failure(let failure):
     FileHandle.standardError.write(
       Data("otactl: \(failure). Check that the device runs and --device names it.\n".utf8))

@@ -119,6 +119,16 @@ struct PushCommand: ParsableCommand {
     if full, base != nil {
       throw ValidationError("--full sends plain chunks: it cannot use --base")
     }
+    // Flags that only mean something when the push activates the image.
+    if noActivate, permanent {
+      throw ValidationError(
+        "--permanent activates without a trial boot, --no-activate stops before ACTIVATE: give one of them")
+    }
+    if noActivate, confirm {
+      throw ValidationError(
+        "--confirm confirms the new version once activated, --no-activate stops before ACTIVATE: give one of them"
+      )
+    }
     if let announceCRC, UInt32(announceCRC, radix: 16) == nil {
       throw ValidationError("--announce-crc \(announceCRC): give 8 hex digits")
     }

@@ -27,14 +27,28 @@ import Testing
       .windowRetriesExhausted(offset: 0, status: .storageError, attempts: 8),
       .validationFailed(.validationFailed), .validationFailed(.signatureInvalid),
       .validationFailed(.downgradeRefused), .timedOut(.validating), .refused(.prepare, .invalidState),
-      .protocolError("x"),
+      .protocolError("x"), .deviceBusy(attempts: 9, waited: .seconds(11)),
     ]
     let statuses = failures.map(\.exitStatus)
     #expect(!statuses.contains(.success) && !statuses.contains(.usage))
     #expect(
       statuses == [
         .unreachable, .tooLarge, .transferFailed, .storageFailed, .validationFailed, .signatureInvalid,
-        .downgradeRefused, .timedOut, .refused, .refused,
+        .downgradeRefused, .timedOut, .refused, .refused, .refused,
       ])
+  }
+}
+
+extension ExitStatusTests {
+  /// A device busy with another central is not "not reachable … in range": the message says busy
+  /// and what to do, and the code is the one for a device that answers PREPARE busy.
+  @Test func aBusyDeviceIsExplainedAsBusy() {
+    let failure = PushFailure.deviceBusy(attempts: 8, waited: .milliseconds(11_300))
+    #expect(failure.exitStatus == PushFailure.refused(.prepare, .busy).exitStatus)
+    #expect(
+      failure.explanation
+        == "device busy with another central: 8 connection attempts failed, refused as busy for the last "
+        + "11.3 s. It serves one central at a time: try again when the other one is done (a push resumes "
+        + "where it stopped).")
   }
 }

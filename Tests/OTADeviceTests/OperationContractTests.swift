@@ -146,3 +146,49 @@ extension OperationContractTests {
     #expect(reads() == before + 1)
   }
 }
+
+extension OperationContractTests {
+  // [P-OPS-LATE]
+  /// Missing-range reports work unchanged with operations: a late operation that comes after its
+  /// resend committed the WINDOW proves the report spurious, as a late plain chunk does
+  /// (`MissingRangeContractTests.aLateCopyAfterItsWindowCommittedStillProvesTheReportSpurious`):
+  /// counted as a duplicate, not dropped or rejected (no warning in otad's log), and the reorder
+  /// window widens. Once per report; a committed range no report named is still refused.
+  @Test func aLateOperationAfterItsWindowCommittedStillProvesTheReportSpurious() throws {
+    let image = Contract.image
+    var bench = try Self.bench(target: image)
+    func send(_ range: Range<Int>) throws -> [[UInt8]] {
+      var answers: [[UInt8]] = []
+      for start in stride(from: range.lowerBound, to: range.upperBound, by: 100) {
+        answers += try bench.data(
+          Self.op(UInt32(start), 0x00, Array(image[start..<min(start + 100, range.upperBound)])))
+      }
+      return answers
+    }
+    #expect(try bench.controlBytes(Contract.window(0, 1800, Contract.crc(0..<1800))).isEmpty)
+    _ = try send(0..<100)
+    _ = try send(200..<1700)
+    _ = try bench.tick(after: .milliseconds(100))
+    #expect(try send(1700..<1800) == [MissingRangeContractTests.report(highest: 1800, [(100, 100)])])
+    // The resend completes the WINDOW: committed.
+    #expect(try send(100..<200) == [Contract.windowAnswer(0x00, 1800)])
+    let statistics = bench.host.engine.statistics
+    // Then the original arrives, below the committed offset.
+    #expect(try send(100..<200).isEmpty)
+    #expect(bench.host.engine.statistics.spuriousReports == 1)
+    #expect(bench.host.engine.reorderWindow == .milliseconds(200))
+    #expect(bench.host.engine.statistics.chunksDuplicate == statistics.chunksDuplicate + 1)
+    #expect(bench.host.engine.statistics.chunksDropped == statistics.chunksDropped)
+    #expect(bench.host.engine.statistics.operationsRejected == 0)
+    #expect(bench.host.engine.lastRejection == nil)
+    // Once per report: a third copy proves nothing more, and is refused as outside the window.
+    _ = try send(100..<200)
+    #expect(bench.host.engine.statistics.spuriousReports == 1)
+    #expect(bench.host.engine.statistics.operationsRejected == 1)
+    // A committed range no report named is still refused, as before.
+    _ = try send(300..<400)
+    #expect(bench.host.engine.statistics.chunksDropped == statistics.chunksDropped + 2)
+    #expect(bench.host.engine.statistics.operationsRejected == 2)
+    #expect(bench.host.engine.reorderWindow == .milliseconds(200))
+  }
+}

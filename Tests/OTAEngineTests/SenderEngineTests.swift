@@ -282,3 +282,114 @@ import Testing
     #expect(outcome == .failed(.refused(.prepare, .storageError), sender.report))
   }
 }
+
+extension SenderEngineTests {
+  static func timers(_ actions: [SenderAction]) -> [Duration] {
+    actions.compactMap { if case .armTimer(let due) = $0 { due } else { nil } }
+  }
+
+  // [P-TIME-ACTIVATE]
+  /// ACTIVATE checks the whole image again, as VALIDATE does: on a large image its answer takes as
+  /// long, so it waits the slow timeout (60 s), not the quick one (5 s) after which the link would
+  /// be dropped and only the restart path could save the push.
+  @Test mutating func activateWaitsForItsAnswerAsLongAsValidate() {
+    _ = connect()
+    let status = TransferStatus(state: .validated, size: 1000, crc32: Self.crc, committedOffset: 1000)
+    let validate = answer(Response(.status, .success, .status(status)))
+    #expect(Self.controls(validate) == [.validate])
+    #expect(Self.timers(validate) == [.seconds(60)])
+    let activate = answer(Response(.validate, .success))
+    #expect(Self.controls(activate) == [.activate(permanent: false)])
+    #expect(Self.timers(activate) == [.seconds(60)], "ACTIVATE's answer may take as long as VALIDATE's")
+    // 5 s, then 59 s without an answer: still waiting for it, the link kept.
+    for second in [5, 59] {
+      now = .seconds(second)
+      let waiting = feed(.tick(now: now))
+      #expect(!waiting.contains(.disconnect), "\(second) s into ACTIVATE")
+      #expect(sender.phase == .activating)
+    }
+    // The answer comes late: the restart is expected, not a reconnect after a timeout.
+    _ = answer(Response(.activate, .success))
+    #expect(sender.phase == .restarting)
+    #expect(sender.report.reconnects == 0)
+  }
+
+  /// The same for the ACTIVATE sent again after a reconnect (the link dropped before its answer),
+  /// and the slow timeout is still a timeout: at 60 s without an answer the link is dropped.
+  @Test mutating func activateSentAgainWaitsTheSlowTimeoutAndNoLonger() {
+    validated()
+    _ = feed(.disconnected(now: now))
+    _ = feed(.connected(mtu: 247, now: now))
+    let status = TransferStatus(state: .validated, size: 1000, crc32: Self.crc, committedOffset: 1000)
+    let again = feed(.info(Self.info(state: .validated, transfer: status), now: now))
+    #expect(Self.controls(again) == [.activate(permanent: false)])
+    #expect(Self.timers(again) == [.seconds(60)])
+    now = .seconds(5)
+    #expect(!feed(.tick(now: now)).contains(.disconnect))
+    now = .seconds(60)
+    #expect(feed(.tick(now: now)).contains(.disconnect))
+  }
+}
+
+extension SenderEngineTests {
+  /// Feeds `event` at each connect the sender asks for, passing the time it asks to wait, until the
+  /// push ends; returns the delays asked for and the outcome.
+  mutating func refuseEveryConnect(with event: (Duration) -> SenderEvent) -> ([Duration], SenderOutcome?) {
+    _ = feed(.start(now: now))
+    var delays: [Duration] = []
+    var outcome: SenderOutcome?
+    while outcome == nil, delays.count < 100 {
+      let actions = feed(event(now))
+      for case .connect(let delay) in actions {
+        delays.append(delay)
+        now += delay
+      }
+      outcome = Self.finished(actions)
+    }
+    return (delays, outcome)
+  }
+
+  /// A device busy with another central (one that connected and says nothing holds it until its
+  /// hello timeout, 3 s) is asked again for at least `busyPatience` (10 s), even when the attempts
+  /// allowed would run out in 0.7 s; then the push fails as busy, not as unreachable.
+  @Test mutating func aBusyDeviceIsWaitedForPastItsHelloTimeoutThenTheFailureSaysBusy() {
+    sender = SenderEngine(
+      image: Self.image, configuration: SenderConfiguration(version: Self.version, maxConnectAttempts: 3))
+    let (delays, outcome) = refuseEveryConnect { .deviceBusy(now: $0) }
+    #expect(
+      delays == [
+        .milliseconds(100), .milliseconds(200), .milliseconds(400), .milliseconds(800), .milliseconds(1600),
+        .milliseconds(3200), .seconds(5),
+      ])
+    #expect(outcome == .failed(.deviceBusy(attempts: 8, waited: .milliseconds(11_300)), sender.report))
+  }
+
+  /// The device that stops being busy is connected to; the patience was for the busy answers only.
+  @Test mutating func aDeviceNoLongerBusyIsConnectedToAndThePushGoesOn() {
+    sender = SenderEngine(
+      image: Self.image, configuration: SenderConfiguration(version: Self.version, maxConnectAttempts: 3))
+    _ = feed(.start(now: now))
+    for _ in 0..<5 {
+      let actions = feed(.deviceBusy(now: now))
+      #expect(Self.finished(actions) == nil)
+      for case .connect(let delay) in actions { now += delay }
+    }
+    #expect(now == .milliseconds(3100), "past the silent central's 3 s")
+    _ = feed(.connected(mtu: 247, now: now))
+    #expect(Self.controls(feed(.info(Self.info(), now: now))) == [.status])
+  }
+
+  /// Without busy answers the attempts alone decide, as before: a device that is not there is not
+  /// waited for.
+  @Test mutating func anAbsentDeviceAfterBusyAnswersIsGivenUpOnByTheAttempts() {
+    sender = SenderEngine(
+      image: Self.image, configuration: SenderConfiguration(version: Self.version, maxConnectAttempts: 3))
+    _ = feed(.start(now: now))
+    for _ in 0..<3 { _ = feed(.deviceBusy(now: now)) }
+    let actions = feed(.connectFailed(reason: "no device", now: now))
+    guard case .failed(.unreachable(4, _), _) = Self.finished(actions) else {
+      Issue.record("\(actions)")
+      return
+    }
+  }
+}

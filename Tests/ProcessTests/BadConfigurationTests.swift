@@ -121,3 +121,40 @@ import Testing
     #expect(!daemon.log.contains("central connected"), "\(flags): nothing reached the device")
   }
 }
+
+extension BadConfigurationTests {
+  /// Pairs of otactl push flags that contradict each other: each only means something when the
+  /// push activates the image, and `--no-activate` stops before ACTIVATE.
+  static let contradictions: [[String]] = [
+    ["--permanent", "--no-activate"], ["--no-activate", "--permanent"], ["--no-activate", "--confirm"],
+  ]
+
+  /// What a push would change on the device: slot B's bytes and every file of the state directory
+  /// (the transfer journal, the boot state).
+  static func footprint(_ daemon: Daemon) throws -> [String: Data] {
+    var files = ["slot B": (try? Data(contentsOf: daemon.slotB)) ?? Data()]
+    let names = (try? FileManager.default.contentsOfDirectory(atPath: daemon.stateDirectory.path)) ?? []
+    for name in names {
+      files[name] = try Data(contentsOf: daemon.stateDirectory.appendingPathComponent(name))
+    }
+    return files
+  }
+
+  /// Contradicting flags on otactl push: a usage error (exit 64) naming both, before it connects
+  /// to the device; nothing on the device changes.
+  @Test(arguments: contradictions)
+  func otactlRefusesContradictingFlagsBeforeConnecting(_ flags: [String]) throws {
+    let daemon = try Daemon(firmware: Self.firmware)
+    try daemon.start()
+    let image = daemon.folder.appendingPathComponent("image.bin")
+    try Data(testBytes(3000, seed: 43)).write(to: image)
+    let before = try Self.footprint(daemon)
+    let result = try runTool(
+      "otactl", ["push", image.path, "--version", "1.1.0", "--device", daemon.socket] + flags)
+    #expect(result.status == 64, "\(flags): \(result.output)\n\(result.errors)")
+    for flag in flags { #expect(result.errors.contains(flag), "\(flags): \(result.errors)") }
+    #expect(!daemon.log.contains("central connected"), "\(flags): nothing reached the device")
+    #expect(try Self.footprint(daemon) == before, "\(flags): the device's slot and journal are untouched")
+    #expect(daemon.stop() == 0)
+  }
+}

@@ -33,6 +33,18 @@ final class LinkClient {
     return count <= 0 ? [] : Array(buffer[0..<count])
   }
 
+  /// Writes `bytes` whole (a blocking socket).
+  func send(_ bytes: [UInt8]) {
+    var offset = 0
+    while offset < bytes.count {
+      let count = bytes[offset...].withUnsafeBytes {
+        Glibc.send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL))
+      }
+      guard count > 0 else { return }
+      offset += count
+    }
+  }
+
   /// Frames as the simulated link writes them: length u16 (little-endian), type, fields.
   static let hello: [UInt8] = [0x03, 0x00, 0x01, 0x05, 0x02]  // MTU 517
   static let busy: [UInt8] = [0x01, 0x00, 0x03]
