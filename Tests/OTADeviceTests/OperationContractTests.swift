@@ -148,7 +148,7 @@ extension OperationContractTests {
 }
 
 extension OperationContractTests {
-  // [P-OPS-LATE]
+  // [P-REP-5]
   /// Missing-range reports work unchanged with operations: a late operation that comes after its
   /// resend committed the WINDOW proves the report spurious, as a late plain chunk does
   /// (`MissingRangeContractTests.aLateCopyAfterItsWindowCommittedStillProvesTheReportSpurious`):

@@ -63,11 +63,7 @@ import Testing
     #expect(try raw(100..<200) == [Contract.windowAnswer(0x00, 1800)])
     let dropped = bench.host.engine.statistics.chunksDropped
     #expect(try raw(100..<200).isEmpty)
-    withKnownIssue(
-      "the receiver drops an operation below the committed offset; being fixed on another branch"
-    ) {
-      #expect(bench.host.engine.statistics.spuriousReports == 1)
-      #expect(bench.host.engine.statistics.chunksDropped == dropped)
-    }
+    #expect(bench.host.engine.statistics.spuriousReports == 1)
+    #expect(bench.host.engine.statistics.chunksDropped == dropped)
   }
 }

@@ -288,7 +288,7 @@ extension SenderEngineTests {
     actions.compactMap { if case .armTimer(let due) = $0 { due } else { nil } }
   }
 
-  // [P-TIME-ACTIVATE]
+  // [P-TIME-7]
   /// ACTIVATE checks the whole image again, as VALIDATE does: on a large image its answer takes as
   /// long, so it waits the slow timeout (60 s), not the quick one (5 s) after which the link would
   /// be dropped and only the restart path could save the push.
