@@ -19,20 +19,17 @@ import time
 import mcumgr_toolkit
 
 
-def image_states(client):
-    return [
-        {
-            "slot": s.slot,
-            "version": s.version,
-            "hash": (s.hash or b"").hex(),
-            "bootable": s.bootable,
-            "pending": s.pending,
-            "confirmed": s.confirmed,
-            "active": s.active,
-            "permanent": s.permanent,
-        }
-        for s in client.image_get_state()
-    ]
+def state_of(image):
+    return {
+        "slot": image.slot,
+        "version": image.version,
+        "hash": (image.hash or b"").hex(),
+        "bootable": image.bootable,
+        "pending": image.pending,
+        "confirmed": image.confirmed,
+        "active": image.active,
+        "permanent": image.permanent,
+    }
 
 
 def main():
@@ -57,11 +54,12 @@ def main():
         result["echo"] = client.os_echo("otad?")
         # Echo as a read (operation 0), which Zephyr's group 0 allows beside the write.
         result["echoRead"] = client.raw_command(False, 0, 0, {"d": "read"})
-        result["params"] = [client.os_mcumgr_parameters().buf_size, client.os_mcumgr_parameters().buf_count]
+        params = client.os_mcumgr_parameters()
+        result["params"] = [params.buf_size, params.buf_count]
         result["info"] = client.os_application_info("a")
         result["bootloader"] = client.os_bootloader_info()
     elif args.step == "state":
-        result["images"] = image_states(client)
+        result["images"] = [state_of(s) for s in client.image_get_state()]
     elif args.step == "upload":
         data = open(args.argument, "rb").read()
         seen = []
@@ -83,10 +81,10 @@ def main():
         data = open(args.argument, "rb").read()
         client.firmware_update(data, force_confirm=args.force_confirm, upgrade_only=args.upgrade_only)
     elif args.step == "test":
-        result["images"] = [vars_of(s) for s in client.image_set_state(bytes.fromhex(args.argument), False)]
+        result["images"] = [state_of(s) for s in client.image_set_state(bytes.fromhex(args.argument), False)]
     elif args.step == "confirm":
         hash_ = bytes.fromhex(args.argument) if args.argument else None
-        result["images"] = [vars_of(s) for s in client.image_set_state(hash_, True)]
+        result["images"] = [state_of(s) for s in client.image_set_state(hash_, True)]
     elif args.step == "reset":
         client.os_system_reset()
     elif args.step == "erase":
@@ -108,11 +106,6 @@ def wait_until_answering(ip, seconds=30):
             except OSError:
                 time.sleep(0.1)
     raise TimeoutError(f"otad on {ip} did not come back within {seconds} s")
-
-
-def vars_of(state):
-    return {"slot": state.slot, "version": state.version, "pending": state.pending, "confirmed": state.confirmed,
-            "active": state.active, "permanent": state.permanent}
 
 
 if __name__ == "__main__":

@@ -150,7 +150,6 @@ extension SMPDevice {
     else { return .failure(.image(.flashWriteFailed)) }
     journal.crc32 = crc
     guard case .done = try host.perform(.commit(journal)) else { return .failure(.image(.flashWriteFailed)) }
-    let match = try Self.matchesFullSHA(journal, host: host)
     switch try host.perform(.checkImage(journal)) {
     case .image(.valid):
       journal.state = .validated
@@ -158,7 +157,8 @@ extension SMPDevice {
         return .failure(.image(.flashWriteFailed))
       }
       try host.reloadTransfer()
-      return .success(match)
+      // Only an image the device keeps is worth reading a third time (after the CRC32 and the check).
+      return .success(try Self.matchesFullSHA(journal, host: host))
     case .image(.invalid(let status, _)):
       _ = try host.perform(.discard(answer: Response(requestOpcode: 0, status: status, payload: .none)))
       try host.reloadTransfer()

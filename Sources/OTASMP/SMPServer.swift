@@ -86,7 +86,7 @@ public struct SMPServer: Sendable {
     switch (header.group, header.command, write) {
     case (SMPGroup.os, SMPGroup.OS.echo, _):
       // Read or write, as Zephyr, Mynewt and NuttX answer it; a map without "d" echoes nothing.
-      guard !body.entries.isEmpty || !bodyBytes.isEmpty else { throw .generic(.invalidValue) }
+      guard !bodyBytes.isEmpty else { throw .generic(.invalidValue) }
       return .answer([CBOR.Entry(.text("r"), .text(try body.text("d") ?? ""))])
     case (SMPGroup.os, SMPGroup.OS.reset, true):
       return .device(.reset(force: try body.bool("force") ?? false))

@@ -97,7 +97,8 @@ public final class SocketCentral: CentralLink {
   /// Why a device closed a connection before the hello went out: busy if it said so.
   private static func refusal(on socket: UnixSocket) -> CentralEvent {
     var decoder = FrameDecoder()
-    // The device has closed its end: a blocking read returns what it sent, then the end.
+    // The device has closed its end: what it sent is all in the socket's buffer, and the
+    // non-blocking reads take it up to the end (0) or to nothing more (nil).
     while let count = try? socket.readAvailable(into: &decoder), count > 0 {}
     if case .busy? = try? decoder.next() { return .deviceBusy }
     return .connectFailed(LinkError.disconnected.description)
