@@ -10,7 +10,7 @@ let package = Package(
     .library(name: "OTAWire", targets: ["OTAWire"]),
     .library(name: "OTAEngine", targets: ["OTAEngine"]),
     .library(name: "OTAStorage", targets: ["OTAStorage"]),
-    .library(name: "OTADevice", targets: ["OTADevice"]),
+    .library(name: "OTADaemon", targets: ["OTADaemon"]),
     .executable(name: "otad", targets: ["otad"]),
     .executable(name: "otactl", targets: ["otactl"]),
     .executable(name: "ota-bench", targets: ["ota-bench"]),
@@ -75,15 +75,38 @@ let package = Package(
     // Storage for tests and simulations only: the in-memory medium with fault injection and power cuts.
     // otad links no testing target.
     .target(name: "OTAStorageTesting", dependencies: ["OTAStorage", "OTAWire", "OTASystem"]),
-    // Bootloader backends behind one interface: a symlink, Raspberry Pi tryboot, U-Boot, GRUB.
+    // Bootloader backends behind one interface: a symlink, Raspberry Pi tryboot, U-Boot, GRUB; the one
+    // path that changes the boot state (BootControl) and its verbs (mark good, mark bad).
     .target(
-      name: "OTABoot", dependencies: ["OTAStorage", "OTATrust", "OTAWire", "OTAChecksum", "OTASystem"]),
-    // The device side's IO edge: runs the receiver engine against storage.
+      name: "OTABoot",
+      dependencies: ["OTAStorage", "OTATrust", "OTAEngine", "OTAWire", "OTAChecksum", "OTASystem"]),
+    // What `otad status` shows, as plain values: what otad, otactl and ota-lab read. No IO.
+    .target(name: "OTAReport", dependencies: ["OTAWire"]),
+    // The receiver engine run against storage: the one core both the OTA service and the SMP server drive.
     .target(
-      name: "OTADevice",
+      name: "OTAReceiverHost",
+      dependencies: ["OTABoot", "OTAEngine", "OTAStorage", "OTATrust", "OTAChecksum", "OTAWire"]),
+    // The SMP (MCUmgr) server on the device: its requests carried out on the receiver host.
+    .target(
+      name: "OTASMPServer",
       dependencies: [
-        "OTAEngine", "OTAStorage", "OTABoot", "OTALink", "OTASocketLink", "OTASystem", "OTASMP", "OTACBOR",
-        "OTATrace", .product(name: "Logging", package: "swift-log"),
+        "OTAReceiverHost", "OTABoot", "OTAEngine", "OTASMP", "OTACBOR", "OTAStorage", "OTATrust",
+        "OTAChecksum",
+        "OTASystem", "OTAWire",
+      ]),
+    // The device side's IO edge: the daemon's loop over a link, its trial, health check, trace, status.
+    .target(
+      name: "OTADaemon",
+      dependencies: [
+        "OTAReceiverHost", "OTASMPServer", "OTAReport", "OTABoot", "OTAEngine", "OTAStorage", "OTALink",
+        "OTASystem", "OTASMP", "OTATrust", "OTATrace", "OTAWire",
+        .product(name: "Logging", package: "swift-log"),
+      ]),
+    // The TOML configuration file read into the daemon's settings: the only target that links TOMLKit.
+    .target(
+      name: "OTAConfiguration",
+      dependencies: [
+        "OTADaemon", "OTABoot", "OTAWire", .product(name: "Logging", package: "swift-log"),
         .product(name: "TOMLKit", package: "TOMLKit"),
       ]),
     // The central side's IO edge: runs the sender engine over a link.
@@ -98,14 +121,14 @@ let package = Package(
     .target(
       name: "OTASimulation",
       dependencies: [
-        "OTADevice", "OTABoot", "OTAEngine", "OTAStorage", "OTALink", "OTASocketLink", "OTASystem",
+        "OTAReceiverHost", "OTABoot", "OTAEngine", "OTAStorage", "OTALink", "OTASocketLink", "OTASystem",
       ]),
 
     .executableTarget(
       name: "otad",
       dependencies: [
-        "OTADevice", "OTABoot", "OTALink", "OTASocketLink", "OTAStorage", "OTASystem", "OTATrust", "OTAWire",
-        "OTABlueZ", "OTADBus", "OTATrace",
+        "OTADaemon", "OTAConfiguration", "OTAReport", "OTABoot", "OTALink", "OTASocketLink", "OTAStorage",
+        "OTASystem", "OTATrust", "OTAWire", "OTABlueZ", "OTADBus", "OTATrace",
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
         .product(name: "Logging", package: "swift-log"),
       ]),
@@ -118,20 +141,21 @@ let package = Package(
         .product(name: "Logging", package: "swift-log"),
       ]),
     // The lab's view of a device (the page, the snapshot it draws, otactl's lines reduced). No IO.
-    .target(name: "OTALab", dependencies: ["OTADevice"]),
+    .target(name: "OTALab", dependencies: ["OTAReport"]),
     // The lab: one simulated device (otad, otactl as processes) and its page on the loopback address.
     .executableTarget(
       name: "ota-lab",
       dependencies: [
-        "OTALab", "OTADevice", "OTASystem", .product(name: "FlyingFox", package: "FlyingFox"),
+        "OTALab", "OTAReport", "OTADaemon", "OTAStorage", "OTASystem",
+        .product(name: "FlyingFox", package: "FlyingFox"),
         .product(name: "FlyingSocks", package: "FlyingFox"),
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
       ]),
     .executableTarget(
       name: "ota-bench",
       dependencies: [
-        "OTASimulation", "OTADevice", "OTAStorage", "OTATrust", "OTALink", "OTASocketLink", "OTASystem",
-        "OTAChecksum",
+        "OTASimulation", "OTAReceiverHost", "OTABoot", "OTAStorage", "OTATrust", "OTALink", "OTASocketLink",
+        "OTASystem", "OTAChecksum",
       ]),
 
     .testTarget(name: "OTAWireTests", dependencies: ["OTAWire"]),
@@ -144,7 +168,7 @@ let package = Package(
       dependencies: ["OTATrust", "OTAWire", "OTAChecksum", .product(name: "Crypto", package: "swift-crypto")]),
     .testTarget(name: "OTAChecksumTests", dependencies: ["OTAChecksum"]),
     .testTarget(name: "OTATraceTests", dependencies: ["OTATrace"]),
-    .testTarget(name: "OTALabTests", dependencies: ["OTALab", "OTADevice"]),
+    .testTarget(name: "OTALabTests", dependencies: ["OTALab", "OTAReport"]),
     .testTarget(
       name: "OTASocketLinkTests", dependencies: ["OTASocketLink", "OTALink", "OTAWire", "OTASystem"]),
     // A private dbus-daemon for the D-Bus and BlueZ tests.
@@ -174,9 +198,9 @@ let package = Package(
     .testTarget(
       name: "OTADeviceTests",
       dependencies: [
-        "OTADevice", "OTABoot", "OTAEngine", "OTAStorage", "OTAStorageTesting", "OTASimulation", "OTAWire",
-        "OTAChecksum",
-        "OTALink",
+        "OTADaemon", "OTAConfiguration", "OTAReport", "OTASMPServer", "OTAReceiverHost", "OTABoot",
+        "OTAEngine",
+        "OTAStorage", "OTAStorageTesting", "OTASimulation", "OTAWire", "OTAChecksum", "OTALink",
         "OTASocketLink", "OTATrust", "OTASMP", "OTACBOR", "OTATrace",
       ]),
   ]

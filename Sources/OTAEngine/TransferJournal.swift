@@ -3,7 +3,7 @@ import OTAWire
 
 /// The durable record of a transfer in progress: enough to resume after a restart or a power cut.
 /// It is written after each committed window, and only after the window's data is synced, so
-/// `committedOffset` never claims bytes that are not durable. Where it is kept (OTADevice's
+/// `committedOffset` never claims bytes that are not durable. Where it is kept (OTABoot's
 /// `TransferJournalStore`) is not this value's business.
 ///
 /// Layout (32 bytes, little-endian; written to disk: never reorder):

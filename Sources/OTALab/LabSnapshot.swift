@@ -1,4 +1,4 @@
-import OTADevice
+import OTAReport
 
 /// Everything the page draws, at one moment, as one JSON value: otad's status report, its own
 /// events (from its trace), the push under way as otactl reports it, the link's settings. The page

@@ -1,6 +1,6 @@
-import OTADevice
 import OTAEngine
 import OTALink
+import OTAReceiverHost
 import OTASocketLink
 import OTAStorage
 import OTASystem

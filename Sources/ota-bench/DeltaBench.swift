@@ -1,8 +1,9 @@
 import Foundation
+import OTABoot
 import OTAChecksum
-import OTADevice
 import OTAEngine
 import OTALink
+import OTAReceiverHost
 import OTASimulation
 import OTASocketLink
 import OTAStorage

@@ -1,5 +1,5 @@
-import OTADevice
 import OTAEngine
+import OTAReceiverHost
 import OTAStorage
 import OTASystem
 

@@ -1,7 +1,8 @@
 import Foundation
-import OTADevice
+import OTABoot
 import OTAEngine
 import OTALink
+import OTAReceiverHost
 import OTASimulation
 import OTASocketLink
 import OTAStorage

@@ -1,5 +1,7 @@
 import Foundation
-import OTADevice
+import OTADaemon
+import OTAReport
+import OTAStorage
 import Synchronization
 
 /// The simulated device: otad with file slots in the lab's folder, the simulated link on a Unix

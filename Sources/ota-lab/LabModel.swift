@@ -1,6 +1,6 @@
 import Foundation
-import OTADevice
 import OTALab
+import OTAReport
 import Synchronization
 
 /// The lab's one device and its central, the link's settings, and the snapshot the page asks for:

@@ -1,7 +1,7 @@
 import ArgumentParser
 import FlyingFox
 import Foundation
-import OTADevice
+import OTADaemon
 import OTASystem
 import Synchronization
 

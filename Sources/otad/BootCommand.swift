@@ -1,6 +1,8 @@
 import ArgumentParser
 import Logging
-import OTADevice
+import OTABoot
+import OTADaemon
+import OTAStorage
 
 struct BootCommand: ParsableCommand {
   static let configuration = CommandConfiguration(
@@ -42,24 +44,19 @@ struct MarkGoodCommand: ParsableCommand {
 
   func run() throws {
     let daemon = try DaemonOptions.daemon(try options.configuration())
-    let control = daemon.control
-    let before = try control.current()
-    if before.provisional {
-      let after = try control.update { $0.confirmProvisional() }
+    switch try daemon.control.markGood() {
+    case .confirmedProvisional(let after):
       print(
         "slot \(after.confirmed) (firmware \(after[after.confirmed].version)) confirmed as the good slot "
           + "of a rebuilt boot state; slot \(after.confirmed.other) may be written again")
-      notifyDaemon(daemon.layout)
-      return
-    }
-    guard let trial = before.trial, trial.begun else {
+    case .nothingToConfirm(let before):
       print(
         "nothing to confirm: slot \(before.confirmed) runs firmware \(before[before.confirmed].version), confirmed"
       )
       return
+    case .confirmedTrial(let after):
+      print("slot \(after.confirmed) (firmware \(after[after.confirmed].version)) confirmed")
     }
-    let after = try control.update { $0.markGood() }
-    print("slot \(after.confirmed) (firmware \(after[after.confirmed].version)) confirmed")
     notifyDaemon(daemon.layout)
   }
 }
@@ -77,16 +74,15 @@ struct MarkBadCommand: ParsableCommand {
 
   func run() throws {
     let daemon = try DaemonOptions.daemon(try options.configuration())
-    let control = daemon.control
-    let before = try control.current()
-    guard let trial = before.trial else {
+    switch try daemon.control.markBad() {
+    case .noTrial(let before):
       throw ValidationError(
         "no slot is on trial: slot \(before.confirmed) is confirmed and is never marked bad")
+    case .markedBad(let slot, let after):
+      print(
+        "slot \(slot) (firmware \(after[slot].version)) marked bad; slot \(after.confirmed) "
+          + "(firmware \(after[after.confirmed].version)) boots next")
     }
-    let after = try control.update { $0.markBad(.markedBad) }
-    print(
-      "slot \(trial.slot) (firmware \(after[trial.slot].version)) marked bad; slot \(after.confirmed) "
-        + "(firmware \(after[after.confirmed].version)) boots next")
     notifyDaemon(daemon.layout)
   }
 }

@@ -2,7 +2,8 @@ import ArgumentParser
 import Foundation
 import Logging
 import OTABoot
-import OTADevice
+import OTAConfiguration
+import OTADaemon
 import OTALink
 import OTASocketLink
 import OTAStorage
@@ -113,6 +114,9 @@ struct DaemonOptions: ParsableArguments {
       else { throw ValidationError("cannot read the configuration file \(config)") }
       do {
         configuration = try DaemonConfiguration(toml: text)
+        _ = try Self.linkConditions(configuration)
+      } catch let error as LinkSpecError {
+        throw ValidationError("\(config): [link] conditions: \(error)")
       } catch {
         throw ValidationError("\(config): \(error)")
       }
@@ -133,7 +137,10 @@ struct DaemonOptions: ParsableArguments {
       }
       if let smpUDP { configuration.smpUDP = try DaemonConfiguration.udpAddress(smpUDP) }
       if noSMPBluetooth { configuration.smpBluetooth = false }
-      if let link { configuration.link = try LinkConditions(spec: link, base: configuration.link) }
+      if let link {
+        configuration.linkConditions.append(link)
+        _ = try Self.linkConditions(configuration)
+      }
       if let window {
         configuration.windowCapacity = UInt32(clamping: try DaemonConfiguration.byteSize(window))
       }
@@ -185,6 +192,14 @@ struct DaemonOptions: ParsableArguments {
     }
   }
 
+  /// The simulated link's conditions on the device's side: any MTU up to 517 (as BlueZ), with each
+  /// configured spec (`[link] conditions`, then `--link`) laid over the one before.
+  static func linkConditions(_ configuration: DaemonConfiguration) throws(LinkSpecError) -> LinkConditions {
+    var conditions = LinkConditions(mtu: ATTMTU.maximum.value)
+    for spec in configuration.linkConditions { conditions = try LinkConditions(spec: spec, base: conditions) }
+    return conditions
+  }
+
   /// Logs go to standard error at the configured level.
   static func bootstrapLogging(_ configuration: DaemonConfiguration) {
     LoggingSystem.bootstrap { label in
@@ -231,21 +246,10 @@ struct DaemonOptions: ParsableArguments {
           + "(--state-dir or [state] directory)")
     }
     do {
-      try layout.slotMedium.check(mustExist: [confirmedSlot(layout, boot: boot, stateExists: stateExists)])
+      try layout.checkSlots(boot: boot, stateExists: stateExists)
     } catch {
       let slot = error.slotPath == layout.slots.b && layout.slots.a != layout.slots.b ? "b" : "a"
       throw ValidationError("slot \(slot.uppercased()): \(error) (--slot-\(slot) or [slots] \(slot))")
     }
-  }
-
-  /// The slot holding the confirmed firmware, as the boot state says without changing anything; on
-  /// a device without one, the bootloader's primary slot, or the one it started, else A.
-  private static func confirmedSlot(_ layout: DeviceLayout, boot: BootConfiguration, stateExists: Bool)
-    -> SlotID
-  {
-    guard stateExists, let records = try? FileRecordStore(directory: layout.stateDirectory) else { return .a }
-    if let state = try? BootStateStore(records: records).peek().value { return state.confirmed }
-    let pointer = try? boot.makeBackend(for: layout).pointer()
-    return pointer?.primary ?? pointer?.booted ?? .a
   }
 }

@@ -1,5 +1,5 @@
 import Foundation
-import OTADevice
+import OTADaemon
 import OTATrace
 
 /// `otad run --trace FILE`: the daemon's trace, rewritten whole (write and rename: a reader never

@@ -1,7 +1,6 @@
 import Foundation
 import Logging
 import OTABoot
-import OTADevice
 import OTAStorage
 import OTASystem
 

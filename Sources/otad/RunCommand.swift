@@ -2,8 +2,9 @@ import ArgumentParser
 import Foundation
 import Logging
 import OTABlueZ
+import OTABoot
 import OTADBus
-import OTADevice
+import OTADaemon
 import OTALink
 import OTASocketLink
 import OTAStorage
@@ -90,8 +91,9 @@ struct RunCommand: ParsableCommand {
         metadata: ["adapter": "\(adapter)", "name": "\(configuration.localName)"])
       return Daemon.OpenLink(link: peripheral, close: { peripheral.unregister() })
     case .socket(let path):
-      let socket = try SocketPeripheral(path: path, conditions: configuration.link)
-      logger.info("listening", metadata: ["socket": "\(path)", "link": "\(configuration.link)"])
+      let conditions = try DaemonOptions.linkConditions(configuration)
+      let socket = try SocketPeripheral(path: path, conditions: conditions)
+      logger.info("listening", metadata: ["socket": "\(path)", "link": "\(conditions)"])
       return Daemon.OpenLink(link: socket, close: { socket.unlinkSocket() })
     }
   }

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
-import OTADevice
+import OTADaemon
+import OTAReport
 
 struct StatusCommand: ParsableCommand {
   static let configuration = CommandConfiguration(

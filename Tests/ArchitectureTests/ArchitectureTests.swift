@@ -71,7 +71,7 @@ import Testing
     let linked = ModuleGraph.linked(
       by: "otad", in: ModuleGraph.packageTargets(try Self.text("Package.swift")))
     #expect(linked.contains("OTAStorage"))
-    #expect(linked.contains("OTAWire"), "followed through OTADevice")
+    #expect(linked.contains("OTAWire"), "followed through OTADaemon")
     #expect(!linked.contains("OTAStorageTesting"))
 
     let graph = ModuleGraph(

@@ -1,6 +1,8 @@
 import Foundation
 import OTABoot
-import OTADevice
+import OTAConfiguration
+import OTADaemon
+import OTAStorage
 import OTAWire
 import Testing
 

@@ -1,6 +1,6 @@
 import OTAChecksum
-import OTADevice
 import OTAEngine
+import OTAReceiverHost
 import OTAStorage
 import OTAStorageTesting
 import OTAWire

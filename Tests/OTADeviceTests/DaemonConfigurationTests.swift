@@ -1,5 +1,8 @@
-import OTADevice
+import OTAConfiguration
+import OTADaemon
 import OTALink
+import OTASocketLink
+import OTAStorage
 import OTAWire
 import Testing
 
@@ -37,7 +40,10 @@ import Testing
     #expect(settings.link == .socket(path: "/run/otad.sock"))
     let configuration = settings.configuration
     #expect(configuration.factoryVersion == Version(major: 1, minor: 2, revision: 0))
-    #expect(configuration.link.mtu == 185 && configuration.link.connectionInterval == .milliseconds(30))
+    // The link's conditions are carried as written; otad parses them where it builds the simulated link.
+    #expect(configuration.linkConditions == ["mtu=185,interval=30ms"])
+    let link = try LinkConditions(spec: "mtu=185,interval=30ms")
+    #expect(link.mtu == 185 && link.connectionInterval == .milliseconds(30))
     #expect(configuration.windowCapacity == 128 * 1024 && configuration.windowGrace == .milliseconds(250))
     #expect(configuration.logLevel == .debug)
   }
@@ -47,7 +53,6 @@ import Testing
     ("[slot]\na = \"x\"", "unknown key 'slot'"),
     ("[slots]\ncapacity = \"lots\"", "not a size"),
     ("[log]\nlevel = \"loud\"", "level 'loud'"),
-    ("[link]\nconditions = \"mtu=9\"", "[link] conditions"),
     ("[device]\nfactory-version = \"one\"", "not a version"),
     ("not toml at all [", "not valid TOML"),
   ])
@@ -58,6 +63,14 @@ import Testing
     } catch {
       #expect(error.description.contains(hint), "\(error)")
     }
+  }
+
+  /// A bad `[link] conditions` is refused where the spec is parsed: otad reads the file and the flag
+  /// through `LinkConditions(spec:)` (its message then names `[link] conditions`), not by the TOML reader.
+  @Test func linkConditionsAreParsedByTheLinksBuilder() throws {
+    let configuration = try DaemonConfiguration(toml: "[link]\nconditions = \"mtu=9\"")
+    #expect(configuration.linkConditions == ["mtu=9"])
+    #expect(throws: LinkSpecError.self) { try LinkConditions(spec: "mtu=9") }
   }
 
   @Test func parsingNamesWhatIsMissingInOrder() throws {

@@ -1,6 +1,7 @@
 import Logging
 import OTAChecksum
-import OTADevice
+import OTAConfiguration
+import OTADaemon
 import OTAEngine
 import OTALink
 import OTAWire

@@ -1,5 +1,4 @@
 import OTAChecksum
-import OTADevice
 import OTAWire
 import Testing
 

@@ -1,6 +1,5 @@
 import OTABoot
 import OTAChecksum
-import OTADevice
 import OTAEngine
 import OTASimulation
 import OTASocketLink

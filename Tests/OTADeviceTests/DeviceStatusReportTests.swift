@@ -1,7 +1,8 @@
 import Foundation
 import OTABoot
-import OTADevice
+import OTADaemon
 import OTAEngine
+import OTAReport
 import OTAStorage
 import OTATrust
 import OTAWire

@@ -1,4 +1,4 @@
-import OTADevice
+import OTADaemon
 import OTATrace
 import Testing
 

@@ -1,6 +1,6 @@
 import Logging
 import OTAChecksum
-import OTADevice
+import OTADaemon
 import OTALink
 import Synchronization
 import Testing

@@ -1,4 +1,3 @@
-import OTADevice
 import OTAEngine
 import OTALink
 import OTASimulation

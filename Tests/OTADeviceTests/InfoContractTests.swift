@@ -3,8 +3,9 @@ import OTALink
 import OTAWire
 import Testing
 
-@testable import OTADevice
+@testable import OTADaemon
 @testable import OTAEngine
+@testable import OTAReceiverHost
 
 /// docs/PROTOCOL.md's read-only values that need the daemon's own state: the dropped-chunk count
 /// at its limit, and the Device Information Service's firmware revision.

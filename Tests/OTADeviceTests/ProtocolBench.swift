@@ -1,6 +1,6 @@
 import OTABoot
 import OTAChecksum
-import OTADevice
+import OTAReceiverHost
 import OTAStorage
 import OTATrust
 import OTAWire

@@ -1,5 +1,5 @@
+import OTABoot
 import OTAChecksum
-import OTADevice
 import OTAEngine
 import OTAStorage
 import OTAWire

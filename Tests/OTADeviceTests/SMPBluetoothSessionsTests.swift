@@ -1,5 +1,5 @@
-import OTADevice
 import OTASMP
+import OTASMPServer
 import Testing
 
 /// SMP over Bluetooth's transport logic: requests put together per central from writes cut

@@ -1,4 +1,5 @@
-import OTADevice
+import OTAConfiguration
+import OTADaemon
 import OTASystem
 import Testing
 

@@ -1,8 +1,9 @@
 import OTABoot
 import OTACBOR
-import OTADevice
 import OTAEngine
+import OTAReceiverHost
 import OTASMP
+import OTASMPServer
 import OTAStorage
 import OTAStorageTesting
 import OTATrust

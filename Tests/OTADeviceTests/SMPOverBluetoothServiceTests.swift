@@ -1,8 +1,9 @@
 import Logging
 import OTACBOR
-import OTADevice
+import OTADaemon
 import OTALink
 import OTASMP
+import OTASMPServer
 import Testing
 
 /// The daemon's loop with SMP writes coming from the link as BlueZ delivers them (pieces per

@@ -1,4 +1,4 @@
-import OTADevice
+import OTASMPServer
 import Testing
 
 /// docs/PROTOCOL.md, The session: "PREPARE answers 0x0C busy while an SMP upload is under way (an

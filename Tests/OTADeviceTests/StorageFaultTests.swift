@@ -1,5 +1,4 @@
 import OTAChecksum
-import OTADevice
 import OTAEngine
 import OTALink
 import OTASimulation

@@ -1,5 +1,4 @@
 import OTABoot
-import OTADevice
 import OTAEngine
 import OTALink
 import OTASimulation

@@ -1,3 +1,4 @@
+import OTAReceiverHost
 import OTASMP
 import OTAStorage
 

@@ -1,4 +1,3 @@
-import OTABoot
 import OTAStorage
 import OTATrust
 
@@ -16,18 +15,5 @@ extension BootConfiguration {
     case .grub:
       return GrubBackend(tools: ToolRunner(), environmentFile: grubEnvironment, cmdline: cmdline)
     }
-  }
-}
-
-extension DaemonConfiguration {
-  /// The boot state in the layout's state directory, its lock, and the backend.
-  /// The slots and the image policy are the evidence a lost boot state is rebuilt from.
-  public func makeBootControl(layout: DeviceLayout, storage: DeviceStorage, policy: ImagePolicy)
-    -> BootControl
-  {
-    BootControl(
-      records: storage.records, backend: boot.makeBackend(for: layout),
-      lock: StateLock(path: layout.bootLockPath), factoryVersion: factoryVersion,
-      attempts: boot.attempts, slots: storage.slots, policy: policy)
   }
 }

@@ -1,6 +1,4 @@
-import OTAStorage
 import OTATrust
-import TOMLKit
 
 /// The `[trust]` section: which keys an image must be signed by, and whether it may be older than
 /// the confirmed one.
@@ -14,29 +12,6 @@ public struct TrustConfiguration: Equatable, Sendable {
   public var allowDowngrade = false
 
   public init() {}
-
-  mutating func read(_ table: TOMLTable) throws(ConfigurationError) {
-    if let value = table["keys"] {
-      guard let array = value.array else {
-        throw ConfigurationError(
-          "[trust] keys must be a list of PEM file paths, like [\"/etc/otad/keys/release.pub.pem\"]")
-      }
-      var files: [String] = []
-      for element in array {
-        guard let path = element.string, !path.isEmpty else {
-          throw ConfigurationError("[trust] keys must hold file paths (strings)")
-        }
-        files.append(path)
-      }
-      keyFiles = files
-    }
-    if let value = table["allow-downgrade"] {
-      guard let flag = value.bool else {
-        throw ConfigurationError("[trust] allow-downgrade must be true or false")
-      }
-      allowDowngrade = flag
-    }
-  }
 
   /// Reads every key file. A file that cannot be read, is no key, or is a private key (which has
   /// no business on the device) is an error naming it.

@@ -1,5 +1,3 @@
-import OTAStorage
-
 /// Everything the device keeps: the two slots and the directory of small records (journal, boot).
 public struct DeviceStorage: Sendable {
   public let slots: SlotAccess

@@ -89,7 +89,7 @@ public struct ReceiverHost: Sendable {
   /// Running anything but the confirmed slot (a trial, or a slot the bootloader started against the
   /// state), or a provisional state rebuilt from evidence that did not settle which slot was good:
   /// the other slot may hold the only known-good image, so PREPARE is refused.
-  static func unconfirmed(_ boot: BootState, _ running: SlotID) -> Bool {
+  public static func unconfirmed(_ boot: BootState, _ running: SlotID) -> Bool {
     boot.runningOnTrial || running != boot.confirmed || boot.provisional
   }
 
@@ -144,7 +144,7 @@ public struct ReceiverHost: Sendable {
 
   /// Rebuilds the engine from the journal as stored, as a start does: after the SMP server changed
   /// the transfer behind the engine's back (an upload, an activation, an erase).
-  mutating func reloadTransfer() throws(StorageError) {
+  public mutating func reloadTransfer() throws(StorageError) {
     let journal = try journalStore.load().journal.value
     engine = ReceiverEngine(
       configuration: engine.configuration, runningSlot: running,
@@ -234,7 +234,7 @@ public struct ReceiverHost: Sendable {
 
   /// Carries out one IO the way the engine's are: the SMP server's uploads go through here too, so
   /// both protocols share one storage path, journal and image check.
-  mutating func perform(_ io: ReceiverIO) throws(StorageError) -> IOResult {
+  public mutating func perform(_ io: ReceiverIO) throws(StorageError) -> IOResult {
     do {
       return try performOrThrow(io)
     } catch .powerCut {
@@ -343,7 +343,7 @@ public struct ReceiverHost: Sendable {
     return .done
   }
 
-  mutating func changeBoot(_ change: (inout BootState) -> Void) throws(StorageError) {
+  public mutating func changeBoot(_ change: (inout BootState) -> Void) throws(StorageError) {
     let control = control
     boot = try Self.storageErrors { () throws(BootError) in try control.update(change) }
     syncEngine()

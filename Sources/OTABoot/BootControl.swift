@@ -1,4 +1,3 @@
-import OTABoot
 import OTAEngine
 import OTAStorage
 import OTATrust

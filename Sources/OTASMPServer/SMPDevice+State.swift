@@ -1,6 +1,7 @@
 import OTABoot
 import OTACBOR
 import OTAEngine
+import OTAReceiverHost
 import OTASMP
 import OTAStorage
 import OTATrust

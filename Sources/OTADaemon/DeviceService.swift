@@ -2,7 +2,9 @@ import Logging
 import OTABoot
 import OTAEngine
 import OTALink
+import OTAReceiverHost
 import OTASMP
+import OTASMPServer
 import OTAStorage
 import OTASystem
 import OTAWire

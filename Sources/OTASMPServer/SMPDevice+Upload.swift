@@ -2,6 +2,7 @@ import OTABoot
 import OTACBOR
 import OTAChecksum
 import OTAEngine
+import OTAReceiverHost
 import OTASMP
 import OTAStorage
 import OTATrust

@@ -1,6 +1,8 @@
 import Logging
 import OTABoot
 import OTALink
+import OTAReceiverHost
+import OTASMPServer
 import OTAStorage
 import OTASystem
 import OTATrust

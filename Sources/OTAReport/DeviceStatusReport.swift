@@ -1,14 +1,22 @@
-import OTABoot
-import OTAEngine
-import OTAStorage
-import OTATrust
-import OTAWire
-
 /// What `otad status` shows, as one value: `--json` encodes it (the field names are documented in
-/// docs/OTAD.md), the text renders it (`DeviceStatusReport+Text`). Read from the device's storage
-/// without changing anything.
+/// docs/OTAD.md), the text renders it (`DeviceStatusReport+Text`). Plain values, no IO: the daemon
+/// reads it from the device's storage without changing anything; otactl and ota-lab only read it.
 public struct DeviceStatusReport: Codable, Equatable, Sendable {
   public struct Slot: Codable, Equatable, Sendable {
+    public init(
+      slot: String, running: Bool, confirmed: Bool, status: String, version: String?, capacity: UInt64,
+      path: String, securityCounter: UInt32
+    ) {
+      self.slot = slot
+      self.running = running
+      self.confirmed = confirmed
+      self.status = status
+      self.version = version
+      self.capacity = capacity
+      self.path = path
+      self.securityCounter = securityCounter
+    }
+
     public var slot: String
     public var running: Bool
     public var confirmed: Bool
@@ -34,6 +42,13 @@ public struct DeviceStatusReport: Codable, Equatable, Sendable {
   }
 
   public struct Trial: Codable, Equatable, Sendable {
+    public init(slot: String, attemptsLeft: UInt8, attemptsAllowed: UInt8, begun: Bool) {
+      self.slot = slot
+      self.attemptsLeft = attemptsLeft
+      self.attemptsAllowed = attemptsAllowed
+      self.begun = begun
+    }
+
     public var slot: String
     public var attemptsLeft: UInt8
     public var attemptsAllowed: UInt8
@@ -43,6 +58,14 @@ public struct DeviceStatusReport: Codable, Equatable, Sendable {
   }
 
   public struct Outcome: Codable, Equatable, Sendable {
+    public init(result: String, from: String, to: String, reason: String, attemptsUsed: UInt8) {
+      self.result = result
+      self.from = from
+      self.to = to
+      self.reason = reason
+      self.attemptsUsed = attemptsUsed
+    }
+
     /// none, succeeded or rolled back.
     public var result: String
     public var from: String
@@ -53,6 +76,13 @@ public struct DeviceStatusReport: Codable, Equatable, Sendable {
 
   /// A boot state rebuilt from evidence.
   public struct Rebuilt: Codable, Equatable, Sendable {
+    public init(kept: String, basis: String, certain: Bool, findings: [String]) {
+      self.kept = kept
+      self.basis = basis
+      self.certain = certain
+      self.findings = findings
+    }
+
     public var kept: String
     public var basis: String
     public var certain: Bool
@@ -60,6 +90,16 @@ public struct DeviceStatusReport: Codable, Equatable, Sendable {
   }
 
   public struct Journal: Codable, Equatable, Sendable {
+    public init(state: String, slot: String, size: UInt32, crc32: String, version: String, committed: UInt32)
+    {
+      self.state = state
+      self.slot = slot
+      self.size = size
+      self.crc32 = crc32
+      self.version = version
+      self.committed = committed
+    }
+
     public var state: String
     public var slot: String
     public var size: UInt32
@@ -124,6 +164,30 @@ public struct DeviceStatusReport: Codable, Equatable, Sendable {
   public var downgradesAllowed: Bool
   public var transfer: Transfer
 
+  public init(
+    running: String, confirmed: String, onTrial: Bool, bootloader: String, slots: [Slot], trial: Trial?,
+    lastOutcome: Outcome, bootState: String, runningImage: String?, provisional: Bool, rebuilt: Rebuilt?,
+    securityFloor: UInt32, signaturesRequired: Bool, trustedKeys: [String], downgradesAllowed: Bool,
+    transfer: Transfer
+  ) {
+    self.running = running
+    self.confirmed = confirmed
+    self.onTrial = onTrial
+    self.bootloader = bootloader
+    self.slots = slots
+    self.trial = trial
+    self.lastOutcome = lastOutcome
+    self.bootState = bootState
+    self.runningImage = runningImage
+    self.provisional = provisional
+    self.rebuilt = rebuilt
+    self.securityFloor = securityFloor
+    self.signaturesRequired = signaturesRequired
+    self.trustedKeys = trustedKeys
+    self.downgradesAllowed = downgradesAllowed
+    self.transfer = transfer
+  }
+
   public func encode(to encoder: any Encoder) throws {
     var container = encoder.container(keyedBy: CodingKeys.self)
     try container.encode(running, forKey: .running)
@@ -142,87 +206,5 @@ public struct DeviceStatusReport: Codable, Equatable, Sendable {
     try container.encode(trustedKeys, forKey: .trustedKeys)
     try container.encode(downgradesAllowed, forKey: .downgradesAllowed)
     try container.encode(transfer, forKey: .transfer)
-  }
-}
-
-extension DeviceStatusReport {
-  /// The report from what storage says (`status`), the boot state as the daemon would act on it
-  /// (`reading`, rebuilt from evidence when the record is unusable) and the running image's check.
-  public init(
-    status: DeviceStatus, reading: BootStateReading, runningImage: InstalledImageCheck?, layout: DeviceLayout,
-    configuration: DaemonConfiguration
-  ) {
-    let state = reading.state
-    running = "\(state.running)"
-    confirmed = "\(state.confirmed)"
-    onTrial = state.runningOnTrial
-    bootloader = configuration.boot.backend.rawValue
-    slots = SlotID.allCases.map { slot in
-      let content = state[slot]
-      return Slot(
-        slot: "\(slot)", running: state.running == slot, confirmed: state.confirmed == slot,
-        status: "\(content.status)", version: content.status == .empty ? nil : "\(content.version)",
-        capacity: status.slotCapacities[slot], path: layout.slots[slot],
-        securityCounter: content.securityCounter)
-    }
-    trial = state.trial.map {
-      Trial(
-        slot: "\($0.slot)", attemptsLeft: $0.attemptsLeft, attemptsAllowed: $0.attemptsAllowed,
-        begun: $0.begun)
-    }
-    let outcome = state.outcome
-    lastOutcome = Outcome(
-      result: "\(outcome.result)", from: "\(outcome.from)", to: "\(outcome.to)", reason: "\(outcome.reason)",
-      attemptsUsed: outcome.attemptsUsed)
-    bootState = status.boot.summary
-    self.runningImage = runningImage.map { "\($0)" }
-    provisional = state.provisional
-    rebuilt = reading.recovery.flatMap { recovery in
-      recovery.basis == .factory
-        ? nil
-        : Rebuilt(
-          kept: "\(recovery.kept)", basis: recovery.basis.rawValue, certain: recovery.certain,
-          findings: recovery.findings)
-    }
-    securityFloor = state.securityFloor
-    signaturesRequired = !configuration.trust.keyFiles.isEmpty
-    trustedKeys = configuration.trust.keyFiles
-    downgradesAllowed = configuration.trust.allowDowngrade
-    switch status.transfer {
-    case .missing: transfer = .missing
-    case .damaged: transfer = .damaged
-    case .present(let journal):
-      transfer = .journal(
-        Journal(
-          state: "\(journal.state)", slot: "\(journal.slot)", size: journal.size,
-          crc32: Self.hex(journal.crc32), version: "\(journal.version)", committed: journal.committedOffset))
-    }
-  }
-
-  /// Eight lower-case hex digits, zero-padded.
-  static func hex(_ value: UInt32) -> String {
-    let digits = String(value, radix: 16)
-    return String(repeating: "0", count: max(0, 8 - digits.count)) + digits
-  }
-}
-
-extension Daemon {
-  /// What `otad status` shows; nothing is written. `checkingImage` false leaves the running image
-  /// unchecked (`runningImage` null): a watcher that asks several times a second (ota-lab) does not
-  /// hash the whole running slot each time.
-  public func statusReport(checkingImage: Bool = true) throws -> DeviceStatusReport {
-    let status = try DeviceStatus.read(storage)
-    let reading = try control.inspect()
-    var runningImage: InstalledImageCheck?
-    if checkingImage {
-      do {
-        runningImage = try control.checkInstalledImage(reading.state.running, in: reading.state)
-      } catch {
-        runningImage = .rotten("slot \(reading.state.running) cannot be read: \(error)")
-      }
-    }
-    return DeviceStatusReport(
-      status: status, reading: reading, runningImage: runningImage, layout: layout,
-      configuration: configuration)
   }
 }

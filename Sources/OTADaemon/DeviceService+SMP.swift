@@ -1,4 +1,5 @@
 import OTASMP
+import OTASMPServer
 import OTASystem
 
 /// SMP in the daemon's loop: both transports (UDP datagrams, writes to the SMP characteristic)
