@@ -1,5 +1,5 @@
-import OTASocketLink
 import OTASystem
+import OTAWire
 import Testing
 
 @testable import OTABlueZ

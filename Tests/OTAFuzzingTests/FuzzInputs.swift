@@ -1,8 +1,8 @@
 import Foundation
 import OTAFuzzing
 import OTALink
-import OTASocketLink
 import OTATrustFuzzing
+import OTAWire
 
 /// The checked-in inputs (Seeds/NAME, Regressions/NAME) and a deterministic stream of made-up ones.
 enum FuzzInputs {
