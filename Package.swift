@@ -37,6 +37,11 @@ let package = Package(
     // The one system layer: file descriptors, errno, durable writes, poll, signals, spawn, sockets,
     // every call behind one seam that tests can trace or fail. The only target that reaches the OS.
     .target(name: "OTASystem", dependencies: ["CLinux", "CBluetooth"]),
+    // Test support for every test target: the repository root, temporary folders, hex, seeded test
+    // data, a log-capturing handler, and the decoder verifier (every split, every prefix). otad links
+    // no test support.
+    .target(
+      name: "OTATestSupport", dependencies: ["OTAWire", .product(name: "Logging", package: "swift-log")]),
     // For tests: a SystemCallObserver that records the calls and fails or shortens chosen ones.
     .target(name: "OTASystemTesting", dependencies: ["OTASystem"]),
 
@@ -158,19 +163,24 @@ let package = Package(
         "OTASystem", "OTAChecksum",
       ]),
 
-    .testTarget(name: "OTAWireTests", dependencies: ["OTAWire"]),
-    .testTarget(name: "OTACBORTests", dependencies: ["OTACBOR"]),
-    .testTarget(name: "OTASMPTests", dependencies: ["OTASMP", "OTACBOR"]),
+    .testTarget(name: "OTAWireTests", dependencies: ["OTAWire", "OTATestSupport"]),
+    .testTarget(name: "OTACBORTests", dependencies: ["OTACBOR", "OTATestSupport"]),
+    .testTarget(name: "OTASMPTests", dependencies: ["OTASMP", "OTACBOR", "OTATestSupport"]),
     .testTarget(
-      name: "OTASystemTests", dependencies: ["OTASystem", "OTASystemTesting", "OTAStorage", "OTAWire"]),
+      name: "OTASystemTests",
+      dependencies: ["OTASystem", "OTASystemTesting", "OTAStorage", "OTAWire", "OTATestSupport"]),
     .testTarget(
       name: "OTATrustTests",
-      dependencies: ["OTATrust", "OTAWire", "OTAChecksum", .product(name: "Crypto", package: "swift-crypto")]),
+      dependencies: [
+        "OTATrust", "OTAWire", "OTAChecksum", "OTATestSupport",
+        .product(name: "Crypto", package: "swift-crypto"),
+      ]),
     .testTarget(name: "OTAChecksumTests", dependencies: ["OTAChecksum"]),
     .testTarget(name: "OTATraceTests", dependencies: ["OTATrace"]),
     .testTarget(name: "OTALabTests", dependencies: ["OTALab", "OTAReport"]),
     .testTarget(
-      name: "OTASocketLinkTests", dependencies: ["OTASocketLink", "OTALink", "OTAWire", "OTASystem"]),
+      name: "OTASocketLinkTests",
+      dependencies: ["OTASocketLink", "OTALink", "OTAWire", "OTASystem", "OTATestSupport"]),
     // A private dbus-daemon for the D-Bus and BlueZ tests.
     .target(name: "DBusTestSupport", path: "Sources/DBusTestSupport"),
     .testTarget(name: "OTADBusTests", dependencies: ["OTADBus", "DBusTestSupport", "CDBus", "OTASystem"]),
@@ -178,22 +188,28 @@ let package = Package(
       name: "OTABlueZTests",
       dependencies: [
         "OTABlueZ", "OTADBus", "OTALink", "OTASocketLink", "OTASystem", "OTASystemTesting", "OTAWire",
-        "DBusTestSupport",
+        "DBusTestSupport", "OTATestSupport",
         .product(name: "Logging", package: "swift-log"),
       ]),
     // Runs the built otad and otactl as separate processes (build them first: Scripts/test.sh does).
-    .testTarget(name: "ProcessTests"),
+    .testTarget(name: "ProcessTests", dependencies: ["OTATestSupport"]),
+    // The test support's own checks: the decoder verifier finds a decoder that breaks its promise.
+    .testTarget(name: "OTATestSupportTests", dependencies: ["OTATestSupport", "OTAWire"]),
     // Reads docs/ARCHITECTURE.md, Package.swift and the import lines; imports no project target.
     .testTarget(name: "ArchitectureTests"),
-    .testTarget(name: "OTACentralTests", dependencies: ["OTACentral", "OTAEngine", "OTAWire", "OTATrace"]),
+    .testTarget(
+      name: "OTACentralTests",
+      dependencies: ["OTACentral", "OTAEngine", "OTAWire", "OTATrace", "OTATestSupport"]),
     .testTarget(name: "OTAEngineTests", dependencies: ["OTAEngine", "OTAChecksum"]),
     .testTarget(
       name: "OTABootTests",
-      dependencies: ["OTABoot", "OTAStorage", "OTAStorageTesting", "OTAWire", "OTAChecksum", "OTATrust"]),
+      dependencies: [
+        "OTABoot", "OTAStorage", "OTAStorageTesting", "OTAWire", "OTAChecksum", "OTATrust", "OTATestSupport",
+      ]),
     .testTarget(
       name: "OTAStorageTests",
       dependencies: [
-        "OTAStorage", "OTAStorageTesting", "OTAWire", "OTAChecksum", "OTASystem",
+        "OTAStorage", "OTAStorageTesting", "OTAWire", "OTAChecksum", "OTASystem", "OTATestSupport",
       ]),
     .testTarget(
       name: "OTADeviceTests",
@@ -201,7 +217,7 @@ let package = Package(
         "OTADaemon", "OTAConfiguration", "OTAReport", "OTASMPServer", "OTAReceiverHost", "OTABoot",
         "OTAEngine",
         "OTAStorage", "OTAStorageTesting", "OTASimulation", "OTAWire", "OTAChecksum", "OTALink",
-        "OTASocketLink", "OTATrust", "OTASMP", "OTACBOR", "OTATrace",
+        "OTASocketLink", "OTATrust", "OTASMP", "OTACBOR", "OTATrace", "OTATestSupport",
       ]),
   ]
 )
@@ -218,7 +234,9 @@ package.targets.append(contentsOf: [
     dependencies: ["OTAFuzzing", "OTATrust", "OTAWire", .product(name: "Crypto", package: "swift-crypto")]),
   .testTarget(
     name: "OTAFuzzingTests",
-    dependencies: ["OTAFuzzing", "OTATrustFuzzing", "OTAEngine", "OTAWire", "OTALink", "OTASocketLink"],
+    dependencies: [
+      "OTAFuzzing", "OTATrustFuzzing", "OTAEngine", "OTAWire", "OTALink", "OTASocketLink", "OTATestSupport",
+    ],
     exclude: ["Seeds", "Regressions"]),
 ])
 

@@ -1,6 +1,7 @@
 // How a memory slot remembers what a power cut could still take away, and how a reboot decides.
 
 import OTAStorage
+import OTAWire
 
 /// One slot: what reads see now, what a reboot finds, and the writes in between.
 struct MemorySlot: Sendable {
@@ -33,7 +34,7 @@ struct MemorySlot: Sendable {
   }
 
   /// Decides what survived a power cut; afterwards volatile and durable agree again.
-  mutating func reboot(random: inout SplitMix64?) {
+  mutating func reboot(random: inout SeededGenerator?) {
     if var generator = random {
       UnsyncedWrite.settle(unsynced, onto: &durable, random: &generator)
       random = generator
@@ -50,7 +51,7 @@ struct UnsyncedWrite: Sendable {
   /// Decides, write by write in order, which sectors reached the medium: each write whole, lost or
   /// torn in any order; the write the cut interrupted at most a prefix of its sectors.
   static func settle(
-    _ writes: [UnsyncedWrite], onto durable: inout [UInt8], random generator: inout SplitMix64
+    _ writes: [UnsyncedWrite], onto durable: inout [UInt8], random generator: inout SeededGenerator
   ) {
     for write in writes {
       let count = write.sectorRanges.count
@@ -98,26 +99,5 @@ struct UnsyncedWrite: Sendable {
     for (range, keep) in zip(sectorRanges, kept) where keep {
       content.replaceSubrange(offset + range.lowerBound..<offset + range.upperBound, with: bytes[range])
     }
-  }
-}
-
-/// SplitMix64: a tiny, fully specified generator, so that a seed replays the same reboot on every
-/// platform and Swift version (the standard library's `random(in:using:)` promises no such thing).
-struct SplitMix64: Sendable {
-  var state: UInt64
-
-  init(seed: UInt64) { state = seed }
-
-  mutating func next() -> UInt64 {
-    state &+= 0x9E37_79B9_7F4A_7C15
-    var z = state
-    z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-    z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-    return z ^ (z >> 31)
-  }
-
-  /// A number in `0..<bound` (`bound` > 0); the slight modulo bias does not matter here.
-  mutating func next(below bound: Int) -> Int {
-    Int(next() % UInt64(bound))
   }
 }

@@ -2,6 +2,7 @@ import OTAStorage
 // The record directory of `MemoryMedium`: files (inodes) and directory entries, each with a volatile
 // and a durable version, changed by the same steps as `FileRecordStore` performs.
 import OTASystem
+import OTAWire
 
 extension MemoryMedium {
   public func load(_ name: String) throws(StorageError) -> [UInt8]? {
@@ -201,7 +202,7 @@ struct MemoryDirectory: Sendable {
 
   /// Without a generator every unsynced change is lost; with one, a prefix of them survives (a
   /// journal commits metadata in order). Files keep only what they fsynced; unnamed files vanish.
-  mutating func reboot(random: inout SplitMix64?) {
+  mutating func reboot(random: inout SeededGenerator?) {
     if var generator = random {
       let survivors = generator.next(below: unsynced.count + 1)
       for change in unsynced.prefix(survivors) { Self.apply(change, to: &durable) }

@@ -56,7 +56,7 @@ public final class MemoryMedium: SlotMedium, RecordStore, Sendable {
   /// Afterwards all state is durable, the power is on and the fault plan is empty.
   public func reboot(seed: UInt64?) {
     state.withLock { state in
-      var random = seed.map { SplitMix64(seed: $0) }
+      var random = seed.map { SeededGenerator(seed: $0) }
       for slot in SlotID.allCases { state.slots[slot].reboot(random: &random) }
       state.directory.reboot(random: &random)
       state.faults = FaultPlan()

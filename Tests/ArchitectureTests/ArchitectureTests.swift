@@ -53,7 +53,7 @@ import Testing
     #expect(targets["OTAEngine"] == ["OTAWire", "OTAChecksum"])
     #expect(targets["OTATrust"] == ["OTAWire", "OTAChecksum", "Crypto"])
     #expect(targets["FuzzTargets"] == ["OTAFuzzing", "OTATrustFuzzing"])
-    #expect(targets["ProcessTests"] == [])
+    #expect(targets["ProcessTests"] == ["OTATestSupport"])
   }
 
   /// Issue 16's rule: the lab's web server is ota-lab's alone; the daemon and the central link none.

@@ -2,6 +2,7 @@ import Logging
 import OTADBus
 import OTALink
 import OTASystem
+import OTATestSupport
 import OTAWire
 import Testing
 
@@ -116,7 +117,7 @@ import Testing
   /// and the count when the channel closes: a hostile central cannot flood the log.
   @Test func aFloodOfDropsIsOneWarningAndACountAtClose() throws {
     // [P-CHAN-9]
-    let lines = LogLines()
+    let lines = CapturedLog()
     let (stand, _) = try FileDescriptor.unixSocketPair(.sequencedPacket, nonBlocking: true)
     let listener = DataChannelListener(listener: stand, psm: 0x85, logger: lines.logger)
     let (device, central) = try FileDescriptor.unixSocketPair(.sequencedPacket, nonBlocking: true)

@@ -1,6 +1,7 @@
 import Foundation
 import OTADBus
 import OTASystem
+import OTATestSupport
 import Testing
 
 @testable import OTABlueZ
@@ -9,8 +10,7 @@ import Testing
 /// BlueZ: the UUIDs (parsed out of the doc's text, so a typo there fails here), the flags, and
 /// what pairing changes for the writes and for the L2CAP channel's socket. No bus needed.
 @Suite struct GattContractTests {
-  static let protocolDoc = URL(fileURLWithPath: #filePath)
-    .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+  static let protocolDoc = RepositoryRoot.url
     .appendingPathComponent("docs/PROTOCOL.md")
 
   /// The UUID the doc gives a name: the GATT table's row that starts with it, or for the Device

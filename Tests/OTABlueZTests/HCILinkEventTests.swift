@@ -1,5 +1,6 @@
-import OTASocketLink
 import OTASystem
+import OTATestSupport
+import OTAWire
 import Testing
 
 @testable import OTABlueZ
@@ -124,11 +125,15 @@ import Testing
     #expect(HCILinkEvent(packet: Array(packet.dropLast(3))) == nil)
   }
 
-  @Test func everyTruncationIsNil() {
+  /// A raw HCI socket reads one whole packet at a time, so the HCI event reader is a whole-buffer
+  /// decoder: every proper prefix of each event is nil (a cut event is no fact), the whole its fact.
+  @Test func hciLinkEventRefusesEveryPrefixAndReadsTheWholeEvent() throws {
     for packet in Self.all {
-      for count in 0..<packet.count {
-        #expect(HCILinkEvent(packet: Array(packet.prefix(count))) == nil, "\(count) of \(packet)")
+      let whole = try #require(HCILinkEvent(packet: packet))
+      let findings = DecoderVerifier.prefixFindings(packet, expected: whole) { bytes throws(Never) in
+        HCILinkEvent(packet: bytes)
       }
+      #expect(findings.isEmpty, "\(findings)")
     }
   }
 

@@ -1,7 +1,7 @@
 import Logging
 import OTASystem
 import OTASystemTesting
-import Synchronization
+import OTATestSupport
 import Testing
 
 @testable import OTABlueZ
@@ -12,7 +12,7 @@ import Testing
   typealias Events = HCILinkEventTests
 
   @Test func withoutCAPNetRawItSaysSoOnceAndReportsNothing() {
-    let lines = LogLines()
+    let lines = CapturedLog()
     let trace = SystemCallTrace(rules: [.init(.socket, path: "hci0", .fail(.notPermitted))])
     let monitor = trace.run { LinkFactsMonitor(adapter: "hci0", logger: lines.logger) }
     #expect(monitor.descriptors.isEmpty)
@@ -24,7 +24,7 @@ import Testing
   }
 
   @Test func anAdapterThatIsNotHCIIsNamedInTheLine() {
-    let lines = LogLines()
+    let lines = CapturedLog()
     let monitor = LinkFactsMonitor(adapter: "bt0", logger: lines.logger)
     #expect(monitor.descriptors.isEmpty)
     #expect(lines.messages.count == 1 && lines.messages[0].hasPrefix("warning link parameters unknown: "))
@@ -49,40 +49,12 @@ import Testing
   }
 
   @Test func aSocketThatFailsIsDroppedWithALine() throws {
-    let lines = LogLines()
+    let lines = CapturedLog()
     let (hci, _) = try FileDescriptor.unixSocketPair(.sequencedPacket, nonBlocking: true)
     let monitor = LinkFactsMonitor(socket: hci, logger: lines.logger)
     let trace = SystemCallTrace(rules: [.init(.recv, .fail(.io))])
     let changes = trace.run { monitor.service(readable: [hci.rawValue]) }
     #expect(changes.isEmpty && monitor.descriptors.isEmpty)
     #expect(lines.messages.count == 1 && lines.messages[0].contains("no more link facts"))
-  }
-}
-
-/// Collects a logger's lines as "level message".
-final class LogLines: Sendable {
-  private let storage = Mutex<[String]>([])
-  var messages: [String] { storage.withLock { $0 } }
-
-  var logger: Logger {
-    Logger(label: "test") { _ in Handler(lines: self) }
-  }
-
-  struct Handler: LogHandler {
-    let lines: LogLines
-    var metadata: Logger.Metadata = [:]
-    var logLevel: Logger.Level = .trace
-
-    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
-      get { metadata[key] }
-      set { metadata[key] = newValue }
-    }
-
-    func log(
-      level: Logger.Level, message: Logger.Message, metadata: Logger.Metadata?, source: String, file: String,
-      function: String, line: UInt
-    ) {
-      lines.storage.withLock { $0.append("\(level) \(message)") }
-    }
   }
 }

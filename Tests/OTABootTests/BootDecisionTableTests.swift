@@ -1,4 +1,5 @@
 import Foundation
+import OTATestSupport
 import OTAWire
 import Testing
 
@@ -65,8 +66,7 @@ import Testing
   /// The row, trial, boots left, booted and restart columns of docs/BOOT.md's table are the data's.
   @Test func theDocDrawsThisTable() throws {
     let doc = try String(
-      contentsOf: URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent().appendingPathComponent("docs/BOOT.md"), encoding: .utf8)
+      contentsOf: RepositoryRoot.url.appendingPathComponent("docs/BOOT.md"), encoding: .utf8)
     let lines = doc.split(separator: "\n").map(String.init)
     guard let header = lines.firstIndex(where: { $0.hasPrefix("| row | trial | boots left | booted |") })
     else {

@@ -1,15 +1,6 @@
 import Foundation
 import OTABoot
 
-/// Runs `body` with a fresh, empty directory that is removed afterwards, whatever happens.
-func withTemporaryDirectory<R>(_ body: (String) throws -> R) throws -> R {
-  let path = FileManager.default.temporaryDirectory
-    .appendingPathComponent("blueota-boot-\(UUID().uuidString)").path
-  try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: false)
-  defer { try? FileManager.default.removeItem(atPath: path) }
-  return try body(path)
-}
-
 /// Fake `fw_printenv`, `fw_setenv` and `grub-editenv` in `<directory>/bin`, written at run time. The
 /// U-Boot environment lives in `<directory>/fw_env` as NAME=value lines; every invocation appends
 /// its argv (arguments with spaces in single quotes) and, for `fw_setenv --script -`, each stdin line

@@ -1,4 +1,5 @@
 import Foundation
+import OTATestSupport
 import Testing
 
 @testable import OTABoot

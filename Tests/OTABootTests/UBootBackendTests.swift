@@ -1,5 +1,6 @@
 import Foundation
 import OTAStorage
+import OTATestSupport
 import OTAWire
 import Testing
 

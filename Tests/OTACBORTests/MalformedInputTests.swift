@@ -1,4 +1,5 @@
 import OTACBOR
+import OTATestSupport
 import Testing
 
 /// Every way an input can be wrong ends in its own typed error, never a trap or a guess.
@@ -32,21 +33,22 @@ import Testing
     ("a2616101616102", .duplicateKey),
   ])
   func isRefused(hex: String, error: CBORError) {
-    let bytes = Hex.bytes(hex.replacingSpaces())
+    let bytes = HexNotation.bytes(hex.replacingSpaces())
     #expect(throws: error) { try CBORDecoder.decode(bytes) }
   }
 
   @Test func aCountLargerThanTheInputIsRefusedBeforeAnythingIsAllocated() {
-    #expect(throws: CBORError.truncated) { try CBORDecoder.decode(Hex.bytes("9bffffffffffffffff")) }
-    #expect(throws: CBORError.truncated) { try CBORDecoder.decode(Hex.bytes("5bffffffffffffffff00")) }
-    #expect(throws: CBORError.truncated) { try CBORDecoder.decode(Hex.bytes("bb7fffffffffffffff")) }
+    #expect(throws: CBORError.truncated) { try CBORDecoder.decode(HexNotation.bytes("9bffffffffffffffff")) }
+    #expect(throws: CBORError.truncated) { try CBORDecoder.decode(HexNotation.bytes("5bffffffffffffffff00")) }
+    #expect(throws: CBORError.truncated) { try CBORDecoder.decode(HexNotation.bytes("bb7fffffffffffffff")) }
   }
 
   @Test func depthIsBounded() throws {
     let limits = CBORLimits(maxDepth: 3)
-    #expect(try CBORDecoder.decode(Hex.bytes("818180"), limits: limits) == .array([.array([.array([])])]))
+    #expect(
+      try CBORDecoder.decode(HexNotation.bytes("818180"), limits: limits) == .array([.array([.array([])])]))
     #expect(throws: CBORError.tooDeep(limit: 3)) {
-      try CBORDecoder.decode(Hex.bytes("81818180"), limits: limits)
+      try CBORDecoder.decode(HexNotation.bytes("81818180"), limits: limits)
     }
     let deep = [UInt8](repeating: 0x81, count: 10_000) + [0x00]
     #expect(throws: CBORError.tooDeep(limit: 8)) { try CBORDecoder.decode(deep) }
@@ -55,21 +57,21 @@ import Testing
   @Test func itemsAreCountedAcrossTheWholeInput() throws {
     let limits = CBORLimits(maxItems: 4)
     #expect(
-      try CBORDecoder.decode(Hex.bytes("83010203"), limits: limits)
+      try CBORDecoder.decode(HexNotation.bytes("83010203"), limits: limits)
         == .array([.unsigned(1), .unsigned(2), .unsigned(3)]))
     #expect(throws: CBORError.tooManyItems(limit: 4)) {
-      try CBORDecoder.decode(Hex.bytes("8401020304"), limits: limits)
+      try CBORDecoder.decode(HexNotation.bytes("8401020304"), limits: limits)
     }
     // The chunks of an indefinite string count too: an input cannot make up work past its items.
     #expect(throws: CBORError.tooManyItems(limit: 4)) {
-      try CBORDecoder.decode(Hex.bytes("5f4101410241034104ff"), limits: limits)
+      try CBORDecoder.decode(HexNotation.bytes("5f4101410241034104ff"), limits: limits)
     }
   }
 
   @Test func inputSizeIsBounded() {
     let limits = CBORLimits(maxBytes: 4)
     #expect(throws: CBORError.tooLarge(limit: 4)) {
-      try CBORDecoder.decode(Hex.bytes("4401020304"), limits: limits)
+      try CBORDecoder.decode(HexNotation.bytes("4401020304"), limits: limits)
     }
   }
 }

@@ -1,4 +1,5 @@
 import OTACBOR
+import OTATestSupport
 import Testing
 
 /// RFC 8949 appendix A: the examples this codec takes, both ways (each is in canonical form).
@@ -26,7 +27,7 @@ import Testing
 
   @Test(arguments: vectors)
   func decodesAndEncodes(hex: String, value: CBOR) throws {
-    let bytes = Hex.bytes(hex)
+    let bytes = HexNotation.bytes(hex)
     #expect(try CBORDecoder.decode(bytes) == value)
     #expect(value.encoded == bytes)
   }
@@ -34,8 +35,8 @@ import Testing
   @Test func twentyFiveElementArrayTakesAOneByteCount() throws {
     let value = CBOR.array((1...25).map { .unsigned(UInt64($0)) })
     let hex = "98190102030405060708090a0b0c0d0e0f101112131415161718181819"
-    #expect(value.encoded == Hex.bytes(hex))
-    #expect(try CBORDecoder.decode(Hex.bytes(hex)) == value)
+    #expect(value.encoded == HexNotation.bytes(hex))
+    #expect(try CBORDecoder.decode(HexNotation.bytes(hex)) == value)
   }
 
   /// The appendix's indefinite-length examples decode to their definite equivalents.
@@ -53,24 +54,11 @@ import Testing
     ("bf6346756ef563416d7421ff", CBOR.textMap(["Fun": .bool(true), "Amt": .int(-2)])),
   ])
   func indefiniteLengthsDecode(hex: String, value: CBOR) throws {
-    #expect(try CBORDecoder.decode(Hex.bytes(hex)) == value)
+    #expect(try CBORDecoder.decode(HexNotation.bytes(hex)) == value)
   }
 
   @Test func integersInLongerHeadsThanNeededAreAccepted() throws {
-    #expect(try CBORDecoder.decode(Hex.bytes("1b0000000000000001")) == .unsigned(1))
-    #expect(try CBORDecoder.decode(Hex.bytes("1800")) == .unsigned(0))
-  }
-}
-
-enum Hex {
-  static func bytes(_ hex: String) -> [UInt8] {
-    var bytes: [UInt8] = []
-    var index = hex.startIndex
-    while index < hex.endIndex {
-      let next = hex.index(index, offsetBy: 2)
-      bytes.append(UInt8(hex[index..<next], radix: 16) ?? 0)
-      index = next
-    }
-    return bytes
+    #expect(try CBORDecoder.decode(HexNotation.bytes("1b0000000000000001")) == .unsigned(1))
+    #expect(try CBORDecoder.decode(HexNotation.bytes("1800")) == .unsigned(0))
   }
 }

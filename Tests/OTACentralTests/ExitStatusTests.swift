@@ -1,14 +1,14 @@
 import Foundation
 import OTACentral
 import OTAEngine
+import OTATestSupport
 import Testing
 
 /// One list of exit codes for every otactl command, documented once: docs/OTACTL.md's table has a
 /// row for each `ExitStatus` and for nothing else (`--help` prints the same list: ProcessTests).
 @Suite struct ExitStatusTests {
   static func documentedCodes() throws -> [Int32] {
-    let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-      .deletingLastPathComponent()
+    let root = RepositoryRoot.url
     let doc = try String(contentsOf: root.appendingPathComponent("docs/OTACTL.md"), encoding: .utf8)
     let table = doc.components(separatedBy: "## Exit codes").dropFirst().first ?? ""
     return table.split(separator: "\n").filter { $0.hasPrefix("| ") }.compactMap { row in

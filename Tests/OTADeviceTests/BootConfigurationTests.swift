@@ -3,12 +3,12 @@ import OTABoot
 import OTAConfiguration
 import OTADaemon
 import OTAStorage
+import OTATestSupport
 import OTAWire
 import Testing
 
 @Suite struct BootConfigurationTests {
-  static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-    .deletingLastPathComponent()
+  static let root = RepositoryRoot.url
 
   func read(_ text: String) throws(ConfigurationError) -> DaemonConfiguration {
     try DaemonConfiguration(toml: text)

@@ -4,6 +4,7 @@ import OTADaemon
 import OTAEngine
 import OTAReport
 import OTAStorage
+import OTATestSupport
 import OTATrust
 import OTAWire
 import Testing
@@ -91,9 +92,9 @@ import Testing
   /// The composition end to end on real files: a factory device as `otad status` reads it, with
   /// nothing written to the state directory.
   @Test func theDaemonReportsAFactoryDeviceFromItsLayout() throws {
-    let directory = FileManager.default.temporaryDirectory.appendingPathComponent("status-\(UUID())").path
-    try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-    defer { try? FileManager.default.removeItem(atPath: directory) }
+    let temporary = try TemporaryDirectory(label: "status")
+    defer { temporary.remove() }
+    let directory = temporary.path
     var configuration = DaemonConfiguration()
     configuration.slotA = directory + "/a.img"
     configuration.slotB = directory + "/b.img"

@@ -2,35 +2,12 @@ import Logging
 import OTAChecksum
 import OTADaemon
 import OTALink
-import Synchronization
+import OTATestSupport
 import Testing
 
 /// docs/PROTOCOL.md, Data: dropped writes are counted and otad logs them: a broken operation's
 /// reason (the first of a connection at warning, the rest at debug) and the counts at disconnect.
 @Suite struct DropLogContractTests {
-  /// Collects "level message" and the metadata of each line.
-  final class Lines: Sendable {
-    private let storage = Mutex<[(line: String, metadata: Logger.Metadata)]>([])
-    var all: [(line: String, metadata: Logger.Metadata)] { storage.withLock { $0 } }
-    var logger: Logger { Logger(label: "test") { _ in Handler(lines: self) } }
-
-    struct Handler: LogHandler {
-      let lines: Lines
-      var metadata: Logger.Metadata = [:]
-      var logLevel: Logger.Level = .trace
-      subscript(metadataKey key: String) -> Logger.Metadata.Value? {
-        get { metadata[key] }
-        set { metadata[key] = newValue }
-      }
-      func log(
-        level: Logger.Level, message: Logger.Message, metadata: Logger.Metadata?, source: String,
-        file: String, function: String, line: UInt
-      ) {
-        lines.storage.withLock { $0.append(("\(level) \(message)", metadata ?? [:])) }
-      }
-    }
-  }
-
   @Test func brokenOperationsAreLoggedOnceAtWarningAndCountedAtDisconnect() throws {
     // [P-OP-8] [P-DATA-4]
     let image = DeviceFixture.image(size: 2000, seed: 3)
@@ -40,18 +17,18 @@ import Testing
       [.connected(mtu: 247)], [.controlWrite([0x08, 0x02, 0, 0, 0])], [.controlWrite(prepare)],
       [.dataWrite(unknownKind)], [.dataWrite(unknownKind)], [.dataWrite([1, 2])], [.disconnected],
     ]
-    let lines = Lines()
+    let log = CapturedLog()
     let service = DeviceService(
       host: try DeviceFixture(slotCapacity: 64 * 1024, windowCapacity: 4096).makeHost(),
-      link: SMPOverBluetoothServiceTests.ScriptedLink(script), logger: lines.logger)
+      link: SMPOverBluetoothServiceTests.ScriptedLink(script), logger: log.logger)
     #expect(throws: LinkError.self) { try service.run(stopSignals: nil) }  // the script is spent
     // With operations on, every data write is one: the 2-byte write is a broken one too.
-    let dropped = lines.all.map(\.line).filter { $0.contains("dropped a data operation") }
+    let dropped = log.messages.filter { $0.contains("dropped a data operation") }
     #expect(dropped.count == 3)
     #expect(dropped.first == "warning dropped a data operation: malformed operation: operation kind 4")
     #expect(
       dropped.dropFirst().allSatisfy { $0.hasPrefix("debug ") }, "the rest of the connection's at debug")
-    let disconnect = try #require(lines.all.first { $0.line == "info central disconnected" })
+    let disconnect = try #require(log.lines.first { $0.text == "info central disconnected" })
     #expect(disconnect.metadata["chunks-dropped"] == "3")
     #expect(disconnect.metadata["operations-rejected"] == "3")
     #expect(service.info().chunksDropped == 3)

@@ -15,6 +15,7 @@ import Testing
 @Suite struct PowerCutTests {
   static let newVersion = Version(major: 3, minor: 0, revision: 0)
   static let plainImage = DeviceFixture.image(size: 6000, seed: 77)
+  static let windowCapacity: UInt32 = 1024
 
   /// How the update's bytes travel: plain chunks, compressed operations, or a delta against the
   /// running image (copies and patches read slot A while B is written).
@@ -42,7 +43,8 @@ import Testing
       start: Int
     )
   {
-    let fixture = DeviceFixture(slotCapacity: 8192, windowCapacity: 1024, runningImage: runningImage)
+    let fixture = DeviceFixture(
+      slotCapacity: 8192, windowCapacity: Self.windowCapacity, runningImage: runningImage)
     if transfer == .delta { try fixture.recordRunningImage() }
     let start = fixture.medium.operationCount
     if let cut { fixture.medium.inject(.powerCut, atOperation: cut) }
@@ -55,11 +57,22 @@ import Testing
     return (fixture, run, start)
   }
 
-  /// One update with a cut planned at `cut` (nil: none). Returns the storage operations it took.
-  func update(cutAt cut: Int?, seed: UInt64?) throws -> Int {
+  /// The fewest power cuts a loop over every storage operation of one update can make: every window
+  /// of the image reaches slot B through at least one slot write and one slot sync before its commit,
+  /// so the update has at least two storage operations a window, and the loop cuts at each of them.
+  var cutFloor: Int { 2 * ((image.count + Int(Self.windowCapacity) - 1) / Int(Self.windowCapacity)) }
+
+  /// What one run did: the storage operations it took and the power cuts that happened.
+  struct Work {
+    var operations: Int
+    var powerCuts: Int
+  }
+
+  /// One update with a cut planned at `cut` (nil: none).
+  func update(cutAt cut: Int?, seed: UInt64?) throws -> Work {
     let (fixture, run, start) = try push(cutAt: cut, seed: seed, verdict: .passes)
-    guard run.report != nil else { return 0 }
     let result = run.result
+    guard run.report != nil else { return Work(operations: 0, powerCuts: result.powerCuts) }
     if cut != nil {
       #expect(result.powerCuts == 1, "cut at \(cut!): the planned cut happened")
     }
@@ -76,17 +89,17 @@ import Testing
     case .compressed: #expect(run.report?.transferMode == .compressed)
     case .delta: #expect(run.report?.transferMode == .delta(base: 0))
     }
-    return fixture.medium.operationCount - start
+    return Work(operations: fixture.medium.operationCount - start, powerCuts: result.powerCuts)
   }
 
   /// An update whose trial fails its health check, with a cut planned at `cut`: it must end rolled
-  /// back to the untouched slot A, slot B marked bad, whatever the cut hit. Returns the operations.
-  func rollback(cutAt cut: Int?, seed: UInt64?) throws -> Int {
+  /// back to the untouched slot A, slot B marked bad, whatever the cut hit.
+  func rollback(cutAt cut: Int?, seed: UInt64?) throws -> Work {
     let (fixture, run, start) = try push(cutAt: cut, seed: seed, verdict: .fails)
     let at = "cut at \(String(describing: cut))"
     guard case .failed(.rolledBack(let running, let reason), _) = run.result.outcome else {
       Issue.record("\(at): \(String(describing: run.result.outcome))")
-      return 0
+      return Work(operations: 0, powerCuts: run.result.powerCuts)
     }
     #expect(running == DeviceFixture.runningVersion && reason == .healthCheckFailed, "\(at)")
     let device = try #require(run.device)
@@ -94,7 +107,7 @@ import Testing
     #expect(device.info().lastOutcome.result == .rolledBack, "\(at)")
     #expect(fixture.runningSlotUntouched, "\(at): slot A was written")
     #expect(fixture.bootloader.appliedPlans.last == BootPlan(primary: .a), "\(at)")
-    return fixture.medium.operationCount - start
+    return Work(operations: fixture.medium.operationCount - start, powerCuts: run.result.powerCuts)
   }
 
   /// Whatever the boot state says runs must hold a complete, good image, and so must the confirmed slot.
@@ -130,23 +143,28 @@ import Testing
   }
 
   @Test func aCutAtEveryStorageOperationStillEndsWithTheNewImage() throws {
-    let total = try update(cutAt: nil, seed: nil)
+    let total = try update(cutAt: nil, seed: nil).operations
     #expect(total > 40, "the update touches storage \(total) times")
     print("power cuts: an update up to its confirmation takes \(total) storage operations; a cut at each")
+    var cuts = 0
     for cut in 0..<total {
-      _ = try update(cutAt: cut, seed: nil)
+      cuts += try update(cutAt: cut, seed: nil).powerCuts
     }
+    #expect(cuts >= cutFloor, "\(cuts) cuts, fewer than two for each of the image's windows")
   }
 
   /// Rollback under the same loop: the trial fails its health check; a cut anywhere (PREPARE to
   /// ACTIVATE, the boot stage, mark-bad, the boot back) still ends on slot A with B marked bad.
   @Test func aCutAtEveryStorageOperationOfAFailedTrialStillRollsBack() throws {
-    let total = try rollback(cutAt: nil, seed: nil)
+    let total = try rollback(cutAt: nil, seed: nil).operations
     #expect(total > 40, "the update touches storage \(total) times")
     print("power cuts: a failed trial takes \(total) storage operations; a cut at each of them")
+    var cuts = 0
     for cut in 0..<total {
-      _ = try rollback(cutAt: cut, seed: UInt64(cut) &+ 7)
+      cuts += try rollback(cutAt: cut, seed: UInt64(cut) &+ 7).powerCuts
     }
+    // The failed trial wrote every window before it failed: the same floor as an update's.
+    #expect(cuts >= cutFloor, "\(cuts) cuts, fewer than two for each of the image's windows")
   }
 
   /// The loop again for a delta (copies and patches read the running slot while the other is
@@ -156,20 +174,25 @@ import Testing
   func aCutAtEveryStorageOperationOfAnOperationsTransferStillEndsWithTheNewImage(_ transfer: Transfer) throws
   {
     let tests = PowerCutTests(transfer: transfer)
-    let total = try tests.update(cutAt: nil, seed: nil)
+    let total = try tests.update(cutAt: nil, seed: nil).operations
     #expect(total > 40, "the update touches storage \(total) times")
     print("power cuts: a \(transfer) update takes \(total) storage operations; a cut at each")
+    var cuts = 0
     for cut in 0..<total {
-      _ = try tests.update(cutAt: cut, seed: cut % 2 == 0 ? nil : UInt64(cut) &+ 3000)
+      cuts += try tests.update(cutAt: cut, seed: cut % 2 == 0 ? nil : UInt64(cut) &+ 3000).powerCuts
     }
+    // The operations only carry the bytes: slot B still gets every window of the new image.
+    #expect(cuts >= tests.cutFloor, "\(cuts) cuts, fewer than two for each of the image's windows")
   }
 
   /// The same, where a cut keeps a random part of what was not yet synced, torn at sector bounds.
   @Test func aCutThatKeepsTornUnsyncedWritesStillEndsWithTheNewImage() throws {
     // [P-OP-10]
-    let total = try update(cutAt: nil, seed: nil)
+    let total = try update(cutAt: nil, seed: nil).operations
+    var cuts = 0
     for cut in 0..<total {
-      _ = try update(cutAt: cut, seed: UInt64(cut) &+ 1000)
+      cuts += try update(cutAt: cut, seed: UInt64(cut) &+ 1000).powerCuts
     }
+    #expect(cuts >= cutFloor, "\(cuts) cuts, fewer than two for each of the image's windows")
   }
 }

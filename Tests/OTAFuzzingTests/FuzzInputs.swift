@@ -1,12 +1,13 @@
 import Foundation
 import OTAFuzzing
 import OTALink
-import OTASocketLink
+import OTATestSupport
 import OTATrustFuzzing
+import OTAWire
 
 /// The checked-in inputs (Seeds/NAME, Regressions/NAME) and a deterministic stream of made-up ones.
 enum FuzzInputs {
-  static let directory = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+  static let directory = RepositoryRoot.url("Tests/OTAFuzzingTests")
 
   /// Every file under `kind/target`, by name.
   static func files(_ kind: String, _ target: String) -> [(name: String, bytes: [UInt8])] {

@@ -1,6 +1,6 @@
 import OTAFuzzing
 import OTALink
-import OTASocketLink
+import OTAWire
 import Testing
 
 /// The fuzz targets' checks in the ordinary suite: a few thousand deterministic inputs per target,

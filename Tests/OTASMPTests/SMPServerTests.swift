@@ -1,5 +1,6 @@
 import OTACBOR
 import OTASMP
+import OTATestSupport
 import Testing
 
 /// The server on exact byte sequences: what a client sends, what goes back.
@@ -19,8 +20,8 @@ import Testing
   }
 
   func answer(_ hex: String) -> String? {
-    guard case .respond(let bytes) = server.handle(Hex.bytes(hex), device: view) else { return nil }
-    return Hex.string(bytes)
+    guard case .respond(let bytes) = server.handle(HexNotation.bytes(hex), device: view) else { return nil }
+    return HexNotation.string(bytes)
   }
 
   @Test func echoInVersion2() {
@@ -72,33 +73,33 @@ import Testing
   @Test func aMessageOverTheBufferSizeIsTooLarge() {
     // [S-ERR-5]
     let small = SMPServer(configuration: SMPServerConfiguration(bufferSize: 16))
-    let request = Hex.bytes("0200000a00000100" + "a16164666162636465")
+    let request = HexNotation.bytes("0200000a00000100" + "a16164666162636465")
     guard case .respond(let bytes) = small.handle(request + [], device: view) else {
       Issue.record("no answer")
       return
     }
     // The length check comes first: 9 body bytes announced as 10.
-    #expect(Hex.string(bytes) == "0300000500000100a162726303")
-    let exact = Hex.bytes("0200000900000100" + "a16164666162636465")
+    #expect(HexNotation.string(bytes) == "0300000500000100a162726303")
+    let exact = HexNotation.bytes("0200000900000100" + "a16164666162636465")
     guard case .respond(let tooLarge) = small.handle(exact, device: view) else {
       Issue.record("no answer")
       return
     }
-    #expect(Hex.string(tooLarge) == "0300000500000100a162726307")
+    #expect(HexNotation.string(tooLarge) == "0300000500000100a162726307")
   }
 
   @Test func aMessageCutShortByItsTransportIsTooLarge() {
     // [S-ERR-5]
     #expect(
-      server.refuseTooLarge(Hex.bytes("0a0008020000070000"))
-        == .respond(Hex.bytes("0b00000500000700a162726307")))
-    #expect(server.refuseTooLarge(Hex.bytes("0a00")) == .ignore("a message over 2048 bytes"))
+      server.refuseTooLarge(HexNotation.bytes("0a0008020000070000"))
+        == .respond(HexNotation.bytes("0b00000500000700a162726307")))
+    #expect(server.refuseTooLarge(HexNotation.bytes("0a00")) == .ignore("a message over 2048 bytes"))
   }
 
   @Test func responsesAndShortMessagesAreNotAnswered() {
     // [S-ERR-7]
     #expect(
-      server.handle(Hex.bytes("0300000000000100"), device: view)
+      server.handle(HexNotation.bytes("0300000000000100"), device: view)
         == .ignore("an SMP response sent to the server"))
     if case .ignore = server.handle([0x02, 0x00], device: view) {
     } else {
@@ -137,14 +138,14 @@ import Testing
 
   @Test func imageStateReadListsBothSlots() throws {
     // [S-CMD-6] [S-STATE-1]
-    guard case .respond(let bytes) = server.handle(Hex.bytes("0800000000010300"), device: view) else {
+    guard case .respond(let bytes) = server.handle(HexNotation.bytes("0800000000010300"), device: view) else {
       Issue.record("no answer")
       return
     }
     #expect(
-      Array(bytes.prefix(8)) == Hex.bytes("0900") + [
+      Array(bytes.prefix(8)) == HexNotation.bytes("0900") + [
         UInt8((bytes.count - 8) >> 8), UInt8((bytes.count - 8) & 0xFF),
-      ] + Hex.bytes("00010300"))
+      ] + HexNotation.bytes("00010300"))
     let body = try CBORDecoder.decode(Array(bytes.dropFirst(8)))
     guard case .array(let images) = body["images"] else {
       Issue.record("no images")
@@ -173,7 +174,7 @@ import Testing
   @Test func deviceCommandsAreHandedToTheHost() {
     // [S-HDR-1] [S-HDR-2]
     let upload = "a4636f666600636c656e0a6464617461430102036775706772616465f4"
-    let step = server.handle(Hex.bytes("0a00001d00010501" + upload), device: view)
+    let step = server.handle(HexNotation.bytes("0a00001d00010501" + upload), device: view)
     guard case .perform(let command, let pending) = step else {
       Issue.record("not performed: \(step)")
       return
@@ -183,24 +184,28 @@ import Testing
         == .upload(SMPUpload(image: 0, offset: 0, length: 10, data: [1, 2, 3], sha: nil, upgrade: false)))
     // The host's answer goes back under the request's group, command and sequence.
     let answer = server.respond(to: pending, with: .success([CBOR.Entry(.text("off"), .unsigned(3))]))
-    #expect(Hex.string(answer) == "0b00000600010501" + "a1636f666603")
+    #expect(HexNotation.string(answer) == "0b00000600010501" + "a1636f666603")
     #expect(
-      Hex.string(server.respond(to: pending, with: .failure(.image(.imageTooLarge)))) == "0b00001200010501"
+      HexNotation.string(server.respond(to: pending, with: .failure(.image(.imageTooLarge))))
+        == "0b00001200010501"
         + "a163657272a26567726f75700162726318" + "1e")
 
-    guard case .perform(.reset(force: false), _) = server.handle(Hex.bytes("0a00000000000005"), device: view)
+    guard
+      case .perform(.reset(force: false), _) = server.handle(
+        HexNotation.bytes("0a00000000000005"), device: view)
     else {
       Issue.record("reset not performed")
       return
     }
     guard
       case .perform(.stateWrite(hash: nil, confirm: true), _) = server.handle(
-        Hex.bytes("0a00000a00010600" + "a167636f6e6669726df5"), device: view)
+        HexNotation.bytes("0a00000a00010600" + "a167636f6e6669726df5"), device: view)
     else {
       Issue.record("confirm not performed")
       return
     }
-    guard case .perform(.erase(slot: 1), _) = server.handle(Hex.bytes("0a00000000010705"), device: view)
+    guard
+      case .perform(.erase(slot: 1), _) = server.handle(HexNotation.bytes("0a00000000010705"), device: view)
     else {
       Issue.record("erase not performed")
       return
@@ -219,7 +224,8 @@ import Testing
     ] {
       let request = SMPHeader(
         operation: .write, version: 0, length: UInt16(body.encoded.count), group: 1, sequence: 0, command: 1)
-      #expect(answer(Hex.string(request.encoded + body.encoded)) == "0300000500010001a162726303", "\(body)")
+      #expect(
+        answer(HexNotation.string(request.encoded + body.encoded)) == "0300000500010001a162726303", "\(body)")
     }
   }
 
@@ -227,19 +233,6 @@ import Testing
     // [S-ERR-3]
     // {"d": "hi", "x": [1]} -> {"r": "hi"}
     #expect(answer("0200000a00000100" + "a26164626869617881" + "01") == "0300000600000100" + "a16172626869")
-  }
-}
-
-enum Hex {
-  static func bytes(_ hex: String) -> [UInt8] {
-    let digits = Array(hex.compact)
-    return stride(from: 0, to: digits.count - 1, by: 2).map {
-      UInt8(String(digits[$0...$0 + 1]), radix: 16) ?? 0
-    }
-  }
-
-  static func string(_ bytes: [UInt8]) -> String {
-    bytes.map { ($0 < 16 ? "0" : "") + String($0, radix: 16) }.joined()
   }
 }
 
@@ -261,12 +254,12 @@ extension String {
       return SMPDeviceView(images: [], downgradesRefused: true)
     }
     let upload = "a4636f666600636c656e0a6464617461430102036775706772616465f4"
-    _ = server.handle(Hex.bytes("0a00001d00010501" + upload), device: view())
-    _ = server.handle(Hex.bytes("0200000600000100a16164626869"), device: view())
-    _ = server.handle(Hex.bytes("0000000000000506"), device: view())
+    _ = server.handle(HexNotation.bytes("0a00001d00010501" + upload), device: view())
+    _ = server.handle(HexNotation.bytes("0200000600000100a16164626869"), device: view())
+    _ = server.handle(HexNotation.bytes("0000000000000506"), device: view())
     #expect(reads.count == 0)
-    _ = server.handle(Hex.bytes("0800000000010300"), device: view())
-    _ = server.handle(Hex.bytes("0800000000000108"), device: view())
+    _ = server.handle(HexNotation.bytes("0800000000010300"), device: view())
+    _ = server.handle(HexNotation.bytes("0800000000000108"), device: view())
     #expect(reads.count == 2)
   }
 }

@@ -1,5 +1,6 @@
 import OTACBOR
 import OTASMP
+import OTATestSupport
 import Testing
 
 /// The answers Zephyr's MCUmgr gives, byte for byte: requests built from Zephyr's SMP specification
@@ -12,8 +13,8 @@ import Testing
     downgradesRefused: true)
 
   func answer(_ hex: String) -> String? {
-    guard case .respond(let bytes) = server.handle(Hex.bytes(hex), device: view) else { return nil }
-    return Hex.string(bytes)
+    guard case .respond(let bytes) = server.handle(HexNotation.bytes(hex), device: view) else { return nil }
+    return HexNotation.string(bytes)
   }
 
   @Test func echoIsAnsweredAsAReadAndAsAWrite() {
@@ -62,13 +63,15 @@ import Testing
       // {"off": 1, "data": h''}, version 1, sequence 4: handed to the device, whose refusal goes back.
       guard
         case .perform(_, let pending) = server.handle(
-          Hex.bytes("0200000c00010401a2636f666601646461746140"), device: view)
+          HexNotation.bytes("0200000c00010401a2636f666601646461746140"), device: view)
       else {
         Issue.record("not handed to the device")
         return
       }
       let v1 = server.respond(to: pending, with: .failure(.image(code)))
-      #expect(Hex.string(v1) == "0300000500010401" + "a1627263" + Hex.string([UInt8(generic.rawValue)]))
+      #expect(
+        HexNotation.string(v1) == "0300000500010401" + "a1627263"
+          + HexNotation.string([UInt8(generic.rawValue)]))
     }
     // The two the testers met: too large is 1 (not 7), a downgrade 6 (not 11).
     #expect(SMPImageReturnCode.imageTooLarge.generic.rawValue == 1)
@@ -102,7 +105,9 @@ import Testing
     // [S-CMD-7] [S-STATE-2]
     // {"hash": h'', "confirm": true}: Zephyr reads zhash.len == 0 as "no hash": confirm the running image.
     let body = "a2" + "6468617368" + "40" + "67636f6e6669726d" + "f5"
-    guard case .perform(let command, _) = server.handle(Hex.bytes("0a00001000010200" + body), device: view)
+    guard
+      case .perform(let command, _) = server.handle(
+        HexNotation.bytes("0a00001000010200" + body), device: view)
     else {
       Issue.record("not handed to the device")
       return

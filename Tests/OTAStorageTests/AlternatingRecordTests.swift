@@ -195,8 +195,13 @@ struct AlternatingRecordTests {
   /// anything else, and writing on from there works.
   @Test func aCutAnywhereLeavesTheLastOrTheNextState() throws {
     let payloads = (1...6).map { index in [UInt8](repeating: UInt8(index), count: 24 + index) }
-    for cut in 0..<14 {
-      for seed in [nil] + (0..<40).map({ UInt64($0) }) {
+    // The run's operations: the first write creates the file by a replace (write, sync, rename,
+    // directory sync), every later one writes its place in place (write, fdatasync).
+    let operations = 4 + 2 * (payloads.count - 1)
+    let seeds = [nil] + (0..<40).map { UInt64($0) }
+    var cuts = 0
+    for cut in 0..<operations {
+      for seed in seeds {
         let medium = MemoryMedium(slotCapacity: 0)
         var record = AlternatingRecord(name: "r", store: medium, placeSize: Self.placeSize)
         medium.inject(.powerCut, atOperation: cut)
@@ -209,6 +214,7 @@ struct AlternatingRecordTests {
             done = payload
           } catch {
             #expect(error == .powerCut)
+            cuts += 1
             break
           }
         }
@@ -226,5 +232,7 @@ struct AlternatingRecordTests {
         #expect(try after.load() == .present([0xEE]), "\(at)")
       }
     }
+    // Every planned cut falls inside the run's operations, so every one of them happens.
+    #expect(cuts >= operations * seeds.count, "\(cuts) cuts")
   }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import OTASystem
+import OTATestSupport
 import Testing
 
 @testable import OTAStorage

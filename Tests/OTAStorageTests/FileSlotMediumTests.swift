@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import OTASystem
+import OTATestSupport
 import OTAWire
 import Testing
 

@@ -1,14 +1,6 @@
 import Foundation
 import OTAStorage
-
-/// Runs `body` with a fresh, empty directory that is removed afterwards, whatever happens.
-func withTemporaryDirectory<R>(_ body: (String) throws -> R) throws -> R {
-  let path = FileManager.default.temporaryDirectory
-    .appendingPathComponent("blueota-storage-\(UUID().uuidString)").path
-  try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: false)
-  defer { try? FileManager.default.removeItem(atPath: path) }
-  return try body(path)
-}
+import OTATestSupport
 
 /// The `flags:` line of `/proc/self/fdinfo/<fd>` (octal), the open file's status and access flags.
 func openFlags(ofDescriptor fd: Int32) throws -> Int32 {

@@ -1,6 +1,7 @@
 import OTAStorage
 import OTASystem
 import OTASystemTesting
+import OTATestSupport
 import OTAWire
 import Testing
 

@@ -1,4 +1,5 @@
 import Crypto
+import OTATestSupport
 import OTAWire
 import Testing
 
@@ -7,7 +8,7 @@ import Testing
 @Suite("Making MCUboot images")
 struct ImageBuilderTests {
   static let version = Version(major: 1, minor: 2, revision: 3, build: 4)
-  static let payload = testPayload(1000, seed: 1)
+  static let payload = SeededGenerator.bytes(1000, seed: 1)
 
   @Test func anUnsignedImageIsHeaderFillPayloadAndSHA256() throws {
     let image = try MCUbootImageBuilder(version: Self.version).build(payload: Self.payload)

@@ -1,4 +1,5 @@
 import Foundation
+import OTATestSupport
 import OTATrust
 import OTAWire
 import Testing
@@ -25,7 +26,7 @@ struct ImageInspectionTests {
       ])
     #expect(
       inspection.hash
-        == .matches(hexBytes("b79e354ea339879bef35c59dbb6ef0f1073e3ccc15548d8f5a9aee0c1b6d1ae5")))
+        == .matches(HexNotation.bytes("b79e354ea339879bef35c59dbb6ef0f1073e3ccc15548d8f5a9aee0c1b6d1ae5")))
     #expect(inspection.signature == .verified(Self.ed25519Public))
     #expect(inspection.isGood)
   }
@@ -169,15 +170,4 @@ struct ImageInspectionTests {
     #expect(unsignedObject["securityCounter"] is NSNull)
     #expect((unsignedObject["signature"] as? [String: Any])?["result"] as? String == "not-requested")
   }
-}
-
-func hexBytes(_ text: String) -> [UInt8] {
-  var bytes: [UInt8] = []
-  var index = text.startIndex
-  while index < text.endIndex {
-    let next = text.index(index, offsetBy: 2)
-    bytes.append(UInt8(text[index..<next], radix: 16)!)
-    index = next
-  }
-  return bytes
 }

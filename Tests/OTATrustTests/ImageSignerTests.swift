@@ -1,4 +1,5 @@
 import Crypto
+import OTATestSupport
 import OTATrust
 import OTAWire
 import Testing
@@ -7,7 +8,7 @@ import Testing
 struct ImageSignerTests {
   static let builder = MCUbootImageBuilder(
     version: Version(major: 3, minor: 1, revision: 0, build: 2), securityCounter: .value(5))
-  static let payload = testPayload(3000, seed: 2)
+  static let payload = SeededGenerator.bytes(3000, seed: 2)
 
   @Test func keepsHeaderPayloadAndProtectedTLVsAndReplacesTheSignature() throws {
     let first = ImageSigningKey.generate(.ed25519)

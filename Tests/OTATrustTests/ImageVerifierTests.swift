@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import OTAChecksum
+import OTATestSupport
 import OTATrust
 import OTAWire
 import Testing
@@ -552,8 +553,7 @@ extension ImageVerdict {
 }
 
 private enum VerifierSampleImages {
-  static let directory = URL(fileURLWithPath: #filePath)
-    .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+  static let directory = RepositoryRoot.url
     .appendingPathComponent("Images")
 
   static func bytes(_ name: String) throws -> [UInt8] {

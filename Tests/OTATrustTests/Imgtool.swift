@@ -1,4 +1,5 @@
 import Foundation
+import OTATestSupport
 import Testing
 
 /// MCUboot's own imgtool (PyPI, pinned by Scripts/setup.sh): found through $BLUEOTA_IMGTOOL, then
@@ -30,7 +31,7 @@ struct Imgtool {
       }
       return Imgtool(executable: configured)
     }
-    let venv = repositoryRoot.appendingPathComponent(".build-imgtool/bin/imgtool").path
+    let venv = RepositoryRoot.url.appendingPathComponent(".build-imgtool/bin/imgtool").path
     if FileManager.default.isExecutableFile(atPath: venv) { return Imgtool(executable: venv) }
     for directory in (environment["PATH"] ?? "").split(separator: ":") {
       let candidate = "\(directory)/imgtool"

@@ -1,4 +1,5 @@
 import Foundation
+import OTATestSupport
 import OTATrust
 import OTAWire
 import Testing
@@ -10,7 +11,7 @@ import Testing
 struct ImgtoolInteropTests {
   static let version = "1.2.3+4"
   static let parsedVersion = Version(major: 1, minor: 2, revision: 3, build: 4)
-  static let payload = testPayload(5000, seed: 4)
+  static let payload = SeededGenerator.bytes(5000, seed: 4)
 
   /// imgtool sign options, and what the image must then carry.
   struct Variant: Sendable, CustomTestStringConvertible {
@@ -51,7 +52,7 @@ struct ImgtoolInteropTests {
   @Test(arguments: SigningAlgorithm.allCases)
   func imgtoolsKeysAndSignedImagesVerifyHere(_ algorithm: SigningAlgorithm) throws {
     let imgtool = try Imgtool.locate()
-    let folder = try TemporaryDirectory()
+    let folder = try TemporaryDirectory(label: "otatrust")
     defer { folder.remove() }
     try imgtool.expectSuccess(["keygen", "-k", folder.path("key.pem"), "-t", algorithm.rawValue])
     try imgtool.expectSuccess([
@@ -90,7 +91,7 @@ struct ImgtoolInteropTests {
   @Test(arguments: SigningAlgorithm.allCases)
   func imgtoolAndTheBuilderMakeTheSameBytes(_ algorithm: SigningAlgorithm) throws {
     let imgtool = try Imgtool.locate()
-    let folder = try TemporaryDirectory()
+    let folder = try TemporaryDirectory(label: "otatrust")
     defer { folder.remove() }
     try imgtool.expectSuccess(["keygen", "-k", folder.path("key.pem"), "-t", algorithm.rawValue])
     let key = try ImageSigningKey(pem: String(decoding: folder.read("key.pem"), as: UTF8.self))
@@ -145,7 +146,7 @@ struct ImgtoolInteropTests {
   /// samples agree, so the sample-based tests elsewhere test against imgtool's format.
   @Test func theCheckedInSamplesPassImgtoolVerify() throws {
     let imgtool = try Imgtool.locate()
-    let images = repositoryRoot.appendingPathComponent("Images")
+    let images = RepositoryRoot.url.appendingPathComponent("Images")
     for (image, key) in [
       ("mcuboot-ed25519-100KiB.bin", "test-ed25519"), ("mcuboot-ecdsa-p256-1B.bin", "test-ecdsa-p256"),
       ("firmware-v2.bin", "test-ed25519"),
@@ -164,7 +165,7 @@ struct ImgtoolInteropTests {
   @Test(arguments: SigningAlgorithm.allCases)
   func ourKeysAreImgtoolKeys(_ algorithm: SigningAlgorithm) throws {
     let imgtool = try Imgtool.locate()
-    let folder = try TemporaryDirectory()
+    let folder = try TemporaryDirectory(label: "otatrust")
     defer { folder.remove() }
     let key = ImageSigningKey.generate(algorithm)
     _ = try folder.write(Array(key.pem.utf8), "ours.pem")
@@ -182,7 +183,7 @@ struct ImgtoolInteropTests {
   @Test(arguments: SigningAlgorithm.allCases)
   func ourImagesPassImgtoolVerifyAndDumpinfoShowsWhatWeMeant(_ algorithm: SigningAlgorithm) throws {
     let imgtool = try Imgtool.locate()
-    let folder = try TemporaryDirectory()
+    let folder = try TemporaryDirectory(label: "otatrust")
     defer { folder.remove() }
     let key = ImageSigningKey.generate(algorithm)
     let privatePath = try folder.write(Array(key.pem.utf8), "ours.pem")
@@ -238,7 +239,7 @@ struct ImgtoolInteropTests {
   /// signature and no longer the old one.
   @Test func imagesResignedHerePassImgtoolVerify() throws {
     let imgtool = try Imgtool.locate()
-    let folder = try TemporaryDirectory()
+    let folder = try TemporaryDirectory(label: "otatrust")
     defer { folder.remove() }
     try imgtool.expectSuccess(["keygen", "-k", folder.path("theirs.pem"), "-t", "ed25519"])
     let payload = try folder.write(Self.payload, "payload.bin")

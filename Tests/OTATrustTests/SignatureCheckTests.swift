@@ -1,4 +1,5 @@
 import Crypto
+import OTATestSupport
 import OTAWire
 import Testing
 
@@ -11,7 +12,7 @@ struct SignatureCheckTests {
   static let p256 = ImageSigningKey.generate(.ecdsaP256)
   static let builder = MCUbootImageBuilder(
     version: Version(major: 2, minor: 0, revision: 1), headerSize: 0x80, securityCounter: .value(4))
-  static let payload = testPayload(2048, seed: 3)
+  static let payload = SeededGenerator.bytes(2048, seed: 3)
 
   static func key(_ algorithm: SigningAlgorithm) -> ImageSigningKey {
     algorithm == .ed25519 ? ed25519 : p256

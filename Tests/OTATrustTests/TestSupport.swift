@@ -1,54 +1,15 @@
 import Crypto
 import Foundation
+import OTATestSupport
 import OTATrust
 import OTAWire
 
-/// The repository's root, from this file's place in it.
-let repositoryRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-  .deletingLastPathComponent()
-
 func sampleFile(_ relativePath: String) throws -> [UInt8] {
-  [UInt8](
-    try Data(contentsOf: repositoryRoot.appendingPathComponent("Images").appendingPathComponent(relativePath))
-  )
+  try RepositoryRoot.bytes("Images/\(relativePath)")
 }
 
 func sampleText(_ relativePath: String) throws -> String {
   String(decoding: try sampleFile(relativePath), as: UTF8.self)
-}
-
-/// Deterministic bytes: the same seed gives the same payload.
-func testPayload(_ count: Int, seed: UInt64) -> [UInt8] {
-  var state = seed &* 0x9E37_79B9_7F4A_7C15 | 1
-  return (0..<count).map { _ in
-    state ^= state << 13
-    state ^= state >> 7
-    state ^= state << 17
-    return UInt8(truncatingIfNeeded: state)
-  }
-}
-
-/// A fresh directory under the system's temporary one, removed by `remove()`.
-struct TemporaryDirectory {
-  let url: URL
-
-  init() throws {
-    url = FileManager.default.temporaryDirectory.appendingPathComponent("otatrust-\(UUID().uuidString)")
-    try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-  }
-
-  func path(_ name: String) -> String { url.appendingPathComponent(name).path }
-
-  func write(_ bytes: [UInt8], _ name: String) throws -> String {
-    try Data(bytes).write(to: url.appendingPathComponent(name))
-    return path(name)
-  }
-
-  func read(_ name: String) throws -> [UInt8] {
-    [UInt8](try Data(contentsOf: url.appendingPathComponent(name)))
-  }
-
-  func remove() { try? FileManager.default.removeItem(at: url) }
 }
 
 /// Hand-assembled images for the cases no tool makes: the header, payload and protected TLVs are

@@ -1,4 +1,5 @@
 import Foundation
+import OTATestSupport
 import OTAWire
 import Testing
 
@@ -416,8 +417,7 @@ enum MCUbootSampleImages {
     "mcuboot-unsigned-4099B.bin", "mcuboot-ed25519-100KiB.bin", "mcuboot-ecdsa-p256-1B.bin",
   ]
 
-  static let directory = URL(fileURLWithPath: #filePath)
-    .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+  static let directory = RepositoryRoot.url
     .appendingPathComponent("Images")
 
   static func bytes(_ name: String) throws -> [UInt8] {

@@ -1,4 +1,5 @@
 import Foundation
+import OTATestSupport
 import Testing
 
 /// An otad in a temporary folder of its own: file slots, a state directory, a socket.
@@ -23,8 +24,7 @@ final class Daemon {
   /// Slot A starts out holding `firmware`, as a device's running image would (nil: no slot A file).
   /// Slot B and the state directory may live elsewhere (a small file system).
   init(capacity: String = "2MiB", firmware: [UInt8]?, slotB: URL? = nil, stateDirectory: URL? = nil) throws {
-    folder = FileManager.default.temporaryDirectory.appendingPathComponent("otad-test-\(UUID().uuidString)")
-    try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+    folder = try TemporaryDirectory(label: "otad-test").url
     if let firmware { try Data(firmware).write(to: folder.appendingPathComponent("slot-a.img")) }
     self.capacity = capacity
     self.slotB = slotB ?? folder.appendingPathComponent("slot-b.img")

@@ -1,12 +1,12 @@
 import Foundation
+import OTATestSupport
 import Testing
 
 /// Data operations between the two processes over the simulated link: a device running the
 /// factory firmware (Images/firmware-v1.bin, an MCUboot image: it says its own length), a push of
 /// firmware-v2 with `--base` (a directory of releases), and `--dry-run`, `--full`.
 @Suite(.serialized) struct DeltaProcessTests {
-  static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-    .deletingLastPathComponent()
+  static let root = RepositoryRoot.url
   static func sample(_ name: String) -> String { root.appendingPathComponent("Images/\(name)").path }
 
   func daemon() throws -> Daemon {

@@ -1,4 +1,5 @@
 import Foundation
+import OTATestSupport
 import Testing
 
 /// `otactl image keygen/create/sign/inspect` as a user runs them: files, exit codes, messages, and
@@ -7,9 +8,7 @@ import Testing
   let folder: URL
 
   init() throws {
-    folder = FileManager.default.temporaryDirectory.appendingPathComponent(
-      "otactl-image-\(UUID().uuidString)")
-    try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+    folder = try TemporaryDirectory(label: "otactl-image").url
   }
 
   func path(_ name: String) -> String { folder.appendingPathComponent(name).path }
@@ -192,8 +191,7 @@ import Testing
     if let configured = environment["BLUEOTA_IMGTOOL"], !configured.isEmpty {
       return FileManager.default.isExecutableFile(atPath: configured) ? configured : nil
     }
-    let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-      .deletingLastPathComponent()
+    let root = RepositoryRoot.url
     let candidates =
       [root.appendingPathComponent(".build-imgtool/bin/imgtool").path]
       + (environment["PATH"] ?? "").split(separator: ":").map { "\($0)/imgtool" }
@@ -217,8 +215,7 @@ import Testing
 /// `otactl --help` lists every exit code that docs/OTACTL.md's table lists, the same for all commands.
 @Suite struct ExitCodeHelpTests {
   @Test func helpListsEveryDocumentedExitCode() throws {
-    let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-      .deletingLastPathComponent()
+    let root = RepositoryRoot.url
     let doc = try String(contentsOf: root.appendingPathComponent("docs/OTACTL.md"), encoding: .utf8)
     let table = doc.components(separatedBy: "## Exit codes").dropFirst().first ?? ""
     let codes = table.split(separator: "\n").filter { $0.hasPrefix("| ") }.compactMap { row in

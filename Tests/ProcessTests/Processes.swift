@@ -1,4 +1,5 @@
 import Foundation
+import OTATestSupport
 import Synchronization
 import Testing
 
@@ -7,8 +8,7 @@ enum Binaries {
   static let directory: URL = {
     if let path = ProcessInfo.processInfo.environment["BLUEOTA_BIN"] { return URL(fileURLWithPath: path) }
     var candidates = [URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()]
-    let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-      .deletingLastPathComponent()
+    let root = RepositoryRoot.url
     candidates.append(root.appendingPathComponent(".build/debug"))
     return candidates.first {
       FileManager.default.isExecutableFile(atPath: $0.appendingPathComponent("otad").path)

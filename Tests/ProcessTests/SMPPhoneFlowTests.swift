@@ -1,4 +1,5 @@
 import Foundation
+import OTATestSupport
 import Testing
 
 /// The three flows of nRF Connect Device Manager (the Android and iOS McuMgr libraries' firmware
@@ -36,14 +37,14 @@ import Testing
       }
       body += TinyCBOR.text("data") + TinyCBOR.bytes(chunk)
       let header: [UInt8] = [0x0A, 0, UInt8(body.count >> 8), UInt8(body.count & 0xFF), 0, 1, sequence, 1]
-      let answer = try #require(try client.ask(TinyCBOR.hex(header + body)))
+      let answer = try #require(try client.ask(HexNotation.string(header + body)))
       let next = offset + chunk.count
       let last = next == Self.image.count
       let match = last ? TinyCBOR.text("match") + [0xF5] : []
       let expected =
         [0x0B, 0, 0, UInt8(1 + 4 + TinyCBOR.unsigned(next).count + match.count), 0, 1, sequence, 1]
         + [last ? 0xA2 : 0xA1] + TinyCBOR.text("off") + TinyCBOR.unsigned(next) + match
-      #expect(answer == TinyCBOR.hex(expected), "chunk at \(offset)")
+      #expect(answer == HexNotation.string(expected), "chunk at \(offset)")
       offset = next
       sequence &+= 1
     }
@@ -52,7 +53,7 @@ import Testing
   /// Image state write: {"hash": h'…', "confirm": b}.
   func stateWrite(confirm: Bool, sequence: UInt8) -> String {
     // a2 6468617368 5820 <32 bytes> 67636f6e6669726d f5|f4: 49 bytes
-    "0a000031" + "0001" + TinyCBOR.hex([sequence]) + "00"
+    "0a000031" + "0001" + HexNotation.string([sequence]) + "00"
       + "a2" + "6468617368" + "5820" + Self.hash + "67636f6e6669726d" + (confirm ? "f5" : "f4")
   }
 
@@ -104,7 +105,7 @@ import Testing
   }
 }
 
-/// Just enough CBOR to write the requests by hand (ProcessTests imports no project target).
+/// Just enough CBOR to write the requests by hand (ProcessTests imports no project target but test support).
 enum TinyCBOR {
   static func head(_ major: UInt8, _ value: Int) -> [UInt8] {
     switch value {
@@ -117,7 +118,4 @@ enum TinyCBOR {
   static func unsigned(_ value: Int) -> [UInt8] { head(0, value) }
   static func bytes(_ value: [UInt8]) -> [UInt8] { head(2, value.count) + value }
   static func text(_ value: String) -> [UInt8] { head(3, value.utf8.count) + Array(value.utf8) }
-  static func hex(_ bytes: [UInt8]) -> String {
-    bytes.map { ($0 < 16 ? "0" : "") + String($0, radix: 16) }.joined()
-  }
 }

@@ -1,11 +1,11 @@
 import Foundation
+import OTATestSupport
 import Testing
 
 /// The demo's pushes with `--trace` on both sides: the files are checked against the Trace Event
 /// Format itself (Perfetto's own checker fetches a binary at run time), not against our writer.
 @Suite(.serialized) struct TraceProcessTests {
-  static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-    .deletingLastPathComponent()
+  static let root = RepositoryRoot.url
 
   static func sample(_ name: String) -> String { root.appendingPathComponent("Images/\(name)").path }
 

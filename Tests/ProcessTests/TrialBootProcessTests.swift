@@ -1,11 +1,11 @@
 import Foundation
+import OTATestSupport
 import Testing
 
 /// The A/B trial with two real processes: the sample firmware's health check decides, otad restarts
 /// itself (re-exec) into the trial and back, and otactl reports success only for a confirmed image.
 @Suite(.serialized) struct TrialBootProcessTests {
-  static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-    .deletingLastPathComponent()
+  static let root = RepositoryRoot.url
 
   static func sample(_ name: String) -> String { root.appendingPathComponent("Images/\(name)").path }
 

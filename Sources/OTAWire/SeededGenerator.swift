@@ -1,4 +1,5 @@
-/// SplitMix64: a small, fast, seedable generator so that every simulated run can be replayed.
+/// SplitMix64: a tiny, fully specified generator, so that a seed replays the same run (a simulated
+/// link, a power cut's lost writes, test data) on every platform and Swift version.
 public struct SeededGenerator: RandomNumberGenerator, Sendable {
   private var state: UInt64
 
@@ -10,6 +11,12 @@ public struct SeededGenerator: RandomNumberGenerator, Sendable {
     z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
     z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
     return z ^ (z >> 31)
+  }
+
+  /// A number in `0..<bound` (`bound` > 0) by this file's arithmetic alone, so that it stays the same
+  /// whatever the standard library's `random(in:using:)` does; the slight modulo bias does not matter.
+  public mutating func next(below bound: Int) -> Int {
+    Int(next() % UInt64(bound))
   }
 
   /// True with probability `p`.
