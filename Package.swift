@@ -44,6 +44,8 @@ let package = Package(
     .target(name: "OTAChecksum", dependencies: ["CZlib"]),
     // Byte formats: protocol messages, versions, Info, MCUboot header and TLVs. No IO.
     .target(name: "OTAWire"),
+    // Reports the executables write and other programs read back (otactl's push lines): Codable, no IO.
+    .target(name: "OTAReport"),
     // Traces in Chrome's Trace Event Format: events in, JSON out, bounded. No IO, no clock.
     .target(name: "OTATrace"),
     // The receiver and sender state machines: events in, actions out. No IO, no clock.
@@ -113,7 +115,7 @@ let package = Package(
       name: "otactl",
       dependencies: [
         "OTACentral", "OTAEngine", "OTALink", "OTASocketLink", "OTASystem", "OTAWire", "OTABlueZ", "OTADBus",
-        "OTATrust", "OTATrace",
+        "OTATrust", "OTATrace", "OTAReport",
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
         .product(name: "Logging", package: "swift-log"),
       ]),
@@ -123,7 +125,7 @@ let package = Package(
     .executableTarget(
       name: "ota-lab",
       dependencies: [
-        "OTALab", "OTADevice", "OTASystem", .product(name: "FlyingFox", package: "FlyingFox"),
+        "OTALab", "OTADevice", "OTASystem", "OTAReport", .product(name: "FlyingFox", package: "FlyingFox"),
         .product(name: "FlyingSocks", package: "FlyingFox"),
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
       ]),
@@ -144,6 +146,7 @@ let package = Package(
       dependencies: ["OTATrust", "OTAWire", "OTAChecksum", .product(name: "Crypto", package: "swift-crypto")]),
     .testTarget(name: "OTAChecksumTests", dependencies: ["OTAChecksum"]),
     .testTarget(name: "OTATraceTests", dependencies: ["OTATrace"]),
+    .testTarget(name: "OTAReportTests", dependencies: ["OTAReport"]),
     .testTarget(name: "OTALabTests", dependencies: ["OTALab", "OTADevice"]),
     .testTarget(
       name: "OTASocketLinkTests", dependencies: ["OTASocketLink", "OTALink", "OTAWire", "OTASystem"]),
