@@ -17,7 +17,7 @@ let package = Package(
     .executable(name: "ota-lab", targets: ["ota-lab"]),
   ],
   dependencies: [
-    .package(url: "https://github.com/apple/swift-crypto.git", from: "3.12.3"),
+    .package(url: "https://github.com/apple/swift-crypto.git", from: "4.5.2"),
     .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
     .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
     .package(url: "https://github.com/LebJe/TOMLKit.git", from: "0.6.0"),
@@ -85,7 +85,7 @@ let package = Package(
     .target(
       name: "OTABoot",
       dependencies: ["OTAStorage", "OTATrust", "OTAEngine", "OTAWire", "OTAChecksum", "OTASystem"]),
-    // What `otad status` shows, as plain values: what otad, otactl and ota-lab read. No IO.
+    // The reports written by one program and read by another: `otad status` and otactl's push lines. No IO.
     .target(name: "OTAReport", dependencies: ["OTAWire"]),
     // The receiver engine run against storage: the one core both the OTA service and the SMP server drive.
     .target(
@@ -141,7 +141,7 @@ let package = Package(
       name: "otactl",
       dependencies: [
         "OTACentral", "OTAEngine", "OTALink", "OTASocketLink", "OTASystem", "OTAWire", "OTABlueZ", "OTADBus",
-        "OTATrust", "OTATrace",
+        "OTATrust", "OTATrace", "OTAReport",
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
         .product(name: "Logging", package: "swift-log"),
       ]),
@@ -177,6 +177,7 @@ let package = Package(
       ]),
     .testTarget(name: "OTAChecksumTests", dependencies: ["OTAChecksum"]),
     .testTarget(name: "OTATraceTests", dependencies: ["OTATrace"]),
+    .testTarget(name: "OTAReportTests", dependencies: ["OTAReport"]),
     .testTarget(name: "OTALabTests", dependencies: ["OTALab", "OTAReport"]),
     .testTarget(
       name: "OTASocketLinkTests",

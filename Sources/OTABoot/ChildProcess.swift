@@ -172,7 +172,7 @@ enum ChildProcess {
     return .timedOut
   }
 
-  private static func termination(_ exit: ExitStatus) -> ChildOutcome.Termination {
+  private static func termination(_ exit: ChildTermination) -> ChildOutcome.Termination {
     switch exit {
     case .exited(let code): .exited(code)
     case .signalled(let signal): .signalled(signal)

@@ -6,7 +6,7 @@ public struct NothingToConfirm: Equatable, Sendable {
   public let message: String
   /// Success when the running version is confirmed and no update was rolled back since; rolled
   /// back when the last update rolled back (the trial one would confirm is gone), as for a push.
-  public let exitStatus: ExitStatus
+  public let exitStatus: OtactlExitCode
   public var exitCode: Int32 { exitStatus.rawValue }
 
   /// Nil when something runs on trial: then CONFIRM is what to send.

@@ -3,7 +3,7 @@ import OTAWire
 
 /// What `otactl` says when a push fails, and the exit code it uses. Documented in docs/OTACTL.md.
 extension PushFailure {
-  public var exitStatus: ExitStatus {
+  public var exitStatus: OtactlExitCode {
     switch self {
     case .validationFailed(.signatureInvalid), .refused(_, .signatureInvalid): .signatureInvalid
     case .validationFailed(.downgradeRefused), .refused(_, .downgradeRefused): .downgradeRefused

@@ -4,7 +4,7 @@ import OTASystem
 /// trial's facts in its environment, and a pidfd that polls readable when it exits, so the daemon's
 /// loop keeps serving while it runs. Its output goes where otad's goes (the journal, under systemd).
 public final class HealthCheckProcess {
-  public typealias Exit = ExitStatus
+  public typealias Exit = ChildTermination
 
   public let pid: Int32
   private let process: ChildProcessID

@@ -35,6 +35,8 @@ public struct FileStatus: Equatable, Sendable {
   /// Device and inode: the same open file has the same identity under any descriptor number.
   public var device: UInt64
   public var inode: UInt64
+  /// The last change of the content (st_mtim), in nanoseconds since 1970.
+  public var modified: Int64
 
   init(_ info: stat) {
     switch info.st_mode & S_IFMT {
@@ -47,6 +49,7 @@ public struct FileStatus: Equatable, Sendable {
     size = UInt64(max(0, info.st_size))
     device = UInt64(info.st_dev)
     inode = UInt64(info.st_ino)
+    modified = Int64(info.st_mtim.tv_sec) * 1_000_000_000 + Int64(info.st_mtim.tv_nsec)
   }
 }
 

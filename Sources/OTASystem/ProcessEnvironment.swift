@@ -43,3 +43,24 @@ public enum ProcessEnvironment {
     nanosleep(&pause, nil)
   }
 }
+
+extension ProcessEnvironment {
+  /// Wall-clock time in microseconds since 1970 (CLOCK_REALTIME): what traces of different processes
+  /// share as their time base.
+  public static var wallClockMicroseconds: UInt64 {
+    var spec = timespec()
+    clock_gettime(CLOCK_REALTIME, &spec)
+    return UInt64(max(0, spec.tv_sec)) * 1_000_000 + UInt64(max(0, spec.tv_nsec)) / 1_000
+  }
+
+  /// Ends this process at once with `code` (exit(3): atexit handlers run, stdio is flushed).
+  public static func exit(_ code: Int32) -> Never {
+    Glibc.exit(code)
+  }
+
+  /// Sends `signal` to the process `pid`: true if it was delivered (kill(2) succeeded).
+  @discardableResult
+  public static func send(_ signal: Int32, toProcess pid: Int32) -> Bool {
+    SystemCalls.check(.kill, path: "pid \(pid)", { Glibc.kill(pid, signal) }) == nil
+  }
+}

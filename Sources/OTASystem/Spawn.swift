@@ -5,7 +5,7 @@ import CLinux
 import Glibc
 
 /// How a child process ended.
-public enum ExitStatus: Equatable, Sendable, CustomStringConvertible {
+public enum ChildTermination: Equatable, Sendable, CustomStringConvertible {
   case exited(Int32)
   case signalled(Int32)
 
@@ -118,24 +118,24 @@ public struct ChildProcessID: Hashable, Sendable {
   public let rawValue: Int32
 
   /// How it ended, or nil while it runs (waitpid with WNOHANG).
-  public func exitIfEnded() throws(SystemError) -> ExitStatus? {
+  public func exitIfEnded() throws(SystemError) -> ChildTermination? {
     var status: Int32 = 0
     let result = SystemCalls.perform(.waitpid) { _ in Int(waitpid(rawValue, &status, WNOHANG)) }
     switch result {
     case .success(0): return nil
-    case .success: return ExitStatus(waitStatus: status)
+    case .success: return ChildTermination(waitStatus: status)
     case .failure(let code): throw SystemError(operation: "waitpid", path: "pid \(rawValue)", errno: code)
     }
   }
 
   /// Waits for it to end.
-  public func waitForExit() throws(SystemError) -> ExitStatus {
+  public func waitForExit() throws(SystemError) -> ChildTermination {
     var status: Int32 = 0
     let result = SystemCalls.perform(.waitpid) { _ in Int(waitpid(rawValue, &status, 0)) }
     if case .failure(let code) = result {
       throw SystemError(operation: "waitpid", path: "pid \(rawValue)", errno: code)
     }
-    return ExitStatus(waitStatus: status)
+    return ChildTermination(waitStatus: status)
   }
 
   /// SIGKILL to the process, or to its whole process group (started with `newProcessGroup`).

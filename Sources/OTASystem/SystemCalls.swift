@@ -7,7 +7,7 @@ import Glibc
 /// The calls the seam knows by name (what a trace shows).
 public enum SystemCallName: String, Sendable, Hashable {
   case open, close, read, write, pread, pwrite, fsync, fdatasync, ftruncate, fstat, lseek, fcntl
-  case stat, rename, unlink, mkdir, readlink, symlink, access, flock
+  case stat, lstat, rename, unlink, rmdir, mkdir, readlink, symlink, access, flock, opendir, readdir
   case poll, signalfd, sigmask, pidfdOpen = "pidfd_open", spawn, exec, waitpid, kill
   case socket, socketpair, bind, listen, accept, connect, send, recv, getsockopt, sendto, recvfrom,
     getsockname, setsockopt, uname

@@ -7,6 +7,7 @@ import OTAReceiverHost
 import OTASimulation
 import OTASocketLink
 import OTAStorage
+import OTASystem
 import OTATrust
 import OTAWire
 
@@ -36,11 +37,8 @@ enum DeltaBench {
   }
 
   static func run(old oldPath: String, new newPath: String, options: Options) throws {
-    guard let oldData = FileManager.default.contents(atPath: oldPath),
-      let newData = FileManager.default.contents(atPath: newPath)
+    guard let old = try? FileSystem.readFile(oldPath), let new = try? FileSystem.readFile(newPath)
     else { throw BenchError("cannot read \(oldPath) or \(newPath)") }
-    let old = [UInt8](oldData)
-    let new = [UInt8](newData)
     let gzip = RawDeflate.compress(new, level: 9).count + 18  // gzip's header and trailer
     print("ota-bench --delta: \(newPath) (\(new.count) B) to a device running \(oldPath) (\(old.count) B)")
     print("  for reference: gzip -9 of the new image \(gzip) B")
@@ -98,7 +96,7 @@ enum DeltaBench {
     let capacity = max(new.count, old.count)
     let (folder, storage, control) = try device(
       running: old, capacity: capacity, "delta-\(mtu)", options: options)
-    defer { try? FileManager.default.removeItem(atPath: folder) }
+    defer { try? FileSystem.removeTree(folder) }
     let configuration = SenderConfiguration(
       version: Version(major: 2, minor: 0, revision: 0), activate: false, operations: way != .full)
     var digest: BlockDigester?
@@ -129,7 +127,7 @@ enum DeltaBench {
     guard written == new else { throw BenchError("\(way.rawValue): slot B does not hold the new image") }
     // The device alone: its events replayed into a fresh device running `old`, its CPU measured.
     let replayDevice = try device(running: old, capacity: capacity, "delta-\(mtu)-replay", options: options)
-    defer { try? FileManager.default.removeItem(atPath: replayDevice.folder) }
+    defer { try? FileSystem.removeTree(replayDevice.folder) }
     var host = try ReceiverHost(
       storage: replayDevice.storage, control: replayDevice.control, windowCapacity: window,
       imageCheck: .standard(ImagePolicy()))

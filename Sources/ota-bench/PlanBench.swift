@@ -1,6 +1,7 @@
 import Foundation
 import OTAEngine
 import OTASocketLink
+import OTASystem
 import OTAWire
 
 /// `ota-bench --plan OLD NEW [--matcher NAME] [--mtu N]`: the central's planning alone, as otactl
@@ -12,11 +13,8 @@ enum PlanBench {
   static let matchers = ["rolling", "suffix"]
 
   static func run(old oldPath: String, new newPath: String, matcher: String, options: Options) throws {
-    guard let oldData = FileManager.default.contents(atPath: oldPath),
-      let newData = FileManager.default.contents(atPath: newPath)
+    guard let old = try? FileSystem.readFile(oldPath), let new = try? FileSystem.readFile(newPath)
     else { throw BenchError("cannot read \(oldPath) or \(newPath)") }
-    let old = [UInt8](oldData)
-    let new = [UInt8](newData)
     let mtu = options.mtus.first ?? 247
     let budget = WriteSize.auto.valueLength(mtu: mtu, dataLength: LinkConditions(mtu: mtu).dataLength)
     let window = UInt32(options.windowKiB * 1024 / 2)  // two windows in flight, as the sender

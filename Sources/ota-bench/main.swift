@@ -53,30 +53,30 @@ struct Options {
       case "--delta":
         guard let old = iterator.next(), let new = iterator.next() else {
           FileHandle.standardError.write(Data("ota-bench: --delta needs OLD and NEW\n".utf8))
-          exit(2)
+          OtaBenchExitCode.usage.exit()
         }
         delta = (old, new)
       case "--plan":
         guard let old = iterator.next(), let new = iterator.next() else {
           FileHandle.standardError.write(Data("ota-bench: --plan needs OLD and NEW\n".utf8))
-          exit(2)
+          OtaBenchExitCode.usage.exit()
         }
         plan = (old, new)
       case "--matcher": matcher = iterator.next() ?? matcher
       case "--ways": ways = iterator.next().map { $0.split(separator: ",").map(String.init) }
       case "--matchers":
         print(PlanBench.matchers.joined(separator: " "))
-        exit(0)
+        OtaBenchExitCode.success.exit()
       case "-h", "--help":
         print(
           "usage: ota-bench [--size MiB] [--mtu N ...] [--window KiB] [--dir PATH] [--floor PATH] [--breakdown]\n"
             + "       ota-bench --delta OLD NEW [--mtu N ...] [--ways full,compressed,blocks,pages,delta]\n"
             + "       ota-bench --plan OLD NEW [--matcher rolling|suffix] [--mtu N]"
         )
-        exit(0)
+        OtaBenchExitCode.success.exit()
       default:
         FileHandle.standardError.write(Data("ota-bench: unknown argument \(argument) (try --help)\n".utf8))
-        exit(2)
+        OtaBenchExitCode.usage.exit()
       }
     }
     if mtus.isEmpty { mtus = [517, 247] }
@@ -94,7 +94,7 @@ func format(_ value: Double, _ decimals: Int = 2) -> String { String(format: "%.
 /// A new folder under the benchmark's directory, removed by the caller.
 func makeFolder(_ options: Options, _ name: String) throws -> String {
   let folder = (options.base as NSString).appendingPathComponent("ota-bench-\(getpid())-\(name)")
-  try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+  try FileSystem.makeDirectories(folder)
   return folder
 }
 
@@ -128,7 +128,7 @@ func makeSimulation(image: [UInt8], mtu: Int, storage: DeviceStorage, options: O
 
 /// Bytes this process caused to be written to the disk so far (`write_bytes` of /proc/self/io).
 func diskBytesWritten() -> Int? {
-  guard let text = try? String(contentsOfFile: "/proc/self/io", encoding: .utf8) else { return nil }
+  guard let text = try? FileSystem.readText("/proc/self/io") else { return nil }
   for line in text.split(separator: "\n") where line.hasPrefix("write_bytes:") {
     return Int(line.dropFirst("write_bytes:".count).trimmingCharacters(in: .whitespaces))
   }
@@ -170,7 +170,7 @@ func header(_ mtu: Int, _ image: [UInt8], _ report: SenderReport, _ options: Opt
 /// host on fresh files, measured as a whole.
 func run(options: Options, mtu: Int, image: [UInt8]) throws {
   let recordingFolder = try makeFolder(options, "\(mtu)-recording")
-  defer { try? FileManager.default.removeItem(atPath: recordingFolder) }
+  defer { try? FileSystem.removeTree(recordingFolder) }
   var simulation = try makeSimulation(
     image: image, mtu: mtu,
     storage: try makeStorage(folder: recordingFolder, imageSize: image.count, timings: nil),
@@ -184,7 +184,7 @@ func run(options: Options, mtu: Int, image: [UInt8]) throws {
   }
 
   let replayFolder = try makeFolder(options, "\(mtu)-replay")
-  defer { try? FileManager.default.removeItem(atPath: replayFolder) }
+  defer { try? FileSystem.removeTree(replayFolder) }
   var host = try makeHost(
     try makeStorage(folder: replayFolder, imageSize: image.count, timings: nil), options)
   let events = result.deviceEvents
@@ -229,7 +229,7 @@ func run(options: Options, mtu: Int, image: [UInt8]) throws {
 /// included in the figures).
 func runWithBreakdown(options: Options, mtu: Int, image: [UInt8]) throws {
   let folder = try makeFolder(options, "\(mtu)")
-  defer { try? FileManager.default.removeItem(atPath: folder) }
+  defer { try? FileSystem.removeTree(folder) }
   let timings = StorageTimings()
   var simulation = try makeSimulation(
     image: image, mtu: mtu,
@@ -265,18 +265,18 @@ if let plan = options.plan {
     try PlanBench.run(old: plan.old, new: plan.new, matcher: options.matcher, options: options)
   } catch {
     print("ota-bench --plan: \(error)")
-    exit(1)
+    OtaBenchExitCode.failed.exit()
   }
-  exit(0)
+  OtaBenchExitCode.success.exit()
 }
 if let delta = options.delta {
   do {
     try DeltaBench.run(old: delta.old, new: delta.new, options: options)
   } catch {
     print("ota-bench --delta: \(error)")
-    exit(1)
+    OtaBenchExitCode.failed.exit()
   }
-  exit(0)
+  OtaBenchExitCode.success.exit()
 }
 /// The image: seeded bytes, made in a function (a top-level generator would be the main actor's,
 /// checked on every byte).

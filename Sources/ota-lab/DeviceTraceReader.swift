@@ -1,12 +1,13 @@
 import Foundation
 import OTALab
+import OTASystem
 
 /// otad's own trace (`otad run --trace`), read back as the lab's device events: parsed again only
 /// when the file changed (at most once a second), line by line, and only what the page draws kept
 /// (`DeviceEventDigest`).
 struct DeviceTraceReader {
   let path: String
-  private var stamp: (Date, Int)?
+  private var stamp: (Int64, UInt64)?
   private var parsed: Date?
   /// At most one parse a second: otad's trace is megabytes during a long push, and the committed
   /// offset the page draws comes from the status report anyway.
@@ -16,15 +17,14 @@ struct DeviceTraceReader {
   init(path: String) { self.path = path }
 
   mutating func refresh() {
-    guard let attributes = try? FileManager.default.attributesOfItem(atPath: path),
-      let modified = attributes[.modificationDate] as? Date, let size = attributes[.size] as? Int
-    else { return }
+    guard let status = (try? FileSystem.status(ofPath: path)) ?? nil else { return }
+    let (modified, size) = (status.modified, status.size)
     if let stamp, stamp.0 == modified, stamp.1 == size { return }
     if let parsed, Date().timeIntervalSince(parsed) < Self.interval { return }
     parsed = Date()
-    guard let data = FileManager.default.contents(atPath: path) else { return }
+    guard let bytes = try? FileSystem.readFile(path) else { return }
     stamp = (modified, size)
-    digest = DeviceEventDigest(Self.events(String(decoding: data, as: UTF8.self)))
+    digest = DeviceEventDigest(Self.events(String(decoding: bytes, as: UTF8.self)))
   }
 
   /// The events of a trace otad wrote (one per line), parsed only where the digest needs them: the

@@ -1,5 +1,7 @@
 import Foundation
 import OTALab
+import OTAReport
+import OTASystem
 import Synchronization
 
 /// The central: one `otactl push --json` at a time against the lab's device, its lines read back
@@ -86,12 +88,13 @@ final class LabCentral: Sendable {
 
   /// Reads otactl's new output and applies its whole lines.
   private func drain(_ push: inout Push) {
-    guard let handle = FileHandle(forReadingAtPath: push.output) else { return }
-    defer { try? handle.close() }
-    try? handle.seek(toOffset: push.read)
-    let data = (try? handle.readToEnd()) ?? Data()
-    push.read += UInt64(data.count)
-    var text = push.partial + String(decoding: data, as: UTF8.self)
+    guard let file = try? FileDescriptor.open(push.output, .readOnly) else { return }
+    defer { try? file.close() }
+    let size = (try? file.status().size) ?? push.read
+    let count = Int(min(size - min(size, push.read), UInt64(Int.max)))
+    let bytes = (try? file.read(at: push.read, count: count)) ?? []
+    push.read += UInt64(bytes.count)
+    var text = push.partial + String(decoding: bytes, as: UTF8.self)
     guard let lastNewline = text.lastIndex(of: "\n") else {
       push.partial = text
       return
@@ -103,31 +106,22 @@ final class LabCentral: Sendable {
     }
   }
 
+  /// One line of otactl's `--json` output as the page's push line; nil for anything else (a log
+  /// line, a line cut short).
   static func parse(_ line: String) -> PushLine? {
-    guard line.hasPrefix("{"),
-      let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
-      let event = object["event"] as? String
+    guard line.hasPrefix("{"), let report = try? JSONDecoder().decode(PushReport.self, from: Data(line.utf8))
     else { return nil }
-    let number = { (key: String) -> Double in (object[key] as? NSNumber)?.doubleValue ?? 0 }
-    switch event {
-    case "start":
-      return .start(
-        image: object["image"] as? String ?? "", size: Int(number("size")),
-        version: object["version"] as? String ?? "",
-        link: object["link"] as? String ?? "")
-    case "phase": return .phase(object["phase"] as? String ?? "", t: number("t"))
-    case "progress":
+    switch report {
+    case .start(let start):
+      return .start(image: start.image, size: start.size, version: start.version, link: start.link)
+    case .phase(let phase): return .phase(phase.phase, t: phase.t)
+    case .progress(let progress):
       return .progress(
-        committed: Int(number("committed")), total: Int(number("total")),
-        bytesOnAir: Int(number("bytesOnAir")),
-        t: number("t"))
-    case "resume": return .resume(offset: Int(number("offset")))
-    case "result":
-      let ok = object["ok"] as? Bool ?? false
-      return .result(
-        ok: ok, exitCode: ok ? 0 : Int(number("exitCode")), error: object["error"] as? String,
-        seconds: number("seconds"))
-    default: return nil
+        committed: progress.committed, total: progress.total, bytesOnAir: progress.bytesOnAir, t: progress.t)
+    case .resume(let resume): return .resume(offset: resume.offset)
+    case .succeeded(let result): return .result(ok: true, exitCode: 0, error: nil, seconds: result.seconds)
+    case .failed(let result):
+      return .result(ok: false, exitCode: result.exitCode, error: result.error, seconds: result.seconds)
     }
   }
 }

@@ -2,6 +2,7 @@ import Foundation
 import OTADaemon
 import OTAReport
 import OTAStorage
+import OTASystem
 import Synchronization
 
 /// The simulated device: otad with file slots in the lab's folder, the simulated link on a Unix
@@ -20,7 +21,7 @@ final class LabDevice: Sendable {
     self.paths = paths
     self.capacity = capacity
     self.window = window
-    try FileManager.default.copyItem(atPath: paths.image("firmware-v1.bin"), toPath: paths.slotA)
+    try FileSystem.writeFile(paths.slotA, FileSystem.readFile(paths.image("firmware-v1.bin")))
     var configuration = DaemonConfiguration()
     configuration.slotA = paths.slotA
     configuration.slotB = paths.slotB
@@ -30,11 +31,11 @@ final class LabDevice: Sendable {
     configuration.trust.keyFiles = [paths.trustedKey]
     let layout = try DeviceLayout(parsing: configuration)
     let policy = try configuration.trust.imagePolicy { path in
-      FileManager.default.contents(atPath: path).flatMap { String(data: $0, encoding: .utf8) }
+      (try? FileSystem.readFile(path)).flatMap { String(validating: $0, as: UTF8.self) }
     }
-    try FileManager.default.createDirectory(atPath: paths.state, withIntermediateDirectories: true)
+    try FileSystem.makeDirectories(paths.state)
     // otad creates slot B at its first start; the status reader opens both.
-    _ = FileManager.default.createFile(atPath: paths.slotB, contents: nil)
+    try FileSystem.writeFile(paths.slotB, [])
     reader = try Daemon(layout: layout, configuration: configuration, policy: policy)
   }
 
@@ -49,7 +50,7 @@ final class LabDevice: Sendable {
 
   /// Starts otad and waits (up to 20 s) for its socket.
   func start() throws {
-    try? FileManager.default.removeItem(atPath: paths.socket)
+    try? FileSystem.removeTree(paths.socket)
     let count = starts.withLock { value -> Int in
       value += 1
       return value
@@ -57,10 +58,10 @@ final class LabDevice: Sendable {
     let child = try LabProcess(paths.otad, arguments, output: paths.folder + "/otad-\(count).log")
     process.withLock { $0 = child }
     let deadline = Date().addingTimeInterval(20)
-    while !FileManager.default.fileExists(atPath: paths.socket), Date() < deadline, child.ended() == nil {
+    while !FileSystem.exists(paths.socket), Date() < deadline, child.ended() == nil {
       usleep(20_000)
     }
-    guard FileManager.default.fileExists(atPath: paths.socket) else {
+    guard FileSystem.exists(paths.socket) else {
       throw LabError("otad did not start: see \(paths.folder)/otad-\(count).log")
     }
   }
@@ -91,12 +92,10 @@ final class LabDevice: Sendable {
     var size = 4096
     if case .journal(let journal) = report.transfer, journal.committed > 0 { size = Int(journal.committed) }
     let offset = UInt64(size / 2)
-    let handle = try FileHandle(forUpdating: URL(fileURLWithPath: target))
-    defer { try? handle.close() }
-    try handle.seek(toOffset: offset)
-    let old = try handle.read(upToCount: 1)?.first ?? 0
-    try handle.seek(toOffset: offset)
-    try handle.write(contentsOf: [old ^ 0xFF])
+    let file = try FileDescriptor.open(target, .readWrite)
+    defer { try? file.close() }
+    let old = try file.read(at: offset, count: 1).first ?? 0
+    try file.write([old ^ 0xFF], at: offset)
     return
       "flipped byte \(offset) of slot \(report.running == "A" ? "B" : "A") (0x\(String(old, radix: 16)) → 0x\(String(old ^ 0xFF, radix: 16)))"
   }

@@ -1,4 +1,5 @@
 import Foundation
+import OTASystem
 
 /// Where the lab finds the programs it runs (otad, otactl: beside ota-lab) and the sample images,
 /// and the temporary folder the device lives in.
@@ -30,12 +31,12 @@ struct LabPaths: Sendable {
     ]
     guard
       let found = candidates.compactMap({ $0 }).first(where: {
-        FileManager.default.fileExists(atPath: $0 + "/firmware-v1.bin")
+        FileSystem.exists($0 + "/firmware-v1.bin")
       })
     else { throw LabError("cannot find the sample images (Images/firmware-v1.bin): give --images") }
     let folder = FileManager.default.temporaryDirectory.appendingPathComponent("ota-lab-\(UUID().uuidString)")
       .path
-    try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+    try FileSystem.makeDirectories(folder)
     return LabPaths(bin: binDirectory, images: found, folder: folder)
   }
 }

@@ -5,7 +5,7 @@ import Synchronization
 /// lab can cut it off at once (SIGKILL to the group: a power cut takes the health check too).
 final class LabProcess: Sendable {
   let id: ChildProcessID
-  private let status = Mutex<ExitStatus?>(nil)
+  private let status = Mutex<ChildTermination?>(nil)
 
   init(_ program: String, _ arguments: [String], output path: String) throws {
     let output = try FileDescriptor.open(path, [.writeOnly, .create, .truncate])
@@ -19,7 +19,7 @@ final class LabProcess: Sendable {
   }
 
   /// Nil while it runs; how it ended once it has (reaped once, remembered).
-  func ended() -> ExitStatus? {
+  func ended() -> ChildTermination? {
     status.withLock { known in
       if known == nil { known = (try? id.exitIfEnded()) ?? nil }
       return known

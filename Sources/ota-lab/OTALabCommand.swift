@@ -100,7 +100,7 @@ struct OTALabCommand: ParsableCommand {
     }
     central.stop()
     device.stop()
-    if !keep { try? FileManager.default.removeItem(atPath: paths.folder) }
+    if !keep { try? FileSystem.removeTree(paths.folder) }
     print("ota-lab: stopped")
   }
 

@@ -1,28 +1,26 @@
 import ArgumentParser
-import Foundation
 import OTAEngine
+import OTASystem
 
 /// `push --base`: one earlier release, or every regular file in a directory of them.
 enum BaseImages {
   static func load(_ path: String) throws -> [BaseImage] {
-    var isDirectory: ObjCBool = false
-    guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
+    guard let kind = (try? FileSystem.kind(ofPath: path)) ?? nil else {
       throw ValidationError("--base \(path): no such file or directory")
     }
     let files: [String]
-    if isDirectory.boolValue {
-      let names = (try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []
-      files = names.sorted().map { (path as NSString).appendingPathComponent($0) }
+    if kind == .directory {
+      let names = (try? FileSystem.directoryEntries(path)) ?? []
+      files = names.map { path.hasSuffix("/") ? path + $0 : path + "/" + $0 }
     } else {
       files = [path]
     }
     var bases: [BaseImage] = []
     for file in files {
-      var fileIsDirectory: ObjCBool = false
-      guard FileManager.default.fileExists(atPath: file, isDirectory: &fileIsDirectory),
-        !fileIsDirectory.boolValue, let data = FileManager.default.contents(atPath: file), !data.isEmpty
+      guard let kind = (try? FileSystem.kind(ofPath: file)) ?? nil, kind != .directory,
+        let bytes = try? FileSystem.readFile(file), !bytes.isEmpty
       else { continue }
-      bases.append(BaseImage(bytes: [UInt8](data), name: file))
+      bases.append(BaseImage(bytes: bytes, name: file))
     }
     guard !bases.isEmpty else { throw ValidationError("--base \(path): no readable, non-empty file there") }
     return bases

@@ -1,4 +1,3 @@
-import Foundation
 import OTASystem
 import OTATrust
 
@@ -9,15 +8,14 @@ enum ImageFiles {
   }
 
   static func read(_ path: String, what: String) throws(Failure) -> [UInt8] {
-    var isDirectory: ObjCBool = false
-    guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
+    guard let kind = (try? FileSystem.kind(ofPath: path)) ?? nil else {
       throw Failure(message: "the \(what) \(path) does not exist")
     }
-    guard !isDirectory.boolValue else { throw Failure(message: "the \(what) \(path) is a directory") }
-    guard let data = FileManager.default.contents(atPath: path) else {
+    guard kind != .directory else { throw Failure(message: "the \(what) \(path) is a directory") }
+    guard let bytes = try? FileSystem.readFile(path) else {
       throw Failure(message: "cannot read the \(what) \(path) (permissions?)")
     }
-    return [UInt8](data)
+    return bytes
   }
 
   /// A private key (PKCS#8 PEM, as imgtool and `otactl image keygen` write it).

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import OTASystem
 import OTATrust
 
 /// `image keygen`: a new signing key, as `imgtool keygen` makes it.
@@ -35,7 +36,7 @@ struct ImageKeygenCommand: ParsableCommand {
 
   func run() throws {
     for path in [key] + (publicKey.map { [$0] } ?? [])
-    where !force && FileManager.default.fileExists(atPath: path) {
+    where !force && FileSystem.exists(path) {
       throw ImageCommandExit.fail("keygen", "\(path) exists; give --force to replace it", .usage)
     }
     let signingKey = ImageSigningKey.generate(algorithm)

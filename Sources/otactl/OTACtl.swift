@@ -12,7 +12,7 @@ struct OTACtl: ParsableCommand {
         otactl push firmware.bin --version 1.4.0 --device /tmp/otad.sock --link mtu=185,loss=0.02
         otactl info --device /tmp/otad.sock --json
 
-      Exit codes, the same for every command (docs/OTACTL.md): \(ExitStatus.helpList).
+      Exit codes, the same for every command (docs/OTACTL.md): \(OtactlExitCode.helpList).
       """,
     subcommands: [
       ScanCommand.self, PushCommand.self, InfoCommand.self, AbortCommand.self, ConfirmCommand.self,

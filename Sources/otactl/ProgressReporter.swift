@@ -2,6 +2,7 @@ import Foundation
 import OTACentral
 import OTAEngine
 import OTALink
+import OTAReport
 import OTASocketLink
 import OTAWire
 
@@ -28,7 +29,7 @@ final class ProgressReporter {
   func start(image: String, size: Int, version: Version, over link: String) {
     switch style {
     case .json:
-      JSONOutput.line(PushEventLine.Start(image: image, size: size, version: "\(version)", link: link))
+      JSONOutput.line(PushReport.start(.init(image: image, size: size, version: "\(version)", link: link)))
     case .terminal, .plain:
       line("pushing \(image) (\(size) bytes, version \(version)) over \(link)")
     }
@@ -41,7 +42,7 @@ final class ProgressReporter {
       if let offset = report.resumedFrom.last, offset > 0 {
         clearBar()
         if style == .json {
-          JSONOutput.line(PushEventLine.Resume(offset: Int(offset)))
+          JSONOutput.line(PushReport.resume(.init(offset: Int(offset))))
         } else {
           line("resuming from byte \(offset) (committed on the device)")
         }
@@ -50,7 +51,7 @@ final class ProgressReporter {
     if progress.phase != lastPhase {
       lastPhase = progress.phase
       if style == .json {
-        JSONOutput.line(PushEventLine.Phase(phase: progress.phase.rawValue, t: seconds))
+        JSONOutput.line(PushReport.phase(.init(phase: progress.phase.rawValue, t: seconds)))
       } else if style == .plain {
         line("[\(String(format: "%6.2f", seconds))s] \(progress.phase.rawValue)")
       }
@@ -60,10 +61,11 @@ final class ProgressReporter {
     switch style {
     case .json:
       JSONOutput.line(
-        PushEventLine.Progress(
-          committed: Int(progress.committed), total: Int(progress.total),
-          bytesOnAir: Int(progress.bytesOnAir),
-          t: seconds))
+        PushReport.progress(
+          .init(
+            committed: Int(progress.committed), total: Int(progress.total),
+            bytesOnAir: Int(progress.bytesOnAir),
+            t: seconds)))
     case .plain:
       let decile = Int(fraction * 10)
       if decile > lastDecile {
@@ -100,34 +102,36 @@ final class ProgressReporter {
       if style == .json {
         let linkFigures = air.flatMap { air in raw.map { (raw: $0, mtu: air.conditions.mtu) } }
         JSONOutput.line(
-          PushEventLine.Succeeded(
-            seconds: seconds, goodput: goodput, bytesSent: Int(report.bytesSent),
-            bytesOnAir: Int(report.bytesOnAir), transferMode: Self.modeName(report.transferMode),
-            plannedBytesOnAir: Int(report.plannedBytesOnAir), plainBytesOnAir: Int(report.plainBytesOnAir),
-            blockSize: Int(report.blockSize), blockHashesRead: report.blockHashesRead,
-            blockHashRequests: report.blockHashRequests, dryRun: report.dryRun,
-            windows: report.windowsCommitted, windowFailures: report.windowFailures,
-            bytesResent: Int(report.bytesResent), chunksResent: report.chunksResent,
-            missingReports: report.missingReports, reconnects: report.reconnects,
-            resumedFrom: report.resumedFrom.map { Int($0) },
-            runningVersion: Nullable(report.deviceAfter.map { "\($0.runningVersion)" }),
-            runningSlot: Nullable(report.deviceAfter.map { "\($0.runningSlot)" }),
-            confirmed: Nullable(report.deviceAfter.map { !$0.flags.contains(.runningOnTrial) }),
-            alreadyRunning: report.alreadyRunning, joinedTrial: report.joinedTrial,
-            rawCapacity: linkFigures?.raw, ratio: linkFigures.map { goodput / $0.raw },
-            physicalCeiling: ceiling, ceilingRatio: ceiling.map { goodput / $0 }, mtu: linkFigures?.mtu,
-            connectToReady: connectToReady.map(Self.seconds), transferSeconds: transferSeconds,
-            transferGoodput: transferGoodput,
-            transferCeilingRatio: transferGoodput.flatMap { g in ceiling.map { g / $0 } },
-            dataPath: path.dataPath, attMTU: path.attMTU, l2capPSM: path.channel.map { Int($0.psm) },
-            l2capMTU: path.channel?.parameters.sendMTU, l2capReceiveMTU: path.channel?.parameters.receiveMTU,
-            phy: path.phy, connectionInterval: path.link?.timing.intervalMilliseconds,
-            peripheralLatency: path.link.map { Int($0.timing.peripheralLatency) },
-            supervisionTimeout: path.link?.timing.supervisionTimeoutMilliseconds,
-            dataLengthTx: path.link?.dataLength.map { Int($0.maxTxOctets) },
-            dataLengthRx: path.link?.dataLength.map { Int($0.maxRxOctets) },
-            dataLengthTxTime: path.link?.dataLength.map { Int($0.maxTxTime) },
-            dataLengthRxTime: path.link?.dataLength.map { Int($0.maxRxTime) }))
+          PushReport.succeeded(
+            .init(
+              seconds: seconds, goodput: goodput, bytesSent: Int(report.bytesSent),
+              bytesOnAir: Int(report.bytesOnAir), transferMode: Self.modeName(report.transferMode),
+              plannedBytesOnAir: Int(report.plannedBytesOnAir), plainBytesOnAir: Int(report.plainBytesOnAir),
+              blockSize: Int(report.blockSize), blockHashesRead: report.blockHashesRead,
+              blockHashRequests: report.blockHashRequests, dryRun: report.dryRun,
+              windows: report.windowsCommitted, windowFailures: report.windowFailures,
+              bytesResent: Int(report.bytesResent), chunksResent: report.chunksResent,
+              missingReports: report.missingReports, reconnects: report.reconnects,
+              resumedFrom: report.resumedFrom.map { Int($0) },
+              runningVersion: .init(report.deviceAfter.map { "\($0.runningVersion)" }),
+              runningSlot: .init(report.deviceAfter.map { "\($0.runningSlot)" }),
+              confirmed: .init(report.deviceAfter.map { !$0.flags.contains(.runningOnTrial) }),
+              alreadyRunning: report.alreadyRunning, joinedTrial: report.joinedTrial,
+              rawCapacity: linkFigures?.raw, ratio: linkFigures.map { goodput / $0.raw },
+              physicalCeiling: ceiling, ceilingRatio: ceiling.map { goodput / $0 }, mtu: linkFigures?.mtu,
+              connectToReady: connectToReady.map(Self.seconds), transferSeconds: transferSeconds,
+              transferGoodput: transferGoodput,
+              transferCeilingRatio: transferGoodput.flatMap { g in ceiling.map { g / $0 } },
+              dataPath: path.dataPath, attMTU: path.attMTU, l2capPSM: path.channel.map { Int($0.psm) },
+              l2capMTU: path.channel?.parameters.sendMTU,
+              l2capReceiveMTU: path.channel?.parameters.receiveMTU,
+              phy: path.phy, connectionInterval: path.link?.timing.intervalMilliseconds,
+              peripheralLatency: path.link.map { Int($0.timing.peripheralLatency) },
+              supervisionTimeout: path.link?.timing.supervisionTimeoutMilliseconds,
+              dataLengthTx: path.link?.dataLength.map { Int($0.maxTxOctets) },
+              dataLengthRx: path.link?.dataLength.map { Int($0.maxRxOctets) },
+              dataLengthTxTime: path.link?.dataLength.map { Int($0.maxTxTime) },
+              dataLengthRxTime: path.link?.dataLength.map { Int($0.maxRxTime) })))
         return
       }
       let after = report.deviceAfter.map {
@@ -160,10 +164,11 @@ final class ProgressReporter {
     case .failed(let failure, let report):
       if style == .json {
         JSONOutput.line(
-          PushEventLine.Failed(
-            exitCode: Int(failure.exitCode), error: failure.explanation(device: report.deviceBefore),
-            seconds: seconds, resumedFrom: report.resumedFrom.map { Int($0) },
-            lastOutcome: Nullable(report.deviceAfter.map { OutcomeJSON($0.lastOutcome) })))
+          PushReport.failed(
+            .init(
+              exitCode: Int(failure.exitCode), error: failure.explanation(device: report.deviceBefore),
+              seconds: seconds, resumedFrom: report.resumedFrom.map { Int($0) },
+              lastOutcome: .init(report.deviceAfter.map { PushReport.Outcome($0.lastOutcome) }))))
         return
       }
       FileHandle.standardError.write(

@@ -5,6 +5,7 @@ import OTACentral
 import OTAEngine
 import OTALink
 import OTASocketLink
+import OTASystem
 import OTATrust
 import OTAWire
 
@@ -135,13 +136,12 @@ struct PushCommand: ParsableCommand {
   }
 
   func run() throws {
-    guard let data = FileManager.default.contents(atPath: image) else {
-      FileHandle.standardError.write(Data("otactl: cannot read the image \(image)\n".utf8))
+    guard let bytes = try? FileSystem.readFile(image) else {
+      StandardStreams.writeError("otactl: cannot read the image \(image)\n")
       throw ExitCode(.imageUnusable)
     }
-    let bytes = [UInt8](data)
     guard !bytes.isEmpty else {
-      FileHandle.standardError.write(Data("otactl: the image \(image) is empty\n".utf8))
+      StandardStreams.writeError("otactl: the image \(image) is empty\n")
       throw ExitCode(.imageUnusable)
     }
     let imageVersion = try resolveVersion(bytes)

@@ -1,7 +1,8 @@
-import Foundation
 import OTACentral
+import OTASystem
 
-/// `otactl push --trace FILE`: the push's trace, written when the push ends (or fails).
+/// `otactl push --trace FILE`: the push's trace, written when the push ends (or fails), durably
+/// (write, fsync, rename, fsync the directory): a crash or power cut leaves the old file or the new.
 final class TraceFile {
   let path: String
   var trace: PushTrace
@@ -12,13 +13,13 @@ final class TraceFile {
   }
 
   /// Wall-clock microseconds: the same time base as otad's trace, so that both open side by side.
-  static var now: UInt64 { UInt64(max(0, Date().timeIntervalSince1970 * 1_000_000)) }
+  static var now: UInt64 { ProcessEnvironment.wallClockMicroseconds }
 
   func write() {
-    do {
-      try Data(trace.document().utf8).write(to: URL(fileURLWithPath: path), options: .atomic)
+    do throws(SystemError) {
+      try DurableWrite.replace(path, with: Array(trace.document().utf8))
     } catch {
-      FileHandle.standardError.write(Data("otactl: cannot write the trace \(path): \(error)\n".utf8))
+      StandardStreams.writeError("otactl: cannot write the trace \(path): \(error)\n")
     }
   }
 }

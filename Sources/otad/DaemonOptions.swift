@@ -1,5 +1,4 @@
 import ArgumentParser
-import Foundation
 import Logging
 import OTABoot
 import OTAConfiguration
@@ -7,6 +6,7 @@ import OTADaemon
 import OTALink
 import OTASocketLink
 import OTAStorage
+import OTASystem
 import OTATrust
 import OTAWire
 
@@ -109,8 +109,7 @@ struct DaemonOptions: ParsableArguments {
   func configuration() throws -> DaemonConfiguration {
     var configuration = DaemonConfiguration()
     if let config {
-      guard let data = FileManager.default.contents(atPath: config),
-        let text = String(data: data, encoding: .utf8)
+      guard let bytes = try? FileSystem.readFile(config), let text = String(validating: bytes, as: UTF8.self)
       else { throw ValidationError("cannot read the configuration file \(config)") }
       do {
         configuration = try DaemonConfiguration(toml: text)
@@ -185,7 +184,7 @@ struct DaemonOptions: ParsableArguments {
   static func imagePolicy(_ configuration: DaemonConfiguration) throws -> ImagePolicy {
     do {
       return try configuration.trust.imagePolicy { path in
-        FileManager.default.contents(atPath: path).flatMap { String(data: $0, encoding: .utf8) }
+        (try? FileSystem.readFile(path)).flatMap { String(validating: $0, as: UTF8.self) }
       }
     } catch {
       throw ValidationError("\(error)")
@@ -238,9 +237,9 @@ struct DaemonOptions: ParsableArguments {
   /// anything is created or changed.
   static func checkStorage(_ layout: DeviceLayout, boot: BootConfiguration) throws {
     let state = layout.stateDirectory
-    var isDirectory: ObjCBool = false
-    let stateExists = FileManager.default.fileExists(atPath: state, isDirectory: &isDirectory)
-    if stateExists, !isDirectory.boolValue {
+    let stateKind = (try? FileSystem.kind(ofPath: state)) ?? nil
+    let stateExists = stateKind != nil
+    if let stateKind, stateKind != .directory {
       throw ValidationError(
         "the state directory \(state) is not a directory: remove that file or give another path "
           + "(--state-dir or [state] directory)")

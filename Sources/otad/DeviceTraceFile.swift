@@ -1,9 +1,10 @@
-import Foundation
 import OTADaemon
+import OTASystem
 import OTATrace
 
-/// `otad run --trace FILE`: the daemon's trace, rewritten whole (write and rename: a reader never
-/// sees half a file) as `DeviceTraceWritePacing` says, so that a kill loses only the last windows.
+/// `otad run --trace FILE`: the daemon's trace, rewritten whole and durably (write, fsync, rename,
+/// fsync the directory: a reader never sees half a file, nor does a power cut leave one) as
+/// `DeviceTraceWritePacing` says, so that a kill loses only the last windows.
 /// A restarted daemon continues the file it finds (a trace it wrote; anything else is replaced).
 final class DeviceTraceFile {
   let path: String
@@ -17,12 +18,12 @@ final class DeviceTraceFile {
 
   init(path: String) {
     self.path = path
-    let old = (try? String(contentsOfFile: path, encoding: .utf8)).map(TraceJSON.eventLines) ?? []
+    let old = (try? FileSystem.readText(path)).map(TraceJSON.eventLines) ?? []
     earlier = Array(old.suffix(Self.earlierLimit))
   }
 
   /// Wall-clock microseconds: the same time base as otactl's trace.
-  static var now: UInt64 { UInt64(max(0, Date().timeIntervalSince1970 * 1_000_000)) }
+  static var now: UInt64 { ProcessEnvironment.wallClockMicroseconds }
 
   func record(_ activity: DeviceActivity) {
     let now = Self.now
@@ -41,18 +42,18 @@ final class DeviceTraceFile {
 
   func write(at now: UInt64 = DeviceTraceFile.now) {
     lastWrite = now
-    do {
-      try Data(trace.document(after: earlier).utf8).write(to: URL(fileURLWithPath: path), options: .atomic)
+    do throws(SystemError) {
+      try DurableWrite.replace(path, with: Array(trace.document(after: earlier).utf8))
       if failing {
-        FileHandle.standardError.write(Data("otad: the trace \(path) is written again\n".utf8))
+        StandardStreams.writeError("otad: the trace \(path) is written again\n")
         failing = false
       }
     } catch {
       // Once per run of failures (a full disk fails every write): the daemon goes on without it.
       guard !failing else { return }
       failing = true
-      FileHandle.standardError.write(
-        Data("otad: cannot write the trace \(path): \(error); serving goes on, the trace waits\n".utf8))
+      StandardStreams.writeError(
+        "otad: cannot write the trace \(path): \(error); serving goes on, the trace waits\n")
     }
   }
 }

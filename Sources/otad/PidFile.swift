@@ -1,32 +1,41 @@
-import Foundation
+import OTASystem
 
 /// `<state directory>/otad.pid`: how `otad mark-good` and `mark-bad` find the running daemon to tell
-/// it (SIGHUP) that the boot state changed.
+/// it (SIGHUP) that the boot state changed. Written durably (write, fsync, rename, fsync the
+/// directory): after a power cut the file names this daemon or the one before, never half a number.
 struct PidFile {
   let path: String
 
   init(directory: String) { path = directory + "/otad.pid" }
 
   func write() {
-    try? "\(getpid())\n".write(toFile: path, atomically: true, encoding: .utf8)
+    try? DurableWrite.replace(path, with: Array("\(ProcessEnvironment.processID)\n".utf8))
   }
 
   func remove() {
-    guard let pid = read(), pid == getpid() else { return }
-    unlink(path)
+    guard let pid = read(), pid == ProcessEnvironment.processID else { return }
+    try? FileSystem.unlinkIfPresent(path)
   }
 
-  func read() -> pid_t? {
-    guard let text = try? String(contentsOfFile: path, encoding: .utf8) else { return nil }
-    return pid_t(text.trimmingCharacters(in: .whitespacesAndNewlines))
+  func read() -> Int32? {
+    guard let text = try? FileSystem.readText(path) else { return nil }
+    return Int32(text.trimmingWhitespace)
   }
 
   /// Sends SIGHUP to the daemon if one runs (its pid file names a live otad process). True if sent.
   func signalReload() -> Bool {
     guard let pid = read(), pid > 0,
-      let name = try? String(contentsOfFile: "/proc/\(pid)/comm", encoding: .utf8),
+      let name = try? FileSystem.readText("/proc/\(pid)/comm"),
       name.hasPrefix("otad")
     else { return false }
-    return kill(pid, SIGHUP) == 0
+    return ProcessEnvironment.send(StopSignals.reload, toProcess: pid)
+  }
+}
+
+extension String {
+  /// Without the spaces, tabs and line ends at either end.
+  var trimmingWhitespace: String {
+    let isSpace: (Character) -> Bool = { $0.isWhitespace || $0.isNewline }
+    return String(drop(while: isSpace).reversed().drop(while: isSpace).reversed())
   }
 }

@@ -1,4 +1,3 @@
-import Foundation
 import Logging
 import OTABoot
 import OTAStorage
@@ -15,7 +14,7 @@ struct Restarter {
     if let command = backend.restartCommand(for: plan) {
       logger.notice("restarting with \(command.joined(separator: " "))")
       try run(command)
-      exit(0)
+      ProcessEnvironment.exit(OtadExitCode.success.rawValue)
     }
     switch restart {
     case .reexec:
@@ -23,7 +22,7 @@ struct Restarter {
     case .reboot:
       logger.notice("rebooting")
       try run(["systemctl", "reboot"])
-      exit(0)
+      ProcessEnvironment.exit(OtadExitCode.success.rawValue)
     case .command(let line):
       logger.notice("running the restart command", metadata: ["command": "\(line)"])
       try run(["/bin/sh", "-c", line])
@@ -35,13 +34,12 @@ struct Restarter {
   private func reexecute() -> Never {
     // The program's own path, not /proc/self/exe: the process keeps its name (comm is "otad"), which
     // is how `otad mark-good` and pgrep find it.
-    var program =
-      (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? "/proc/self/exe"
+    var program = ((try? FileSystem.symbolicLinkTarget("/proc/self/exe")) ?? nil) ?? "/proc/self/exe"
     // A binary replaced while running (reinstalled) shows as "PATH (deleted)": run the new one.
     if program.hasSuffix(" (deleted)") { program = String(program.dropLast(" (deleted)".count)) }
     let failure = Spawn.replaceCurrentProcess(with: program, arguments: CommandLine.arguments)
     logger.critical("could not restart: \(failure)")
-    exit(70)
+    ProcessEnvironment.exit(OtadExitCode.software.rawValue)
   }
 
   /// Runs a restart command to its end (a reboot command returns while the system goes down).

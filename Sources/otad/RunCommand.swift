@@ -1,5 +1,4 @@
 import ArgumentParser
-import Foundation
 import Logging
 import OTABlueZ
 import OTABoot
@@ -8,6 +7,7 @@ import OTADaemon
 import OTALink
 import OTASocketLink
 import OTAStorage
+import OTASystem
 
 struct RunCommand: ParsableCommand {
   static let configuration = CommandConfiguration(
@@ -58,8 +58,8 @@ struct RunCommand: ParsableCommand {
   /// A storage failure that stops the daemon (at start-up: a read-only or full state directory): the
   /// operation, the path, strerror and what to do, on one line; exit 74 (EX_IOERR).
   private static func stop(_ error: StorageError) throws -> Never {
-    FileHandle.standardError.write(Data("otad: storage failed: \(error.explanation)\n".utf8))
-    throw ExitCode(74)
+    StandardStreams.writeError("otad: storage failed: \(error.explanation)\n")
+    throw ExitCode(OtadExitCode.ioError.rawValue)
   }
 
   /// What only the executable can give the daemon: the link (BlueZ over the system bus, or the

@@ -1,7 +1,7 @@
 /// Every way `otactl` ends, one code per meaning across all its commands (`push`, `info`,
 /// `confirm`, `abort`, `scan`, `image …`). `otactl --help` and docs/OTACTL.md list them from here.
 /// Scripts depend on these numbers: never renumber, never give a number a second meaning.
-public enum ExitStatus: Int32, CaseIterable, Sendable {
+public enum OtactlExitCode: Int32, CaseIterable, Sendable {
   case success = 0
   case cannotWrite = 1
   case unreachable = 3

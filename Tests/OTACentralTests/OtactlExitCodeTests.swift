@@ -5,8 +5,8 @@ import OTATestSupport
 import Testing
 
 /// One list of exit codes for every otactl command, documented once: docs/OTACTL.md's table has a
-/// row for each `ExitStatus` and for nothing else (`--help` prints the same list: ProcessTests).
-@Suite struct ExitStatusTests {
+/// row for each `OtactlExitCode` and for nothing else (`--help` prints the same list: ProcessTests).
+@Suite struct OtactlExitCodeTests {
   static func documentedCodes() throws -> [Int32] {
     let root = RepositoryRoot.url
     let doc = try String(contentsOf: root.appendingPathComponent("docs/OTACTL.md"), encoding: .utf8)
@@ -17,7 +17,7 @@ import Testing
   }
 
   @Test func theDocsTableHasARowForEachStatusAndNoOther() throws {
-    #expect(try Self.documentedCodes() == ExitStatus.allCases.map(\.rawValue))
+    #expect(try Self.documentedCodes() == OtactlExitCode.allCases.map(\.rawValue))
   }
 
   @Test func everyPushFailureHasItsOwnStatusAndNoneIsSuccessOrUsage() {
@@ -39,7 +39,7 @@ import Testing
   }
 }
 
-extension ExitStatusTests {
+extension OtactlExitCodeTests {
   /// A device busy with another central is not "not reachable … in range": the message says busy
   /// and what to do, and the code is the one for a device that answers PREPARE busy.
   @Test func aBusyDeviceIsExplainedAsBusy() {
