@@ -1,5 +1,6 @@
 import OTASystem
 import OTASystemTesting
+import OTATestSupport
 import Testing
 
 @Suite("FileContents")
