@@ -9,6 +9,7 @@ let package = Package(
   products: [
     .library(name: "OTAWire", targets: ["OTAWire"]),
     .library(name: "OTAEngine", targets: ["OTAEngine"]),
+    .library(name: "OTASender", targets: ["OTASender"]),
     .library(name: "OTAStorage", targets: ["OTAStorage"]),
     .library(name: "OTADevice", targets: ["OTADevice"]),
     .executable(name: "otad", targets: ["otad"]),
@@ -46,8 +47,13 @@ let package = Package(
     .target(name: "OTAWire"),
     // Traces in Chrome's Trace Event Format: events in, JSON out, bounded. No IO, no clock.
     .target(name: "OTATrace"),
-    // The receiver and sender state machines: events in, actions out. No IO, no clock.
+    // The receiver's state machine and its records: events in, actions out. No IO, no clock.
     .target(name: "OTAEngine", dependencies: ["OTAWire", "OTAChecksum"]),
+    // The central's delta planning: suffix array, matchers, operation plans, block-hash paging.
+    // Pure and heavy; otad does not link it.
+    .target(name: "OTADeltaPlan", dependencies: ["OTAWire", "OTAChecksum"]),
+    // The sender's state machine: events in, actions out. No IO, no clock. otad does not link it.
+    .target(name: "OTASender", dependencies: ["OTADeltaPlan", "OTAWire", "OTAChecksum"]),
     // A strict CBOR codec (RFC 8949's integers, strings, arrays, maps, bool, null) with bounds. No IO.
     .target(name: "OTACBOR"),
     // The Simple Management Protocol (MCUmgr): header, framing, the server's requests and answers. No IO.
@@ -90,7 +96,7 @@ let package = Package(
     .target(
       name: "OTACentral",
       dependencies: [
-        "OTAEngine", "OTALink", "OTAWire", "OTASystem", "OTATrace",
+        "OTASender", "OTADeltaPlan", "OTALink", "OTAWire", "OTASystem", "OTATrace",
         .product(name: "Logging", package: "swift-log"),
       ]),
 
@@ -98,7 +104,8 @@ let package = Package(
     .target(
       name: "OTASimulation",
       dependencies: [
-        "OTADevice", "OTABoot", "OTAEngine", "OTAStorage", "OTALink", "OTASocketLink", "OTASystem",
+        "OTADevice", "OTABoot", "OTAEngine", "OTASender", "OTADeltaPlan", "OTAStorage", "OTALink", "OTASocketLink",
+        "OTASystem",
       ]),
 
     .executableTarget(
@@ -112,7 +119,7 @@ let package = Package(
     .executableTarget(
       name: "otactl",
       dependencies: [
-        "OTACentral", "OTAEngine", "OTALink", "OTASocketLink", "OTASystem", "OTAWire", "OTABlueZ", "OTADBus",
+        "OTACentral", "OTASender", "OTALink", "OTASocketLink", "OTASystem", "OTAWire", "OTABlueZ", "OTADBus",
         "OTATrust", "OTATrace",
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
         .product(name: "Logging", package: "swift-log"),
@@ -130,8 +137,8 @@ let package = Package(
     .executableTarget(
       name: "ota-bench",
       dependencies: [
-        "OTASimulation", "OTADevice", "OTAStorage", "OTATrust", "OTALink", "OTASocketLink", "OTASystem",
-        "OTAChecksum",
+        "OTASimulation", "OTADevice", "OTAEngine", "OTASender", "OTADeltaPlan", "OTAStorage", "OTATrust", "OTALink",
+        "OTASocketLink", "OTASystem", "OTAChecksum",
       ]),
 
     .testTarget(name: "OTAWireTests", dependencies: ["OTAWire"]),
@@ -161,8 +168,9 @@ let package = Package(
     .testTarget(name: "ProcessTests"),
     // Reads docs/ARCHITECTURE.md, Package.swift and the import lines; imports no project target.
     .testTarget(name: "ArchitectureTests"),
-    .testTarget(name: "OTACentralTests", dependencies: ["OTACentral", "OTAEngine", "OTAWire", "OTATrace"]),
-    .testTarget(name: "OTAEngineTests", dependencies: ["OTAEngine", "OTAChecksum"]),
+    .testTarget(name: "OTACentralTests", dependencies: ["OTACentral", "OTASender", "OTAWire", "OTATrace"]),
+    .testTarget(name: "OTAEngineTests", dependencies: ["OTAEngine", "OTAChecksum", "OTAWire"]),
+    .testTarget(name: "OTASenderTests", dependencies: ["OTASender", "OTADeltaPlan", "OTAEngine", "OTAChecksum", "OTAWire"]),
     .testTarget(
       name: "OTABootTests",
       dependencies: ["OTABoot", "OTAStorage", "OTAStorageTesting", "OTAWire", "OTAChecksum", "OTATrust"]),
@@ -174,7 +182,8 @@ let package = Package(
     .testTarget(
       name: "OTADeviceTests",
       dependencies: [
-        "OTADevice", "OTABoot", "OTAEngine", "OTAStorage", "OTAStorageTesting", "OTASimulation", "OTAWire",
+        "OTADevice", "OTABoot", "OTAEngine", "OTASender", "OTADeltaPlan", "OTAStorage", "OTAStorageTesting", "OTASimulation",
+        "OTAWire",
         "OTAChecksum",
         "OTALink",
         "OTASocketLink", "OTATrust", "OTASMP", "OTACBOR", "OTATrace",

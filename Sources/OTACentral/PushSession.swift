@@ -1,6 +1,7 @@
 import Logging
-import OTAEngine
+import OTADeltaPlan
 import OTALink
+import OTASender
 import OTASystem
 import OTAWire
 

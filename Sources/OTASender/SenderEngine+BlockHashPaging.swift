@@ -1,3 +1,4 @@
+import OTADeltaPlan
 import OTAWire
 
 extension SenderEngine {

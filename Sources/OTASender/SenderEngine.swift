@@ -1,4 +1,5 @@
 import OTAChecksum
+import OTADeltaPlan
 import OTAWire
 
 /// The central's side of the protocol as a pure state machine: connect, read Info, resume or PREPARE,

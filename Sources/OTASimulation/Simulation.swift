@@ -1,6 +1,8 @@
+import OTADeltaPlan
 import OTADevice
 import OTAEngine
 import OTALink
+import OTASender
 import OTASocketLink
 import OTAStorage
 import OTASystem

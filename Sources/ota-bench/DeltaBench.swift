@@ -1,8 +1,9 @@
 import Foundation
 import OTAChecksum
+import OTADeltaPlan
 import OTADevice
-import OTAEngine
 import OTALink
+import OTASender
 import OTASimulation
 import OTASocketLink
 import OTAStorage

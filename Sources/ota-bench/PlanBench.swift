@@ -1,5 +1,5 @@
 import Foundation
-import OTAEngine
+import OTADeltaPlan
 import OTASocketLink
 import OTAWire
 

@@ -1,7 +1,7 @@
 import Foundation
 import OTADevice
-import OTAEngine
 import OTALink
+import OTASender
 import OTASimulation
 import OTASocketLink
 import OTAStorage

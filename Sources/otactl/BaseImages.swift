@@ -1,6 +1,6 @@
 import ArgumentParser
 import Foundation
-import OTAEngine
+import OTASender
 
 /// `push --base`: one earlier release, or every regular file in a directory of them.
 enum BaseImages {

@@ -1,7 +1,7 @@
 import Foundation
 import OTACentral
-import OTAEngine
 import OTALink
+import OTASender
 import OTASocketLink
 import OTAWire
 

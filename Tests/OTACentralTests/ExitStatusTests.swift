@@ -1,6 +1,6 @@
 import Foundation
 import OTACentral
-import OTAEngine
+import OTASender
 import Testing
 
 /// One list of exit codes for every otactl command, documented once: docs/OTACTL.md's table has a

@@ -1,4 +1,5 @@
 import OTAChecksum
+import OTADeltaPlan
 import OTADevice
 import OTAEngine
 import OTALink

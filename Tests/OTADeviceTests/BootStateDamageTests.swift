@@ -3,6 +3,7 @@ import OTAChecksum
 import OTADevice
 import OTAEngine
 import OTALink
+import OTASender
 import OTASimulation
 import OTASocketLink
 import OTAStorage

@@ -1,7 +1,9 @@
 import OTABoot
+import OTADeltaPlan
 import OTADevice
 import OTAEngine
 import OTALink
+import OTASender
 import OTASimulation
 import OTASocketLink
 import OTAStorage

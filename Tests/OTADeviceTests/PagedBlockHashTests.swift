@@ -1,3 +1,4 @@
+import OTADeltaPlan
 import OTADevice
 import OTAEngine
 import OTASimulation

@@ -1,7 +1,7 @@
 import OTABoot
 import OTADevice
-import OTAEngine
 import OTALink
+import OTASender
 import OTASimulation
 import OTASocketLink
 import OTAStorage

@@ -1,7 +1,8 @@
 import OTAChecksum
 import Testing
 
-@testable import OTAEngine
+@testable import OTADeltaPlan
+@testable import OTASender
 @testable import OTAWire
 
 /// The central's paged read of the running image's block hashes (BLOCK HASHES, features bit 2):

@@ -1,7 +1,7 @@
 import OTAChecksum
 import Testing
 
-@testable import OTAEngine
+@testable import OTASender
 @testable import OTAWire
 
 /// The sender on its own: scripted device answers, time passed in by hand.

@@ -1,7 +1,7 @@
 import OTAChecksum
 import Testing
 
-@testable import OTAEngine
+@testable import OTASender
 @testable import OTAWire
 
 /// The central with missing-range reports (feature bit 0): it turns them on only when Info

@@ -1,6 +1,6 @@
 import Testing
 
-@testable import OTAEngine
+@testable import OTASender
 @testable import OTAWire
 
 /// docs/PROTOCOL.md, the central's phase 2 without missing-range reports: a failed window halves

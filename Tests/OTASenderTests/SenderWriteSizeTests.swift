@@ -1,6 +1,6 @@
 import Testing
 
-@testable import OTAEngine
+@testable import OTASender
 @testable import OTAWire
 
 /// The sender's chunk size: the write size it is configured with, at the link's MTU and data
