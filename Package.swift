@@ -104,8 +104,8 @@ let package = Package(
     .target(
       name: "OTASimulation",
       dependencies: [
-        "OTADevice", "OTABoot", "OTAEngine", "OTASender", "OTADeltaPlan", "OTAStorage", "OTALink", "OTASocketLink",
-        "OTASystem",
+        "OTADevice", "OTABoot", "OTAEngine", "OTASender", "OTADeltaPlan", "OTAStorage", "OTALink",
+        "OTASocketLink", "OTASystem",
       ]),
 
     .executableTarget(
@@ -137,8 +137,8 @@ let package = Package(
     .executableTarget(
       name: "ota-bench",
       dependencies: [
-        "OTASimulation", "OTADevice", "OTAEngine", "OTASender", "OTADeltaPlan", "OTAStorage", "OTATrust", "OTALink",
-        "OTASocketLink", "OTASystem", "OTAChecksum",
+        "OTASimulation", "OTADevice", "OTAEngine", "OTASender", "OTADeltaPlan", "OTAStorage", "OTATrust",
+        "OTALink", "OTASocketLink", "OTASystem", "OTAChecksum",
       ]),
 
     .testTarget(name: "OTAWireTests", dependencies: ["OTAWire"]),
@@ -170,7 +170,9 @@ let package = Package(
     .testTarget(name: "ArchitectureTests"),
     .testTarget(name: "OTACentralTests", dependencies: ["OTACentral", "OTASender", "OTAWire", "OTATrace"]),
     .testTarget(name: "OTAEngineTests", dependencies: ["OTAEngine", "OTAChecksum", "OTAWire"]),
-    .testTarget(name: "OTASenderTests", dependencies: ["OTASender", "OTADeltaPlan", "OTAEngine", "OTAChecksum", "OTAWire"]),
+    .testTarget(
+      name: "OTASenderTests",
+      dependencies: ["OTASender", "OTADeltaPlan", "OTAEngine", "OTAChecksum", "OTAWire"]),
     .testTarget(
       name: "OTABootTests",
       dependencies: ["OTABoot", "OTAStorage", "OTAStorageTesting", "OTAWire", "OTAChecksum", "OTATrust"]),
@@ -182,8 +184,8 @@ let package = Package(
     .testTarget(
       name: "OTADeviceTests",
       dependencies: [
-        "OTADevice", "OTABoot", "OTAEngine", "OTASender", "OTADeltaPlan", "OTAStorage", "OTAStorageTesting", "OTASimulation",
-        "OTAWire",
+        "OTADevice", "OTABoot", "OTAEngine", "OTASender", "OTADeltaPlan", "OTAStorage", "OTAStorageTesting",
+        "OTASimulation", "OTAWire",
         "OTAChecksum",
         "OTALink",
         "OTASocketLink", "OTATrust", "OTASMP", "OTACBOR", "OTATrace",

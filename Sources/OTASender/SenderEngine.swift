@@ -37,8 +37,8 @@ public struct SenderEngine: Sendable {
   /// The version of the transfer the device holds, from the last Info read (a resume needs it to
   /// be this push's version, as well as the size and CRC32).
   var transferVersionOnDevice: Version?
-  var mtu = ATTMTU.minimum.value
-  var chunkPayload = DataChunk.maxPayload(mtu: ATTMTU.minimum.value)
+  var mtu = ATTMTU.minimum
+  var chunkPayload = DataChunk.maxPayload(mtu: .minimum)
   /// Image bytes per chunk on this connection's L2CAP data channel (its send MTU less the offset),
   /// nil while data goes over GATT. A channel's SDUs are not bound by the ATT MTU.
   var channelChunkPayload: Int?
@@ -152,9 +152,9 @@ public struct SenderEngine: Sendable {
     return max(1, value - DataChunk.headerSize)
   }
 
-  private mutating func connected(mtu: Int, _ out: inout [SenderAction]) {
+  private mutating func connected(mtu: ATTMTU, _ out: inout [SenderAction]) {
     guard phase == .connecting || phase == .restarting else { return }
-    self.mtu = ATTMTU(clamping: mtu).value
+    self.mtu = mtu
     channelChunkPayload = nil
     chunkPayload = chosenChunkPayload
     busySince = nil

@@ -18,7 +18,8 @@ enum PlanBench {
     let old = [UInt8](oldData)
     let new = [UInt8](newData)
     let mtu = options.mtus.first ?? 247
-    let budget = WriteSize.auto.valueLength(mtu: mtu, dataLength: LinkConditions(mtu: mtu).dataLength)
+    let budget = WriteSize.auto.valueLength(
+      mtu: ATTMTU(clamping: mtu), dataLength: LinkConditions(mtu: mtu).dataLength)
     let window = UInt32(options.windowKiB * 1024 / 2)  // two windows in flight, as the sender
     let maxLength = UInt32(options.windowKiB * 1024)
     let started = ContinuousClock.now

@@ -92,7 +92,7 @@ import Testing
     image: image, configuration: SenderConfiguration(version: version), blockDigest: digest)
   var now: Duration = .zero
 
-  mutating func connect(mtu: Int, info: [UInt8] = info()) -> [SenderAction] {
+  mutating func connect(mtu: ATTMTU, info: [UInt8] = info()) -> [SenderAction] {
     _ = sender.handle(.start(now: now))
     _ = sender.handle(.connected(mtu: mtu, now: now))
     return sender.handle(.info(info, now: now))
