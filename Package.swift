@@ -9,6 +9,7 @@ let package = Package(
   products: [
     .library(name: "OTAWire", targets: ["OTAWire"]),
     .library(name: "OTAEngine", targets: ["OTAEngine"]),
+    .library(name: "OTASender", targets: ["OTASender"]),
     .library(name: "OTAStorage", targets: ["OTAStorage"]),
     .library(name: "OTADaemon", targets: ["OTADaemon"]),
     .executable(name: "otad", targets: ["otad"]),
@@ -51,8 +52,13 @@ let package = Package(
     .target(name: "OTAWire"),
     // Traces in Chrome's Trace Event Format: events in, JSON out, bounded. No IO, no clock.
     .target(name: "OTATrace"),
-    // The receiver and sender state machines: events in, actions out. No IO, no clock.
+    // The receiver's state machine and its records: events in, actions out. No IO, no clock.
     .target(name: "OTAEngine", dependencies: ["OTAWire", "OTAChecksum"]),
+    // The central's delta planning: suffix array, matchers, operation plans, block-hash paging.
+    // Pure and heavy; otad does not link it.
+    .target(name: "OTADeltaPlan", dependencies: ["OTAWire", "OTAChecksum"]),
+    // The sender's state machine: events in, actions out. No IO, no clock. otad does not link it.
+    .target(name: "OTASender", dependencies: ["OTADeltaPlan", "OTAWire", "OTAChecksum"]),
     // A strict CBOR codec (RFC 8949's integers, strings, arrays, maps, bool, null) with bounds. No IO.
     .target(name: "OTACBOR"),
     // The Simple Management Protocol (MCUmgr): header, framing, the server's requests and answers. No IO.
@@ -118,7 +124,7 @@ let package = Package(
     .target(
       name: "OTACentral",
       dependencies: [
-        "OTAEngine", "OTALink", "OTAWire", "OTASystem", "OTATrace",
+        "OTASender", "OTADeltaPlan", "OTALink", "OTAWire", "OTASystem", "OTATrace",
         .product(name: "Logging", package: "swift-log"),
       ]),
 
@@ -126,7 +132,8 @@ let package = Package(
     .target(
       name: "OTASimulation",
       dependencies: [
-        "OTAReceiverHost", "OTABoot", "OTAEngine", "OTAStorage", "OTALink", "OTASocketLink", "OTASystem",
+        "OTAReceiverHost", "OTABoot", "OTAEngine", "OTASender", "OTADeltaPlan", "OTAStorage", "OTALink",
+        "OTASocketLink", "OTASystem",
       ]),
 
     .executableTarget(
@@ -140,7 +147,7 @@ let package = Package(
     .executableTarget(
       name: "otactl",
       dependencies: [
-        "OTACentral", "OTAEngine", "OTALink", "OTASocketLink", "OTASystem", "OTAWire", "OTABlueZ", "OTADBus",
+        "OTACentral", "OTASender", "OTALink", "OTASocketLink", "OTASystem", "OTAWire", "OTABlueZ", "OTADBus",
         "OTATrust", "OTATrace", "OTAReport",
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
         .product(name: "Logging", package: "swift-log"),
@@ -159,8 +166,8 @@ let package = Package(
     .executableTarget(
       name: "ota-bench",
       dependencies: [
-        "OTASimulation", "OTAReceiverHost", "OTABoot", "OTAStorage", "OTATrust", "OTALink", "OTASocketLink",
-        "OTASystem", "OTAChecksum",
+        "OTASimulation", "OTAReceiverHost", "OTABoot", "OTAEngine", "OTASender", "OTADeltaPlan", "OTAStorage",
+        "OTATrust", "OTALink", "OTASocketLink", "OTASystem", "OTAChecksum",
       ]),
 
     .testTarget(name: "OTAWireTests", dependencies: ["OTAWire", "OTATestSupport"]),
@@ -200,8 +207,11 @@ let package = Package(
     .testTarget(name: "ArchitectureTests"),
     .testTarget(
       name: "OTACentralTests",
-      dependencies: ["OTACentral", "OTAEngine", "OTAWire", "OTATrace", "OTATestSupport"]),
-    .testTarget(name: "OTAEngineTests", dependencies: ["OTAEngine", "OTAChecksum"]),
+      dependencies: ["OTACentral", "OTASender", "OTAWire", "OTATrace", "OTATestSupport"]),
+    .testTarget(name: "OTAEngineTests", dependencies: ["OTAEngine", "OTAChecksum", "OTAWire"]),
+    .testTarget(
+      name: "OTASenderTests",
+      dependencies: ["OTASender", "OTADeltaPlan", "OTAEngine", "OTAChecksum", "OTAWire"]),
     .testTarget(
       name: "OTABootTests",
       dependencies: [
@@ -216,9 +226,8 @@ let package = Package(
       name: "OTADeviceTests",
       dependencies: [
         "OTADaemon", "OTAConfiguration", "OTAReport", "OTASMPServer", "OTAReceiverHost", "OTABoot",
-        "OTAEngine",
-        "OTAStorage", "OTAStorageTesting", "OTASimulation", "OTAWire", "OTAChecksum", "OTALink",
-        "OTASocketLink", "OTATrust", "OTASMP", "OTACBOR", "OTATrace", "OTATestSupport",
+        "OTAEngine", "OTASender", "OTADeltaPlan", "OTAStorage", "OTAStorageTesting", "OTASimulation", "OTAWire",
+        "OTAChecksum", "OTALink", "OTASocketLink", "OTATrust", "OTASMP", "OTACBOR", "OTATrace", "OTATestSupport",
       ]),
   ]
 )

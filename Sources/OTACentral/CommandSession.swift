@@ -1,5 +1,5 @@
-import OTAEngine
 import OTALink
+import OTASender
 import OTASystem
 import OTAWire
 

@@ -1,4 +1,4 @@
-import OTAEngine
+import OTASender
 import OTAWire
 
 /// What `otactl` says when a push fails, and the exit code it uses. Documented in docs/OTACTL.md.

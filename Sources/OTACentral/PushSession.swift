@@ -1,6 +1,7 @@
 import Logging
-import OTAEngine
+import OTADeltaPlan
 import OTALink
+import OTASender
 import OTASystem
 import OTAWire
 
@@ -74,7 +75,7 @@ public final class PushSession {
       negotiatedMTU = mtu
       dataChannel = nil
       note("connected, ATT MTU \(mtu)")
-      apply(engine.handle(.connected(mtu: mtu, now: now)))
+      apply(engine.handle(.connected(mtu: ATTMTU(clamping: mtu), now: now)))
     case .connectFailed(let reason):
       logger.debug("connect failed", metadata: ["reason": "\(reason)"])
       apply(engine.handle(.connectFailed(reason: reason, now: now)))

@@ -1,4 +1,4 @@
-import OTAEngine
+import OTASender
 import OTATrace
 
 /// A push as a trace (Chrome's Trace Event Format): the push as one slice, its phases nested in it,

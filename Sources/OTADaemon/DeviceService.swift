@@ -128,7 +128,7 @@ public final class DeviceService {
 
   /// Info for a central at `mtu`, with the link's L2CAP channel (offset 78).
   public func info(mtu: Int? = nil) -> InfoRecord {
-    var info = host.info(mtu: mtu)
+    var info = host.info(mtu: mtu.map(ATTMTU.init(clamping:)))
     info.l2capPSM = link.dataChannelPSM
     return info
   }
@@ -217,7 +217,7 @@ public final class DeviceService {
       observe(.connected(mtu: mtu))
       otaConnected = true
       rejectedAtConnect = host.engine.statistics.operationsRejected
-      return try apply(try host.handle(.connected(mtu: mtu)))
+      return try apply(try host.handle(.connected(mtu: ATTMTU(clamping: mtu))))
     case .disconnected:
       logger.info(
         "central disconnected",

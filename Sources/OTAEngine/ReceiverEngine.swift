@@ -34,7 +34,7 @@ public struct ReceiverEngine: Sendable {
   /// A courtesy that saves a doomed transfer: the host checks the image's own header at VALIDATE.
   public private(set) var minimumVersion: Version?
   public private(set) var phase: Phase = .idle
-  public private(set) var mtu = ATTMTU.minimum.value
+  public private(set) var mtu = ATTMTU.minimum
   public internal(set) var statistics = ReceiverStatistics()
   /// Stored, not yet committed bytes past the committed offset.
   public private(set) var coverage = ByteRanges()
@@ -44,7 +44,7 @@ public struct ReceiverEngine: Sendable {
   public private(set) var enabledFeatures: Features = []
   /// The smallest MTU seen since the central connected: with EATT each bearer has its own MTU and
   /// a report (or a BLOCK HASHES answer) must fit whichever bearer carries it.
-  var smallestMTU: Int?
+  var smallestMTU: ATTMTU?
   /// The lowest offset whose write failed since the last storage error was answered: the window
   /// holding it fails with "storage error", never with "missing data" (the bytes arrived; the
   /// device could not keep them).
@@ -118,8 +118,8 @@ public struct ReceiverEngine: Sendable {
     var out: [ReceiverAction] = []
     switch event {
     case .connected(let mtu):
-      self.mtu = ATTMTU(clamping: mtu).value
-      smallestMTU = min(smallestMTU ?? self.mtu, self.mtu)
+      self.mtu = mtu
+      smallestMTU = min(smallestMTU ?? mtu, mtu)
     case .disconnected:
       windows.removeAll()
       deadline = nil
@@ -128,7 +128,7 @@ public struct ReceiverEngine: Sendable {
       failedWrite = nil
       enabledFeatures = []
       smallestMTU = nil
-      mtu = ATTMTU.minimum.value
+      mtu = .minimum
     case .control(let bytes, let now):
       self.now = now
       handleControl(bytes, &out)

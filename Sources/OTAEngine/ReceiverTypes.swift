@@ -54,7 +54,7 @@ public struct ReceiverConfiguration: Equatable, Sendable {
 
 /// Input to the receiver: what the central did, the passing of time, and the end of an IO it asked for.
 public enum ReceiverEvent: Sendable {
-  case connected(mtu: Int)
+  case connected(mtu: ATTMTU)
   case disconnected
   /// A write to the control point.
   case control([UInt8], now: Duration)

@@ -125,7 +125,9 @@ extension ReceiverFuzzRun {
   private mutating func connection(_ input: inout FuzzInput) {
     if input.bool() {
       deliver(
-        .connected(mtu: input.byte() < 200 ? input.int(in: 0...600) : Int(Int32(bitPattern: input.u32()))))
+        .connected(
+          mtu: ATTMTU(
+            clamping: input.byte() < 200 ? input.int(in: 0...600) : Int(Int32(bitPattern: input.u32())))))
     } else {
       mayGoUnanswered += answersOwed
       answersOwed = 0

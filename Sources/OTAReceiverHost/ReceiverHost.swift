@@ -163,9 +163,9 @@ public struct ReceiverHost: Sendable {
 
   /// The Info characteristic's value now, for a central at `mtu` (by default the MTU the engine last
   /// heard of: a read may come before the event that tells it).
-  public func info(mtu: Int? = nil) -> InfoRecord {
+  public func info(mtu: ATTMTU? = nil) -> InfoRecord {
     let maxChunkPayload =
-      mtu.map { UInt16(DataChunk.maxPayload(mtu: ATTMTU(clamping: $0).value)) } ?? engine.maxChunkPayload
+      mtu.map { UInt16(DataChunk.maxPayload(mtu: $0)) } ?? engine.maxChunkPayload
     let transfer = engine.transfer
     let inactive = running.other
     let content: SlotContent =

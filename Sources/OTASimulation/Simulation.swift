@@ -1,6 +1,8 @@
+import OTADeltaPlan
 import OTAEngine
 import OTALink
 import OTAReceiverHost
+import OTASender
 import OTASocketLink
 import OTAStorage
 import OTASystem
@@ -134,8 +136,9 @@ public struct Simulation {
       pendingConnectAt = nil
       if now >= deviceDownUntil, host != nil {
         connected = true
-        try deviceEvent(.connected(mtu: conditions.mtu))
-        apply(sender.handle(.connected(mtu: conditions.mtu, now: now)))
+        let mtu = ATTMTU(clamping: conditions.mtu)
+        try deviceEvent(.connected(mtu: mtu))
+        apply(sender.handle(.connected(mtu: mtu, now: now)))
       } else {
         apply(sender.handle(.connectFailed(reason: "device not advertising", now: now)))
       }

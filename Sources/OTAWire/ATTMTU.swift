@@ -4,27 +4,33 @@
 /// handle), which leaves `mtu − 3` bytes for its value.
 ///
 /// The engines, both links and the wire's chunk sizes all reason about the same number; this type
-/// keeps its bounds and its arithmetic in one place. On the wire (Info, the simulated link's hello)
-/// it is still a plain integer.
-public struct ATTMTU: Hashable, Comparable, Sendable, CustomStringConvertible {
+/// keeps its bounds and its arithmetic in one place. It is what crosses the seams into the engines
+/// and the wire's sizing (chunk payload, write size, report and page capacities): a peer's number
+/// is clamped once, where it becomes an `ATTMTU`, and nowhere after. On the wire (Info, the
+/// simulated link's hello) and in the link events it is still a plain integer.
+public struct ATTMTU: Hashable, Comparable, Sendable, CustomStringConvertible, ExpressibleByIntegerLiteral {
   /// The ATT header of a write or a notification: opcode (1) and attribute handle (2).
   public static let headerSize = 3
   /// The LE minimum (ATT_MTU 23), what a connection has before any exchange.
-  public static let minimum = ATTMTU(23)
+  public static let minimum = ATTMTU(unchecked: 23)
   /// The largest MTU worth having: a 512-byte attribute value plus a Read Blob's 5 bytes.
-  public static let maximum = ATTMTU(517)
+  public static let maximum = ATTMTU(unchecked: 517)
   /// Every MTU a connection can have.
   public static let range = minimum.value...maximum.value
 
   /// The MTU in bytes, within `range`.
   public let value: Int
 
-  private init(_ value: Int) { self.value = value }
+  /// Not `ATTMTU(23)`: that spelling is the literal initializer, which clamps through `range`.
+  private init(unchecked value: Int) { self.value = value }
 
   /// The nearest MTU within `range`: what a peer's request or report of `value` comes to.
   public init(clamping value: Int) {
     self.value = min(max(value, Self.range.lowerBound), Self.range.upperBound)
   }
+
+  /// A literal MTU (a default, a test's): clamped as any other number is.
+  public init(integerLiteral value: Int) { self.init(clamping: value) }
 
   /// `value` when it lies within `range`, else nil.
   public init?(exactly value: Int) {

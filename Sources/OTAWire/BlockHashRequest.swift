@@ -53,8 +53,8 @@ public struct BlockHashPage: Equatable, Sendable {
 
   /// How many hashes one answer holds at `mtu`: what fits in MTU − 3 (and in 512 bytes) after the
   /// response header and the two fields. At the minimum MTU (23) one; at most 62.
-  public static func capacity(mtu: Int) -> Int {
-    let value = min(max(0, mtu - 3), maximumValueSize)
+  public static func capacity(mtu: ATTMTU) -> Int {
+    let value = min(mtu.maxNotifyValue, maximumValueSize)
     return max(0, (value - responseHeaderSize - fieldsSize) / BlockHashes.hashSize)
   }
 

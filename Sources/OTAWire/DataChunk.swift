@@ -37,7 +37,7 @@ public struct DataChunk: Equatable, Sendable {
   }
 
   /// The most image bytes one chunk may carry at a given ATT MTU: min(MTU − 3, 510) − 4.
-  public static func maxPayload(mtu: Int) -> Int {
-    max(1, min(ATTMTU(clamping: mtu).maxWriteValue, largestWrite) - headerSize)
+  public static func maxPayload(mtu: ATTMTU) -> Int {
+    max(1, min(mtu.maxWriteValue, largestWrite) - headerSize)
   }
 }

@@ -22,8 +22,8 @@ public struct MissingReport: Equatable, Sendable {
   }
 
   /// How many ranges fit in one notification at `mtu` (MTU − 3 bytes).
-  public static func capacity(mtu: Int) -> Int {
-    max(1, min(maxRanges, (ATTMTU(clamping: mtu).value - 3 - headerSize) / rangeSize))
+  public static func capacity(mtu: ATTMTU) -> Int {
+    max(1, min(maxRanges, (mtu.maxNotifyValue - headerSize) / rangeSize))
   }
 
   /// Splits `missing` into ranges a report can carry (none longer than 65535), at most `limit`.

@@ -22,8 +22,8 @@ public enum WriteSize: Equatable, Sendable, CustomStringConvertible {
 
   /// The value bytes per write at `mtu` on a link whose link-layer packets carry `dataLength`
   /// bytes: never more than MTU − 3 nor `DataChunk.largestWrite`, never less than 1.
-  public func valueLength(mtu: Int, dataLength: Int) -> Int {
-    let limit = min(ATTMTU(clamping: mtu).maxWriteValue, DataChunk.largestWrite)
+  public func valueLength(mtu: ATTMTU, dataLength: Int) -> Int {
+    let limit = min(mtu.maxWriteValue, DataChunk.largestWrite)
     switch self {
     case .fixed(let size): return max(1, min(size, limit))
     case .auto: return Self.wholePackets(limit: limit, dataLength: dataLength)

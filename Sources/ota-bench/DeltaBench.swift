@@ -1,9 +1,10 @@
 import Foundation
 import OTABoot
 import OTAChecksum
-import OTAEngine
+import OTADeltaPlan
 import OTALink
 import OTAReceiverHost
+import OTASender
 import OTASimulation
 import OTASocketLink
 import OTAStorage

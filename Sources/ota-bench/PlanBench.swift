@@ -1,5 +1,5 @@
 import Foundation
-import OTAEngine
+import OTADeltaPlan
 import OTASocketLink
 import OTASystem
 import OTAWire
@@ -16,7 +16,8 @@ enum PlanBench {
     guard let old = try? FileSystem.readFile(oldPath), let new = try? FileSystem.readFile(newPath)
     else { throw BenchError("cannot read \(oldPath) or \(newPath)") }
     let mtu = options.mtus.first ?? 247
-    let budget = WriteSize.auto.valueLength(mtu: mtu, dataLength: LinkConditions(mtu: mtu).dataLength)
+    let budget = WriteSize.auto.valueLength(
+      mtu: ATTMTU(clamping: mtu), dataLength: LinkConditions(mtu: mtu).dataLength)
     let window = UInt32(options.windowKiB * 1024 / 2)  // two windows in flight, as the sender
     let maxLength = UInt32(options.windowKiB * 1024)
     let started = ContinuousClock.now

@@ -1,8 +1,8 @@
 import Foundation
 import OTABoot
-import OTAEngine
 import OTALink
 import OTAReceiverHost
+import OTASender
 import OTASimulation
 import OTASocketLink
 import OTAStorage
@@ -162,7 +162,7 @@ func runFloor(_ path: String, chunk: Int, options: Options) -> (cpu: Double, rat
 
 func header(_ mtu: Int, _ image: [UInt8], _ report: SenderReport, _ options: Options) -> String {
   "MTU \(mtu): \(image.count / (1 << 20)) MiB in \(report.chunksSent) chunks of "
-    + "\(WriteSize.auto.valueLength(mtu: mtu, dataLength: LinkConditions(mtu: mtu).dataLength) - DataChunk.headerSize) B, "
+    + "\(WriteSize.auto.valueLength(mtu: ATTMTU(clamping: mtu), dataLength: LinkConditions(mtu: mtu).dataLength) - DataChunk.headerSize) B, "
     + "\(report.windowsCommitted) windows of \(options.windowKiB / 2) KiB"
 }
 
@@ -213,7 +213,7 @@ func run(options: Options, mtu: Int, image: [UInt8]) throws {
       "  disk writes    \(String(format: "%8.0f", Double(after - before) / megabytes)) bytes per MB of image")
   }
   if let path = options.floor {
-    if let floor = runFloor(path, chunk: DataChunk.maxPayload(mtu: mtu), options: options) {
+    if let floor = runFloor(path, chunk: DataChunk.maxPayload(mtu: ATTMTU(clamping: mtu)), options: options) {
       lines.append(
         "  floor          \(String(format: "%8.2f", floor.cpu)) ms per MB, \(format(floor.rate, 1)) MB/s   "
           + "device/floor CPU \(format(cpuPerMB / floor.cpu))x, MB/s \(format(megabytes / wall / floor.rate))x"

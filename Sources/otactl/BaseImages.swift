@@ -1,5 +1,5 @@
 import ArgumentParser
-import OTAEngine
+import OTASender
 import OTASystem
 
 /// `push --base`: one earlier release, or every regular file in a directory of them.

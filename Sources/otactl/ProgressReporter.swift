@@ -1,8 +1,8 @@
 import Foundation
 import OTACentral
-import OTAEngine
 import OTALink
 import OTAReport
+import OTASender
 import OTASocketLink
 import OTAWire
 

@@ -2,8 +2,8 @@ import ArgumentParser
 import Foundation
 import OTABlueZ
 import OTACentral
-import OTAEngine
 import OTALink
+import OTASender
 import OTASocketLink
 import OTASystem
 import OTATrust

@@ -1,6 +1,6 @@
 import Foundation
 import OTACentral
-import OTAEngine
+import OTASender
 import OTATestSupport
 import Testing
 

@@ -1,5 +1,5 @@
 import OTACentral
-import OTAEngine
+import OTASender
 import OTATrace
 import Testing
 

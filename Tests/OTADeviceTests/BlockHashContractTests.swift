@@ -26,7 +26,7 @@ import Testing
     return bytes
   }
 
-  static func bench(mtu: Int = 247) throws -> ProtocolBench {
+  static func bench(mtu: ATTMTU = 247) throws -> ProtocolBench {
     try ProtocolBench(recordRunningImage: true, mtu: mtu)
   }
 

@@ -1,4 +1,5 @@
 import OTAChecksum
+import OTADeltaPlan
 import OTAEngine
 import OTALink
 import OTASimulation

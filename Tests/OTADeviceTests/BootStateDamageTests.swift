@@ -2,6 +2,7 @@ import OTABoot
 import OTAChecksum
 import OTAEngine
 import OTALink
+import OTASender
 import OTASimulation
 import OTASocketLink
 import OTAStorage

@@ -1,7 +1,9 @@
 import OTABoot
+import OTADeltaPlan
 import OTAEngine
 import OTALink
 import OTAReceiverHost
+import OTASender
 import OTASimulation
 import OTASocketLink
 import OTAStorage

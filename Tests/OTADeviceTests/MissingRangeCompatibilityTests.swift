@@ -1,4 +1,4 @@
-import OTAEngine
+import OTASender
 import OTASimulation
 import OTASocketLink
 import OTAWire

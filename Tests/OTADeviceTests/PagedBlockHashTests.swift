@@ -1,3 +1,4 @@
+import OTADeltaPlan
 import OTAEngine
 import OTASimulation
 import OTASocketLink

@@ -1,7 +1,7 @@
 import OTABoot
-import OTAEngine
 import OTALink
 import OTAReceiverHost
+import OTASender
 import OTASimulation
 import OTASocketLink
 import OTAStorage

@@ -22,7 +22,7 @@ struct ProtocolBench {
   /// announces.
   init(
     policy: ImagePolicy = ImagePolicy(), slotCapacity: Int = 64 * 1024, recordRunningImage: Bool = false,
-    runningImage: [UInt8]? = nil, features: Features = .all, mtu: Int = 247
+    runningImage: [UInt8]? = nil, features: Features = .all, mtu: ATTMTU = 247
   ) throws {
     fixture = DeviceFixture(slotCapacity: slotCapacity, windowCapacity: 4096, runningImage: runningImage)
     fixture.policy = policy
@@ -72,10 +72,10 @@ struct ProtocolBench {
   }
 
   /// The central writes over another bearer with its own MTU (EATT): the device hears of the MTU.
-  mutating func bearer(mtu: Int) throws { _ = try host.handle(.connected(mtu: mtu)) }
+  mutating func bearer(mtu: ATTMTU) throws { _ = try host.handle(.connected(mtu: mtu)) }
 
   /// The link drops and the central connects again.
-  mutating func reconnect(mtu: Int = 247) throws {
+  mutating func reconnect(mtu: ATTMTU = 247) throws {
     _ = try host.handle(.disconnected)
     _ = try host.handle(.connected(mtu: mtu))
   }

@@ -1,6 +1,6 @@
 import OTABoot
-import OTAEngine
 import OTALink
+import OTASender
 import OTASimulation
 import OTASocketLink
 import OTAStorage

@@ -96,10 +96,11 @@ import Testing
     #expect(BlockHashPage.capacity(mtu: 247) == 29)
     #expect(BlockHashPage.capacity(mtu: 517) == 62)
     #expect(BlockHashPage.capacity(mtu: 1000) == 62)
-    for mtu in [23, 100, 247, 517] {
+    for mtu: ATTMTU in [23, 100, 247, 517] {
       let page = BlockHashPage(
         firstBlock: 0, totalBlocks: 100, hashes: Array(repeating: 1, count: BlockHashPage.capacity(mtu: mtu)))
-      #expect(Response(.blockHashes, .success, .blockHashes(page)).encoded.count <= min(mtu - 3, 512))
+      #expect(
+        Response(.blockHashes, .success, .blockHashes(page)).encoded.count <= min(mtu.maxNotifyValue, 512))
     }
   }
 

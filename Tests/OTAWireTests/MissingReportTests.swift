@@ -16,10 +16,10 @@ import Testing
     let report = MissingReport(highestStored: 9, ranges: [0..<1, 2..<3])
     #expect(report.encoded.count <= 20)
     #expect(MissingReport.capacity(mtu: 247) == MissingReport.maxRanges)
-    for mtu in [23, 24, 50, 185, 247, 517] {
+    for mtu: ATTMTU in [23, 24, 50, 185, 247, 517] {
       let full = MissingReport(
         highestStored: 0, ranges: Array(repeating: 0..<1, count: MissingReport.capacity(mtu: mtu)))
-      #expect(full.encoded.count <= mtu - 3, "MTU \(mtu)")
+      #expect(full.encoded.count <= mtu.maxNotifyValue, "MTU \(mtu)")
     }
   }
 

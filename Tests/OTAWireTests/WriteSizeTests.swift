@@ -5,7 +5,7 @@ import Testing
 /// The value bytes per data write, as a pure function of the ATT MTU and the link-layer data length.
 @Suite struct WriteSizeTests {
   /// (MTU, data length, value bytes `auto` picks): worked by hand, n × DL − 7 ≤ min(MTU − 3, 510).
-  static let cases: [(mtu: Int, dataLength: Int, value: Int)] = [
+  static let cases: [(mtu: ATTMTU, dataLength: Int, value: Int)] = [
     (517, 251, 495),  // 2 × 251 − 7: two whole packets, not 251 + 251 + 15
     (498, 251, 495),  // the smallest MTU that carries it
     (497, 251, 244),  // one short: back to one packet
@@ -22,11 +22,11 @@ import Testing
   ]
 
   @Test(arguments: cases) func autoFillsWholeLinkLayerPackets(
-    _ example: (mtu: Int, dataLength: Int, value: Int)
+    _ example: (mtu: ATTMTU, dataLength: Int, value: Int)
   ) {
     #expect(WriteSize.auto.valueLength(mtu: example.mtu, dataLength: example.dataLength) == example.value)
     let frame = example.value + WriteSize.frameOverhead
-    if example.value < example.mtu - 3, example.value < DataChunk.largestWrite {
+    if example.value < example.mtu.maxWriteValue, example.value < DataChunk.largestWrite {
       #expect(frame % example.dataLength == 0, "a shorter write than the MTU allows only to fill packets")
     }
   }

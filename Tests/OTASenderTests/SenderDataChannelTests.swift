@@ -1,7 +1,7 @@
 import OTAChecksum
 import Testing
 
-@testable import OTAEngine
+@testable import OTASender
 @testable import OTAWire
 
 /// The sender over an L2CAP data channel: chunks sized by the channel's SDU, not the ATT MTU, and

@@ -1,3 +1,4 @@
+import OTADeltaPlan
 import OTAWire
 
 /// What a plan's estimate of bytes on air depends on.

@@ -1,6 +1,6 @@
 import Testing
 
-@testable import OTAEngine
+@testable import OTASender
 @testable import OTAWire
 
 /// The sender's chunk size: the write size it is configured with, at the link's MTU and data
@@ -12,7 +12,7 @@ import Testing
   /// Connects at `mtu`, prepares with the device's `maxChunk`, gives credit for three chunks and
   /// returns their sizes.
   static func chunkSizes(
-    mtu: Int, maxChunk: UInt16, writeSize: WriteSize = .auto, dataLength: Int = 251
+    mtu: ATTMTU, maxChunk: UInt16, writeSize: WriteSize = .auto, dataLength: Int = 251
   ) -> [Int] {
     var sender = SenderEngine(
       image: image,

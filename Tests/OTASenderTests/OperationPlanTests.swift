@@ -1,8 +1,9 @@
 import OTAChecksum
+import OTAEngine
 import OTAWire
 import Testing
 
-@testable import OTAEngine
+@testable import OTADeltaPlan
 
 /// The central's plan: its writes cover any range exactly, fit the write size and the operation
 /// limit, produce the target when applied to the base, and are the same every time.

@@ -1,6 +1,6 @@
 import Testing
 
-@testable import OTAEngine
+@testable import OTASender
 @testable import OTAWire
 
 /// docs/PROTOCOL.md, "Every data write on GATT is at most 510 bytes": data operations too, not

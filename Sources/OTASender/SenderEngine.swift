@@ -1,4 +1,5 @@
 import OTAChecksum
+import OTADeltaPlan
 import OTAWire
 
 /// The central's side of the protocol as a pure state machine: connect, read Info, resume or PREPARE,
@@ -26,7 +27,9 @@ public struct SenderEngine: Sendable {
   /// The CRC32 announced in PREPARE and matched against STATUS: the image's own, unless a test
   /// asks to announce another.
   public let imageCRC: UInt32
-  public private(set) var phase: SenderPhase = .idle
+  /// Where the push stands, with what only that stage holds.
+  var state: State = .idle
+  public var phase: SenderPhase { state.phase }
   public internal(set) var report = SenderReport()
   public private(set) var committed: UInt32 = 0
 
@@ -34,33 +37,17 @@ public struct SenderEngine: Sendable {
   /// The version of the transfer the device holds, from the last Info read (a resume needs it to
   /// be this push's version, as well as the size and CRC32).
   var transferVersionOnDevice: Version?
-  var mtu = ATTMTU.minimum.value
-  var chunkPayload = DataChunk.maxPayload(mtu: ATTMTU.minimum.value)
+  var mtu = ATTMTU.minimum
+  var chunkPayload = DataChunk.maxPayload(mtu: .minimum)
   /// Image bytes per chunk on this connection's L2CAP data channel (its send MTU less the offset),
   /// nil while data goes over GATT. A channel's SDUs are not bound by the ATT MTU.
   var channelChunkPayload: Int?
   var windowCapacity: UInt32 = 0
-  /// The size of new windows: it halves after a failed window (a smaller window is likelier to
-  /// arrive whole on a bad link) and doubles back after a run of good ones, up to its largest.
-  /// As many windows are open as fit in the device's window capacity, up to `maxWindowsInFlight`.
-  var windowSize: UInt32 = 0
-  var largestWindow: UInt32 = 0
-  var goodWindowsInARow = 0
-  var nextWindowStart: UInt32 = 0
-  var tasks: [WindowTask] = []
-  /// WINDOW commands sent and not yet answered, oldest first, with the time each was sent.
-  var outstanding: [(window: Window, sentAt: Duration)] = []
   /// Answers still to come for WINDOW commands abandoned after a failure: they are skipped.
   var ignoredWindowAnswers = 0
   var credits = 0
   /// Missing-range reports are on for this connection (the device announced them, FEATURES agreed).
   var missingReportsOn = false
-  /// Chunk-sized ranges the device reported missing, to send before any new data.
-  var resendQueue: [Range<UInt32>] = []
-  /// Per resent chunk (by its offset): the new-data frontier and the time when it went out.
-  var resentChunks: [UInt32: (frontier: UInt32, at: Duration)] = [:]
-  /// One past the highest image byte sent since the transfer (re)started.
-  var sentFrontier: UInt32 = 0
   /// Failed attempts at the window starting at each offset, and where its last resend started.
   var attempts: [UInt32: (count: Int, resendFrom: UInt32)] = [:]
   var connectFailures = 0
@@ -72,9 +59,7 @@ public struct SenderEngine: Sendable {
   var deadline: Duration?
   var retryAt: Duration?
   var activationSent = false
-  var restartDeadline: Duration?
-  /// While the new image runs on trial: when to read Info again, and when to stop waiting.
-  var trialPollAt: Duration?
+  /// While the new image runs on trial (or restarts into it): when to stop waiting.
   var trialDeadline: Duration?
   /// The slot the new version must run from when verified: the one that was inactive, or the one
   /// already running it on trial.
@@ -95,10 +80,6 @@ public struct SenderEngine: Sendable {
 
   /// Hashes a block as the device does (truncated SHA-256, from OTATrust); nil: no block-hash path.
   let blockDigest: BlockDigester?
-  /// Info, while the block hashes it led to are being read.
-  var infoAwaitingHashes: InfoRecord?
-  /// The paged read of the block hashes (BLOCK HASHES, features bit 2) under way.
-  var paging: BlockHashPaging?
   /// What the device announced in the last Info.
   var deviceFeatures: Features = []
 
@@ -122,7 +103,7 @@ public struct SenderEngine: Sendable {
     switch event {
     case .start(let now):
       self.now = now
-      phase = .connecting
+      state = .connecting
       out.append(.connect(after: .zero))
     case .connected(let mtu, let now):
       self.now = now
@@ -171,16 +152,15 @@ public struct SenderEngine: Sendable {
     return max(1, value - DataChunk.headerSize)
   }
 
-  private mutating func connected(mtu: Int, _ out: inout [SenderAction]) {
+  private mutating func connected(mtu: ATTMTU, _ out: inout [SenderAction]) {
     guard phase == .connecting || phase == .restarting else { return }
-    self.mtu = ATTMTU(clamping: mtu).value
+    self.mtu = mtu
     channelChunkPayload = nil
     chunkPayload = chosenChunkPayload
-    if phase == .restarting { restartDeadline = nil }
     busySince = nil
     missingReportsOn = false
     operationsOn = false
-    phase = phase == .restarting ? .verifying : .readingInfo
+    state = phase == .restarting ? .verifying : .readingInfo(hashes: nil)
     resetTransferMachinery()
     deadline = now + configuration.responseTimeout
     out.append(.readInfo)
@@ -195,10 +175,12 @@ public struct SenderEngine: Sendable {
     if [.restarting, .verifying, .awaitingConfirmation, .confirming].contains(phase)
       || (phase == .activating && activationSent)
     {
-      trialPollAt = nil
       // The disconnect after ACTIVATE is the restart: reconnect patiently until the restart deadline.
-      if restartDeadline == nil { restartDeadline = now + configuration.restartTimeout }
-      phase = .restarting
+      if case .restarting(let deadline?) = state {
+        state = .restarting(deadline: deadline)
+      } else {
+        state = .restarting(deadline: now + configuration.restartTimeout)
+      }
       out.append(.connect(after: backoff(connectFailures)))
       connectFailures += 1
       return
@@ -220,7 +202,7 @@ public struct SenderEngine: Sendable {
       }
       return
     }
-    phase = .connecting
+    state = .connecting
     out.append(.connect(after: backoff(connectFailures)))
   }
 
@@ -231,13 +213,10 @@ public struct SenderEngine: Sendable {
     return min(delay, configuration.maxBackoff)
   }
 
+  /// A new connection: no credit, no answers to skip (the transfer's windows go with its phase).
   private mutating func resetTransferMachinery() {
-    tasks.removeAll()
-    outstanding.removeAll()
     ignoredWindowAnswers = 0
     credits = 0
-    resendQueue.removeAll()
-    resentChunks.removeAll()
   }
 
   // MARK: Info
@@ -288,14 +267,14 @@ public struct SenderEngine: Sendable {
     chunkPayload = channelChunkPayload ?? min(chunkPayload, Int(max(1, info.maxChunkPayload)))
     deviceFeatures = info.features
     if needsBlockHashes(info) {
-      infoAwaitingHashes = info
       if info.features.contains(.blockHashRequests),
         let paging = BlockHashPaging(imageSize: info.runningImageSize, mtu: mtu)
       {
-        self.paging = paging
+        state = .readingInfo(hashes: BlockHashRead(info: info, paging: paging))
         sendBlockHashRequests(&out)
         return
       }
+      state = .readingInfo(hashes: BlockHashRead(info: info, paging: nil))
       deadline = now + configuration.responseTimeout
       out.append(.readBlockHashes)
       return
@@ -306,8 +285,9 @@ public struct SenderEngine: Sendable {
 
   /// The block hashes Info led to arrived (or none could be had): plan, then go on as after Info.
   private mutating func handleBlockHashes(_ bytes: [UInt8], _ out: inout [SenderAction]) {
-    guard phase == .readingInfo, let info = infoAwaitingHashes else { return }
-    infoAwaitingHashes = nil
+    guard case .readingInfo(let read?) = state else { return }
+    let info = read.info
+    state = .readingInfo(hashes: nil)
     deadline = nil
     let hashes = try? BlockHashes(bytes: bytes)
     report.blockSize = hashes?.blockSize ?? 0
@@ -323,7 +303,7 @@ public struct SenderEngine: Sendable {
       finish(nil, &out)
       return
     }
-    phase = .checkingStatus
+    state = .checkingStatus
     var wanted: Features = []
     if configuration.missingRangeReports, deviceFeatures.contains(.missingRanges) {
       wanted.insert(.missingRanges)
@@ -344,13 +324,13 @@ public struct SenderEngine: Sendable {
       && info.runningSlot == report.deviceBefore?.runningSlot
     {
       // The link dropped before the device took ACTIVATE: it never restarted. Ask again.
-      phase = .activating
+      state = .activating
       sendControl(.activate(permanent: configuration.permanent), &out)
       return
     }
     if info.state == .activating {
       // Restarting right now: look again after it comes back.
-      phase = .restarting
+      state = .restarting(deadline: nil)
       out.append(.disconnect)
       return
     }
@@ -362,16 +342,16 @@ public struct SenderEngine: Sendable {
         return
       }
       if configuration.confirm {
-        phase = .confirming
+        state = .confirming
         sendControl(.confirm, &out)
         return
       }
       // On trial: the device's health check decides. Look again until it confirms or rolls back.
       if trialDeadline == nil { trialDeadline = now + configuration.trialTimeout }
       deadline = nil
-      trialPollAt = now + configuration.trialPollInterval
-      if phase != .awaitingConfirmation {
-        phase = .awaitingConfirmation
+      let wasAwaiting = phase == .awaitingConfirmation
+      state = .awaitingConfirmation(pollAt: now + configuration.trialPollInterval)
+      if !wasAwaiting {
         out.append(
           .progress(
             SenderProgress(
@@ -430,7 +410,7 @@ public struct SenderEngine: Sendable {
         return
       }
       // Read Info once more: success only when the device says the new image is confirmed.
-      phase = .verifying
+      state = .verifying
       deadline = now + configuration.responseTimeout
       out.append(.readInfo)
     default: break  // an answer to something abandoned: nothing waits for it
@@ -461,7 +441,7 @@ public struct SenderEngine: Sendable {
     case .preparing, .activating:
       retryAt = now + max(configuration.backoff, .milliseconds(100))
     default:
-      phase = .preparing
+      state = .preparing
       if report.transferStartedAt == nil { report.transferStartedAt = now }
       sendControl(.prepare(size: size, crc32: imageCRC, version: configuration.version), &out)
     }
@@ -492,7 +472,7 @@ public struct SenderEngine: Sendable {
         finish(nil, &out)
         return
       }
-      phase = .activating
+      state = .activating
       activationSent = true
       sendControl(.activate(permanent: configuration.permanent), &out)
     case .missingData:
@@ -520,8 +500,7 @@ public struct SenderEngine: Sendable {
       return
     }
     // The device now disconnects and restarts: that disconnect is expected.
-    phase = .restarting
-    restartDeadline = now + configuration.restartTimeout
+    state = .restarting(deadline: now + configuration.restartTimeout)
     connectFailures = 0
   }
 
@@ -533,17 +512,11 @@ public struct SenderEngine: Sendable {
   // MARK: Transfer
 
   private mutating func startTransfer(from offset: UInt32, _ out: inout [SenderAction]) {
-    phase = .transferring
     committed = offset
-    nextWindowStart = offset
     let slices = UInt32(configuration.windowsInFlight)
-    largestWindow = max(1, windowCapacity / slices)
+    var largestWindow = max(1, windowCapacity / slices)
     if largestWindow < UInt32(chunkPayload) { largestWindow = max(1, windowCapacity) }
-    windowSize = largestWindow
-    goodWindowsInARow = 0
-    sentFrontier = offset
-    resendQueue.removeAll()
-    resentChunks.removeAll()
+    state = .transferring(Transfer(from: offset, windowSize: largestWindow))
     out.append(
       .progress(
         SenderProgress(phase: .transferring, committed: committed, total: size, bytesOnAir: report.bytesOnAir)
@@ -556,7 +529,7 @@ public struct SenderEngine: Sendable {
   }
 
   private mutating func startValidate(_ out: inout [SenderAction]) {
-    phase = .validating
+    state = .validating
     out.append(
       .progress(
         SenderProgress(phase: .validating, committed: committed, total: size, bytesOnAir: report.bytesOnAir)))
@@ -566,36 +539,44 @@ public struct SenderEngine: Sendable {
   /// Streams as much as the credit allows, opening windows up to `windowsInFlight` and sending each
   /// WINDOW command right after the window's last chunk.
   private mutating func pump(_ out: inout [SenderAction]) {
-    guard phase == .transferring else { return }
+    guard case .transferring(var transfer) = state else { return }
+    pump(&transfer, &out)
+    state = .transferring(transfer)
+  }
+
+  private mutating func pump(_ transfer: inout Transfer, _ out: inout [SenderAction]) {
     while true {
-      while outstanding.count + tasks.count < Self.maxWindowsInFlight, nextWindowStart < size {
-        let end = UInt32(min(UInt64(nextWindowStart) + UInt64(windowSize), UInt64(size)))
+      while transfer.outstanding.count + transfer.tasks.count < Self.maxWindowsInFlight,
+        transfer.nextWindowStart < size
+      {
+        let end = UInt32(min(UInt64(transfer.nextWindowStart) + UInt64(transfer.windowSize), UInt64(size)))
         // Every open window must lie within the device's capacity past the committed offset.
         guard
-          UInt64(end) - UInt64(committed) <= UInt64(windowCapacity) || outstanding.isEmpty && tasks.isEmpty
+          UInt64(end) - UInt64(committed) <= UInt64(windowCapacity)
+            || transfer.outstanding.isEmpty && transfer.tasks.isEmpty
         else { break }
-        let crc = CRC32.checksum(image[Int(nextWindowStart)..<Int(end)])
-        let window = Window(offset: nextWindowStart, end: end, crc32: crc)
-        tasks.append(WindowTask(window: window, dataFrom: nextWindowStart))
-        nextWindowStart = end
+        let crc = CRC32.checksum(image[Int(transfer.nextWindowStart)..<Int(end)])
+        let window = Window(offset: transfer.nextWindowStart, end: end, crc32: crc)
+        transfer.tasks.append(WindowTask(window: window, dataFrom: transfer.nextWindowStart))
+        transfer.nextWindowStart = end
       }
-      if credits > 0, !resendQueue.isEmpty {
-        let range = resendQueue.removeFirst()
+      if credits > 0, !transfer.resendQueue.isEmpty {
+        let range = transfer.resendQueue.removeFirst()
         guard range.lowerBound >= committed else { continue }
-        resentChunks[range.lowerBound] = (sentFrontier, now)
-        let end = sendPiece(from: range.lowerBound, limit: range.upperBound, &out)
-        if end < range.upperBound { resendQueue.insert(end..<range.upperBound, at: 0) }
+        transfer.resentChunks[range.lowerBound] = (transfer.sentFrontier, now)
+        let end = sendPiece(from: range.lowerBound, limit: range.upperBound, &transfer, &out)
+        if end < range.upperBound { transfer.resendQueue.insert(end..<range.upperBound, at: 0) }
         continue
       }
-      guard var task = tasks.first else { return }
+      guard var task = transfer.tasks.first else { return }
       if task.dataFrom < task.window.end {
         guard credits > 0 else { return }
-        task.dataFrom = sendPiece(from: task.dataFrom, limit: task.window.end, &out)
-        tasks[0] = task
+        task.dataFrom = sendPiece(from: task.dataFrom, limit: task.window.end, &transfer, &out)
+        transfer.tasks[0] = task
         continue
       }
-      tasks.removeFirst()
-      outstanding.append((task.window, now))
+      transfer.tasks.removeFirst()
+      transfer.outstanding.append((task.window, now))
       out.append(
         .writeControl(
           Request.window(offset: task.window.offset, length: task.window.length, crc32: task.window.crc32)
@@ -605,56 +586,61 @@ public struct SenderEngine: Sendable {
 
   /// Sends the next write from `start` (an operation while they are on, else a chunk), ending at
   /// most at `limit`; returns where it ended.
-  private mutating func sendPiece(from start: UInt32, limit: UInt32, _ out: inout [SenderAction]) -> UInt32 {
+  private mutating func sendPiece(
+    from start: UInt32, limit: UInt32, _ transfer: inout Transfer, _ out: inout [SenderAction]
+  ) -> UInt32 {
     if operationsOn, let activePlan {
       let (operation, end) = activePlan.write(
         from: start, limit: limit, budget: chunkPayload + DataChunk.headerSize, maxLength: maxOperationLength)
-      send(operation.encoded, covering: start..<end, &out)
+      send(operation.encoded, covering: start..<end, &transfer, &out)
       return end
     }
     let end = min(start + UInt32(chunkPayload), limit)
     let chunk = DataChunk(offset: start, payload: image[Int(start)..<Int(end)])
-    send(chunk.encoded, covering: start..<end, &out)
+    send(chunk.encoded, covering: start..<end, &transfer, &out)
     return end
   }
 
-  private mutating func send(_ write: [UInt8], covering range: Range<UInt32>, _ out: inout [SenderAction]) {
+  private mutating func send(
+    _ write: [UInt8], covering range: Range<UInt32>, _ transfer: inout Transfer, _ out: inout [SenderAction]
+  ) {
     out.append(.writeData(write))
     report.bytesOnAir += UInt64(write.count)
     credits -= 1
     report.chunksSent += 1
     report.bytesSent += UInt64(range.count)
-    if range.lowerBound < sentFrontier {
+    if range.lowerBound < transfer.sentFrontier {
       report.chunksResent += 1
       report.bytesResent += UInt64(range.count)
     }
-    sentFrontier = max(sentFrontier, range.upperBound)
+    transfer.sentFrontier = max(transfer.sentFrontier, range.upperBound)
   }
 
   /// The device named what it is missing: queue those chunks ahead of new data. A chunk already
   /// resent goes again only when chunks sent after it arrived without it, or after `resendTimeout`.
   private mutating func handleMissingReport(_ missing: MissingReport, _ out: inout [SenderAction]) {
-    guard phase == .transferring, missingReportsOn else { return }
+    guard case .transferring(var transfer) = state, missingReportsOn else { return }
     report.missingReports += 1
     let evidence = UInt64(Self.resendEvidenceChunks) * UInt64(chunkPayload)
     for range in missing.ranges {
       var lower = max(range.lowerBound, committed)
-      let upper = min(range.upperBound, sentFrontier)
+      let upper = min(range.upperBound, transfer.sentFrontier)
       while lower < upper {
         // Operations re-plan the range as a whole (pump cuts it into writes); chunks go one by one.
         let end = operationsOn ? upper : min(lower + UInt32(chunkPayload), upper)
         defer { lower = end }
-        if resendQueue.contains(where: { $0.overlaps(lower..<end) }) { continue }
-        if let previous = resentChunks[lower],
+        if transfer.resendQueue.contains(where: { $0.overlaps(lower..<end) }) { continue }
+        if let previous = transfer.resentChunks[lower],
           UInt64(missing.highestStored) < UInt64(previous.frontier) + evidence,
           now - previous.at < configuration.resendTimeout
         {
           continue
         }
-        resendQueue.append(lower..<end)
+        transfer.resendQueue.append(lower..<end)
       }
     }
-    pump(&out)
+    pump(&transfer, &out)
+    state = .transferring(transfer)
   }
 
   /// Chunks sent after a resend that must have arrived before a new report proves the resend lost.
@@ -665,10 +651,12 @@ public struct SenderEngine: Sendable {
       ignoredWindowAnswers -= 1
       return
     }
-    guard phase == .transferring, !outstanding.isEmpty, case .offset(let offset) = response.payload else {
+    guard case .transferring(var transfer) = state, !transfer.outstanding.isEmpty,
+      case .offset(let offset) = response.payload
+    else {
       return
     }
-    let head = outstanding.removeFirst().window
+    let head = transfer.outstanding.removeFirst().window
     switch response.status {
     case .success where offset == head.end:
       committed = head.end
@@ -676,32 +664,36 @@ public struct SenderEngine: Sendable {
       connectFailures = 0
       deviceRetries = 0
       report.windowsCommitted += 1
-      goodWindowsInARow += 1
-      if !resentChunks.isEmpty { resentChunks = resentChunks.filter { $0.key >= committed } }
-      if goodWindowsInARow >= 4, windowSize < largestWindow {
-        windowSize = min(largestWindow, windowSize * 2)
-        goodWindowsInARow = 0
+      transfer.goodWindowsInARow += 1
+      if !transfer.resentChunks.isEmpty {
+        transfer.resentChunks = transfer.resentChunks.filter { $0.key >= committed }
+      }
+      if transfer.goodWindowsInARow >= 4, transfer.windowSize < transfer.largestWindow {
+        transfer.windowSize = min(transfer.largestWindow, transfer.windowSize * 2)
+        transfer.goodWindowsInARow = 0
       }
       out.append(
         .progress(
           SenderProgress(
             phase: .transferring, committed: committed, total: size, bytesOnAir: report.bytesOnAir)))
-      if committed == size, outstanding.isEmpty, tasks.isEmpty {
+      if committed == size, transfer.outstanding.isEmpty, transfer.tasks.isEmpty {
         startValidate(&out)
       } else {
-        pump(&out)
+        pump(&transfer, &out)
+        state = .transferring(transfer)
       }
     case .crcMismatch, .storageError, .missingData:
       report.windowFailures += 1
-      goodWindowsInARow = 0
+      transfer.goodWindowsInARow = 0
       // A failed window costs a resend from its first gap (or all of it): on a lossy or noisy link
       // smaller windows arrive whole more often and resend less. More of them stay in flight.
       // Not for loss the device reported range by range: loss on BLE is not congestion.
       if !(missingReportsOn && response.status == .missingData) {
-        windowSize = max(min(UInt32(chunkPayload) * 4, largestWindow), windowSize / 2)
+        transfer.windowSize = max(
+          min(UInt32(chunkPayload) * 4, transfer.largestWindow), transfer.windowSize / 2)
       }
-      resendQueue.removeAll()
-      resentChunks.removeAll()
+      transfer.resendQueue.removeAll()
+      transfer.resentChunks.removeAll()
       if response.status == .crcMismatch, operationsOn, report.transferMode.readsTheRunningSlot,
         (attempts[head.offset]?.count ?? 0) >= 1
       {
@@ -721,25 +713,26 @@ public struct SenderEngine: Sendable {
           .windowRetriesExhausted(offset: head.offset, status: response.status, attempts: tries.count), &out)
         return
       }
-      let later = outstanding.map(\.window)
+      let later = transfer.outstanding.map(\.window)
       ignoredWindowAnswers += later.count
-      outstanding.removeAll()
+      transfer.outstanding.removeAll()
       if response.status == .missingData {
         // The device kept what it had: resend from the first gap, then repeat the later commands.
-        tasks =
+        transfer.tasks =
           [WindowTask(window: head, dataFrom: resendFrom)]
-          + later.map { WindowTask(window: $0, dataFrom: $0.end) } + tasks
+          + later.map { WindowTask(window: $0, dataFrom: $0.end) } + transfer.tasks
       } else {
         // The device dropped everything past the committed offset: start again from there, in
         // the smaller windows.
-        tasks.removeAll()
-        nextWindowStart = head.offset
+        transfer.tasks.removeAll()
+        transfer.nextWindowStart = head.offset
       }
-      pump(&out)
+      pump(&transfer, &out)
+      state = .transferring(transfer)
     default:
       // Our idea of the committed offset is wrong, or the device lost the transfer: ask again.
-      ignoredWindowAnswers += outstanding.count
-      outstanding.removeAll()
+      ignoredWindowAnswers += transfer.outstanding.count
+      transfer.outstanding.removeAll()
       resync(&out)
     }
   }
@@ -752,14 +745,13 @@ public struct SenderEngine: Sendable {
       finish(.refused(opcode, status), &out)
       return
     }
-    phase = .checkingStatus
+    state = .checkingStatus
     retryAt = now + backoff(deviceRetries)
   }
 
   /// Goes back to phase 1: STATUS decides between resuming and PREPARE.
   private mutating func resync(_ out: inout [SenderAction]) {
-    tasks.removeAll()
-    phase = .checkingStatus
+    state = .checkingStatus
     sendControl(.status, &out)
   }
 
@@ -769,9 +761,9 @@ public struct SenderEngine: Sendable {
     if let retry = retryAt, now >= retry {
       retryAt = nil
       sendControl(.status, &out)
-      phase = .checkingStatus
+      state = .checkingStatus
     }
-    if phase == .restarting, let limit = restartDeadline, now >= limit {
+    if case .restarting(let limit?) = state, now >= limit {
       finish(.timedOut(.restarting), &out)
       return
     }
@@ -779,19 +771,19 @@ public struct SenderEngine: Sendable {
       finish(.notConfirmed(configuration.version, waited: configuration.trialTimeout), &out)
       return
     }
-    if phase == .awaitingConfirmation, let due = trialPollAt, now >= due {
-      trialPollAt = nil
+    if case .awaitingConfirmation(let due?) = state, now >= due {
+      state = .awaitingConfirmation(pollAt: nil)
       deadline = now + configuration.responseTimeout
       out.append(.readInfo)
     }
-    if paging != nil, let due = currentDeadline, now >= due {
+    if case .readingInfo(let read?) = state, read.paging != nil, let due = currentDeadline, now >= due {
       // No answer to a page: plan without block hashes, as when the read fails.
       pagingFailed(&out)
       return
     }
     if let due = currentDeadline, now >= due {
       if phase == .verifying || phase == .awaitingConfirmation {
-        phase = .restarting
+        state = .restarting(deadline: nil)
       }
       let timedOutPhase = phase
       deadline = nil
@@ -802,22 +794,27 @@ public struct SenderEngine: Sendable {
 
   /// When the thing we wait for is overdue: a quick answer, a slow one, or the oldest WINDOW's.
   private var currentDeadline: Duration? {
-    if phase == .transferring {
-      if let oldest = outstanding.first {
-        return oldest.sentAt + configuration.responseTimeout
-      }
-      return nil
+    if case .transferring(let transfer) = state {
+      return transfer.outstanding.first.map { $0.sentAt + configuration.responseTimeout }
     }
     return deadline
   }
 
   private mutating func updateTimer(_ out: inout [SenderAction]) {
     let candidates = [
-      currentDeadline, retryAt, phase == .restarting ? restartDeadline : nil,
-      phase == .awaitingConfirmation ? trialPollAt : nil,
+      currentDeadline, retryAt, phaseTimer,
       phase == .restarting || phase == .awaitingConfirmation ? trialDeadline : nil,
     ]
     if let next = candidates.compactMap({ $0 }).min() { out.append(.armTimer(at: next)) }
+  }
+
+  /// The time the current phase waits for: the restart's deadline, or the next poll of a trial.
+  private var phaseTimer: Duration? {
+    switch state {
+    case .restarting(let deadline): deadline
+    case .awaitingConfirmation(let pollAt): pollAt
+    default: nil
+    }
   }
 
   mutating func sendControl(_ request: Request, _ out: inout [SenderAction]) {
@@ -836,7 +833,7 @@ public struct SenderEngine: Sendable {
   }
 
   private mutating func finish(_ failure: PushFailure?, _ out: inout [SenderAction]) {
-    phase = .finished
+    state = .finished
     deadline = nil
     if let failure {
       out.append(.finished(.failed(failure, report)))

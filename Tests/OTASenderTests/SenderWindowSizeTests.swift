@@ -1,6 +1,6 @@
 import Testing
 
-@testable import OTAEngine
+@testable import OTASender
 @testable import OTAWire
 
 /// docs/PROTOCOL.md, the central's phase 2 without missing-range reports: a failed window halves
@@ -17,20 +17,20 @@ import Testing
     _ = fixture.connect()
     _ = fixture.answer(Response(.status, .success, .status(.idle)))
     _ = fixture.answer(Response(.prepare, .success, .prepared(windowCapacity: 800, maxChunkPayload: 10)))
-    #expect(fixture.sender.windowSize == 400, "half the device's window capacity")
+    #expect(fixture.sender.transfer?.windowSize == 400, "half the device's window capacity")
     _ = fixture.feed(.writable(count: 100, now: fixture.now))
-    #expect(fixture.sender.outstanding.map(\.window.end) == [400, 800])
+    #expect(fixture.sender.transfer?.outstanding.map(\.window.end) == [400, 800])
     // Both open windows fail (the device fails every waiting one); the second answer is skipped.
     _ = fixture.answer(Response(.window, .missingData, .offset(0)))
     _ = fixture.answer(Response(.window, .missingData, .offset(0)))
-    #expect(fixture.sender.windowSize == 200)
+    #expect(fixture.sender.transfer?.windowSize == 200)
     // The failed windows go again as they were; the windows after them are the halved size.
     var answered: [(end: UInt32, sizeAfter: UInt32)] = []
     for _ in 0..<5 {
       _ = fixture.feed(.writable(count: 100, now: fixture.now))
-      let head = try #require(fixture.sender.outstanding.first).window
+      let head = try #require(fixture.sender.transfer?.outstanding.first).window
       _ = fixture.answer(Response(.window, .success, .offset(head.end)))
-      answered.append((head.end, fixture.sender.windowSize))
+      answered.append((head.end, fixture.sender.transfer?.windowSize ?? 0))
     }
     #expect(answered.map(\.end) == [400, 800, 1000, 1200, 1400])
     #expect(answered.map(\.sizeAfter) == [200, 200, 200, 400, 400], "doubled after the fourth good window")
@@ -48,6 +48,6 @@ import Testing
     let actions = fixture.feed(.writable(count: 1000, now: fixture.now))
     let windows = Fixture.controls(actions).filter { if case .window = $0 { true } else { false } }
     #expect(windows.count == 5)
-    #expect(fixture.sender.outstanding.map(\.window.end) == [500, 1000, 1500, 2000, 2500])
+    #expect(fixture.sender.transfer?.outstanding.map(\.window.end) == [500, 1000, 1500, 2000, 2500])
   }
 }

@@ -101,7 +101,7 @@ public struct SenderConfiguration: Equatable, Sendable {
 public enum SenderEvent: Sendable {
   case start(now: Duration)
   /// The link is up and the OTA service found.
-  case connected(mtu: Int, now: Duration)
+  case connected(mtu: ATTMTU, now: Duration)
   case connectFailed(reason: String, now: Duration)
   /// The device refused the connection because it serves another central (the simulated link's
   /// busy answer): asked again, patiently (`SenderConfiguration.busyPatience`).

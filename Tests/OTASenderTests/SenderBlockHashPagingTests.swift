@@ -1,7 +1,8 @@
 import OTAChecksum
 import Testing
 
-@testable import OTAEngine
+@testable import OTADeltaPlan
+@testable import OTASender
 @testable import OTAWire
 
 /// The central's paged read of the running image's block hashes (BLOCK HASHES, features bit 2):
@@ -91,7 +92,7 @@ import Testing
     image: image, configuration: SenderConfiguration(version: version), blockDigest: digest)
   var now: Duration = .zero
 
-  mutating func connect(mtu: Int, info: [UInt8] = info()) -> [SenderAction] {
+  mutating func connect(mtu: ATTMTU, info: [UInt8] = info()) -> [SenderAction] {
     _ = sender.handle(.start(now: now))
     _ = sender.handle(.connected(mtu: mtu, now: now))
     return sender.handle(.info(info, now: now))

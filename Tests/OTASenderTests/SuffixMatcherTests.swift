@@ -2,7 +2,7 @@ import OTAChecksum
 import OTAWire
 import Testing
 
-@testable import OTAEngine
+@testable import OTADeltaPlan
 
 /// The suffix array against a plain sort of the suffixes, and the suffix-array matcher's segments:
 /// an exact cover, a plan that rebuilds the target through the device's decoder, and the matches a

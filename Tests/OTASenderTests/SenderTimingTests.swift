@@ -1,7 +1,7 @@
 import OTAChecksum
 import Testing
 
-@testable import OTAEngine
+@testable import OTASender
 @testable import OTAWire
 
 /// docs/PROTOCOL.md, "Timing", as otactl's sender keeps it: how long it waits for each request's

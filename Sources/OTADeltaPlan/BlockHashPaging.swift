@@ -33,7 +33,7 @@ public struct BlockHashPaging: Equatable, Sendable {
   }
 
   /// Paging for an image of `imageSize` bytes at `mtu`; nil when there is nothing to read.
-  public init?(imageSize: UInt32, mtu: Int) {
+  public init?(imageSize: UInt32, mtu: ATTMTU) {
     let fits = BlockHashPage.capacity(mtu: mtu)
     guard imageSize > 0, fits > 0 else { return nil }
     blockSize = Self.blockSize(imageSize: imageSize, perPage: fits)

@@ -1,7 +1,7 @@
 import OTAChecksum
 import Testing
 
-@testable import OTAEngine
+@testable import OTASender
 @testable import OTAWire
 
 /// The sender on its own: scripted device answers, time passed in by hand.
@@ -161,7 +161,8 @@ import Testing
       _ = feed(.writable(count: 100, now: now))
       outcome = Self.finished(answer(Response(.window, .crcMismatch, .offset(0))))
       // Answers for any windows behind the first one.
-      while outcome == nil, !sender.outstanding.isEmpty || sender.ignoredWindowAnswers > 0 {
+      while outcome == nil, !(sender.transfer?.outstanding.isEmpty ?? true) || sender.ignoredWindowAnswers > 0
+      {
         outcome = Self.finished(answer(Response(.window, .crcMismatch, .offset(0))))
       }
     }
