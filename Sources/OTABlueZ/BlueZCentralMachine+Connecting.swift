@@ -1,6 +1,7 @@
 import Logging
 import OTADBus
 import OTALink
+import OTAWire
 
 /// The way to ready: discovery, Connect, services, characteristics, notifications, the data socket.
 extension BlueZCentralMachine {
@@ -104,7 +105,7 @@ extension BlueZCentralMachine {
     phase = .ready(Ready(characteristics: characteristics, mtu: mtu, transport: transport, dataQueue: [[0]]))
     stopTimer(.connectDeadline)
     flushData()
-    out.append(.emit(.connected(mtu: mtu)))
+    out.append(.emit(.connected(mtu: ATTMTU(clamping: mtu))))
   }
 
   mutating func dataSocketAdopted() {

@@ -2,6 +2,7 @@ import Logging
 import OTADBus
 import OTALink
 import OTASystem
+import OTAWire
 
 /// The device role on BlueZ: registers the GATT application and the advertisement with bluetoothd
 /// over D-Bus, and turns what centrals do into `PeripheralEvent`s. Registers again when bluetoothd

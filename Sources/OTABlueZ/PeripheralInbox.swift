@@ -32,7 +32,7 @@ final class PeripheralInbox {
     if device != self.device || mtu != self.mtu {
       self.device = device
       self.mtu = mtu
-      events.append(.connected(mtu: mtu))
+      events.append(.connected(mtu: ATTMTU(clamping: mtu)))
     }
   }
 
@@ -52,7 +52,7 @@ final class PeripheralInbox {
     let device = options["device"]?.objectPathValue ?? "/unknown"
     let mtu = options["mtu"]?.uint16Value.map(Int.init) ?? smpCentrals[device] ?? ATTMTU.minimum.value
     smpCentrals[device] = mtu
-    events.append(.smpWrite(central: device.rawValue, mtu: mtu, bytes: value))
+    events.append(.smpWrite(central: device.rawValue, mtu: ATTMTU(clamping: mtu), bytes: value))
   }
 
   /// An SMP central disconnected (or bluetoothd went away with all of them).
@@ -83,7 +83,7 @@ final class PeripheralInbox {
   /// `.connected` event reaches the device, and Info's max chunk payload must already be right.
   func read(_ characteristic: Characteristic, _ options: [String: DBusValue]) throws(DBusError) -> [UInt8] {
     noteOptions(options)
-    let value = valueProvider?(characteristic, mtu ?? ATTMTU.minimum.value) ?? []
+    let value = valueProvider?(characteristic, mtu.map(ATTMTU.init(clamping:)) ?? .minimum) ?? []
     let offset = Int(options["offset"]?.uint16Value ?? 0)
     guard offset <= value.count else {
       throw .named("org.bluez.Error.InvalidOffset", message: "offset \(offset) past \(value.count) bytes")

@@ -72,10 +72,10 @@ public final class PushSession {
   private func handle(_ event: CentralEvent, now: Duration) {
     switch event {
     case .connected(let mtu):
-      negotiatedMTU = mtu
+      negotiatedMTU = mtu.value
       dataChannel = nil
       note("connected, ATT MTU \(mtu)")
-      apply(engine.handle(.connected(mtu: ATTMTU(clamping: mtu), now: now)))
+      apply(engine.handle(.connected(mtu: mtu, now: now)))
     case .connectFailed(let reason):
       logger.debug("connect failed", metadata: ["reason": "\(reason)"])
       apply(engine.handle(.connectFailed(reason: reason, now: now)))

@@ -1,3 +1,5 @@
+import OTAWire
+
 /// What the daemon did, as it does it: the events a trace (`otad run --trace`) or a watcher is
 /// told, from the same places that log them. One per request, response or boot step: a window is
 /// one request and one response, never one event per chunk.
@@ -7,7 +9,7 @@ public enum DeviceActivity: Equatable, Sendable {
   case bootDecision(row: String, run: String, version: String, restart: Bool, rolledBack: String?)
   /// The daemon serves: the slot it runs and whether that slot is on trial.
   case serving(slot: String, version: String, onTrial: Bool, committed: UInt32)
-  case connected(mtu: Int)
+  case connected(mtu: ATTMTU)
   case disconnected(committed: UInt32)
   /// A control-point request: its opcode's name, and a window's offset and length.
   case request(String, offset: UInt32?, length: UInt32?)

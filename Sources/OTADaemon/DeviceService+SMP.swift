@@ -1,6 +1,7 @@
 import OTASMP
 import OTASMPServer
 import OTASystem
+import OTAWire
 
 /// SMP in the daemon's loop: both transports (UDP datagrams, writes to the SMP characteristic)
 /// end in `answerSMP`, the one path to the server, the device commands and their consequences.
@@ -52,7 +53,7 @@ extension DeviceService {
 
   /// A write to the SMP characteristic: a piece of a message, put together with what the same
   /// central wrote before; each whole message answered in notifications of at most MTU − 3 bytes.
-  func receiveSMPWrite(_ bytes: [UInt8], from central: String, mtu: Int) throws -> Bool {
+  func receiveSMPWrite(_ bytes: [UInt8], from central: String, mtu: ATTMTU) throws -> Bool {
     guard smp != nil else {
       logger.debug("SMP write ignored: SMP is off", metadata: ["device": "\(central)"])
       return false
@@ -73,7 +74,8 @@ extension DeviceService {
     return false
   }
 
-  private func answerSMP(_ outcome: SMPBluetoothSessions.Outcome, central: String, mtu: Int) throws -> Bool {
+  private func answerSMP(_ outcome: SMPBluetoothSessions.Outcome, central: String, mtu: ATTMTU) throws -> Bool
+  {
     let reply: ([UInt8]) -> Void = { answer in
       for piece in SMPBluetoothSessions.notifications(answer, mtu: mtu) { self.link.notifySMP(piece) }
     }

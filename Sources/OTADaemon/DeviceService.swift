@@ -116,7 +116,7 @@ public final class DeviceService {
   }
 
   /// A characteristic's value for a read by a central at `mtu` (the writable ones read empty).
-  public func value(of characteristic: Characteristic, mtu: Int) -> [UInt8] {
+  public func value(of characteristic: Characteristic, mtu: ATTMTU) -> [UInt8] {
     switch characteristic {
     case .info: info(mtu: mtu).encoded
     case .firmwareRevision: Array(host.info().runningVersion.description.utf8)
@@ -127,8 +127,8 @@ public final class DeviceService {
   }
 
   /// Info for a central at `mtu`, with the link's L2CAP channel (offset 78).
-  public func info(mtu: Int? = nil) -> InfoRecord {
-    var info = host.info(mtu: mtu.map(ATTMTU.init(clamping:)))
+  public func info(mtu: ATTMTU? = nil) -> InfoRecord {
+    var info = host.info(mtu: mtu)
     info.l2capPSM = link.dataChannelPSM
     return info
   }
@@ -217,7 +217,7 @@ public final class DeviceService {
       observe(.connected(mtu: mtu))
       otaConnected = true
       rejectedAtConnect = host.engine.statistics.operationsRejected
-      return try apply(try host.handle(.connected(mtu: ATTMTU(clamping: mtu))))
+      return try apply(try host.handle(.connected(mtu: mtu)))
     case .disconnected:
       logger.info(
         "central disconnected",

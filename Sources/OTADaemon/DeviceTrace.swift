@@ -58,7 +58,8 @@ public struct DeviceTrace: Sendable {
         ])
     case .connected(let mtu):
       builder.instant(
-        "connected", tid: Track.link.rawValue, at: time, args: [TraceArgument("mtu", .integer(Int64(mtu)))])
+        "connected", tid: Track.link.rawValue, at: time,
+        args: [TraceArgument("mtu", .integer(Int64(mtu.value)))])
     case .disconnected(let committed):
       endTransfer(at: time, committed: committed, cut: true)
       asked.removeAll()

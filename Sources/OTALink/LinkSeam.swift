@@ -1,10 +1,13 @@
+import OTAWire
+
 /// The seam between the protocol and a BLE link, in both roles. The simulated link implements it
 /// over a Unix socket; BlueZ implements it over D-Bus. Both are polled: the owner waits for
 /// `descriptors` to be readable (or `nextDeadline`), then calls `service`.
 
 /// What the device side hears from its link.
 public enum PeripheralEvent: Equatable, Sendable {
-  case connected(mtu: Int)
+  /// A central connected, at the ATT MTU the link negotiated (clamped where the link read it).
+  case connected(mtu: ATTMTU)
   case disconnected
   /// A write to the control point (acknowledged at the ATT level already).
   case controlWrite([UInt8])
@@ -17,7 +20,7 @@ public enum PeripheralEvent: Equatable, Sendable {
   /// A write to the SMP characteristic (SMP over Bluetooth, docs/SMP.md): a piece of an SMP message,
   /// from `central` (the link's name for it), whose ATT MTU is `mtu`. SMP centrals are not the OTA
   /// central: they connect, write and go without `.connected` or `.disconnected`.
-  case smpWrite(central: String, mtu: Int, bytes: [UInt8])
+  case smpWrite(central: String, mtu: ATTMTU, bytes: [UInt8])
   /// An SMP central went away: what it sent of a message is forgotten.
   case smpCentralGone(central: String)
 }
@@ -25,7 +28,7 @@ public enum PeripheralEvent: Equatable, Sendable {
 /// A characteristic's value for a read by a central whose ATT MTU is `mtu`. Info's max chunk payload
 /// depends on that MTU, and a read may be the first thing a central does on a connection (BlueZ
 /// passes the MTU with it), before any event has told the device the MTU.
-public typealias CharacteristicValue = (_ characteristic: Characteristic, _ mtu: Int) -> [UInt8]
+public typealias CharacteristicValue = (_ characteristic: Characteristic, _ mtu: ATTMTU) -> [UInt8]
 
 public protocol PeripheralLink: AnyObject {
   /// What to poll for reading.
@@ -57,7 +60,8 @@ extension PeripheralLink {
 
 /// What the central side hears from its link.
 public enum CentralEvent: Equatable, Sendable {
-  case connected(mtu: Int)
+  /// Connected and ready, at the ATT MTU the link negotiated (clamped where the link read it).
+  case connected(mtu: ATTMTU)
   case connectFailed(String)
   /// The device refused the connection: it serves another central (the simulated link's busy
   /// answer; BlueZ tells a central nothing of the kind).

@@ -1,4 +1,5 @@
 import OTASMP
+import OTAWire
 
 /// SMP over Bluetooth, the transport's own logic (pure): requests arrive cut across writes to the
 /// SMP characteristic and are put together per central by the header's length; answers go back cut
@@ -18,7 +19,7 @@ public struct SMPBluetoothSessions: Sendable {
   struct Session: Sendable {
     var assembler: SMPFrameAssembler
     var lastWrite: Duration
-    var mtu: Int
+    var mtu: ATTMTU
   }
 
   public init(maxMessage: Int, timeout: Duration = Self.defaultTimeout) {
@@ -46,7 +47,9 @@ public struct SMPBluetoothSessions: Sendable {
 
   /// One write from `central`, whose ATT MTU is `mtu`. A new central beyond `maxCentrals` pushes
   /// out the one that wrote longest ago (its partial message is dropped, unanswered).
-  public mutating func receive(_ bytes: [UInt8], from central: String, mtu: Int, now: Duration) -> [Outcome] {
+  public mutating func receive(_ bytes: [UInt8], from central: String, mtu: ATTMTU, now: Duration)
+    -> [Outcome]
+  {
     var outcomes: [Outcome] = []
     if sessions[central] == nil, sessions.count >= Self.maxCentrals,
       let oldest = sessions.min(by: { $0.value.lastWrite < $1.value.lastWrite })?.key
@@ -70,7 +73,7 @@ public struct SMPBluetoothSessions: Sendable {
 
   /// Gives up the partial messages whose central has not written for `timeout`: each with its
   /// central and that central's MTU, to answer.
-  public mutating func expire(now: Duration) -> [(central: String, mtu: Int, outcome: Outcome)] {
+  public mutating func expire(now: Duration) -> [(central: String, mtu: ATTMTU, outcome: Outcome)] {
     let due = sessions.filter { now - $0.value.lastWrite >= timeout }.keys.sorted()
     return due.compactMap { central in
       guard var session = sessions.removeValue(forKey: central) else { return nil }
@@ -84,8 +87,8 @@ public struct SMPBluetoothSessions: Sendable {
   }
 
   /// An answer cut into notifications of at most MTU − 3 bytes (and never more than 512).
-  public static func notifications(_ answer: [UInt8], mtu: Int) -> [[UInt8]] {
-    let size = max(1, min(mtu - 3, maxNotification))
+  public static func notifications(_ answer: [UInt8], mtu: ATTMTU) -> [[UInt8]] {
+    let size = max(1, min(mtu.maxNotifyValue, maxNotification))
     return stride(from: 0, to: answer.count, by: size).map {
       Array(answer[$0..<min($0 + size, answer.count)])
     }

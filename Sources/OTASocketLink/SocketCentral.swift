@@ -182,7 +182,7 @@ public final class SocketCentral: CentralLink {
     case .welcome(let mtu):
       self.mtu = Int(mtu)
       connected = true
-      events.append(.connected(mtu: self.mtu))
+      events.append(.connected(mtu: ATTMTU(clamping: self.mtu)))
       events.append(.writable(conditions.queueDepth))
     case .busy:
       reset()

@@ -140,10 +140,10 @@ public final class SocketPeripheral: PeripheralLink {
   ) throws(LinkError) {
     switch frame {
     case .hello(let wanted):
-      let mtu = ATTMTU(clamping: min(Int(wanted), conditions.mtu)).value
-      connection.mtu = mtu
+      let mtu = ATTMTU(clamping: min(Int(wanted), conditions.mtu))
+      connection.mtu = mtu.value
       connection.handshaken = true
-      try connection.send(.welcome(mtu: UInt16(mtu)))
+      try connection.send(.welcome(mtu: UInt16(mtu.value)))
       events.append(.connected(mtu: mtu))
     case _ where !connection.handshaken:
       throw .protocolViolation("frame before hello")
@@ -171,7 +171,7 @@ public final class SocketPeripheral: PeripheralLink {
         try connection.send(.readResponse(status: ATTError.readNotPermitted.rawValue, value: []))
         return
       }
-      let whole = value(characteristic, connection.mtu)
+      let whole = value(characteristic, ATTMTU(clamping: connection.mtu))
       guard Int(offset) <= whole.count else {
         try connection.send(.readResponse(status: ATTError.invalidOffset.rawValue, value: []))
         return

@@ -4,10 +4,12 @@
 /// handle), which leaves `mtu − 3` bytes for its value.
 ///
 /// The engines, both links and the wire's chunk sizes all reason about the same number; this type
-/// keeps its bounds and its arithmetic in one place. It is what crosses the seams into the engines
-/// and the wire's sizing (chunk payload, write size, report and page capacities): a peer's number
-/// is clamped once, where it becomes an `ATTMTU`, and nowhere after. On the wire (Info, the
-/// simulated link's hello) and in the link events it is still a plain integer.
+/// keeps its bounds and its arithmetic in one place. It is what crosses the seams: the link events
+/// (`PeripheralEvent.connected`, `.smpWrite`, `CentralEvent.connected`, a characteristic read), the
+/// engines, the receiver host, the SMP notifications and the wire's sizing (chunk payload, write
+/// size, report and page capacities). A peer's number is clamped once, where a link reads it from
+/// BlueZ or the simulated link's hello and makes it an `ATTMTU`, and nowhere after. On the wire
+/// (Info, the simulated link's hello) it is a plain integer.
 public struct ATTMTU: Hashable, Comparable, Sendable, CustomStringConvertible, ExpressibleByIntegerLiteral {
   /// The ATT header of a write or a notification: opcode (1) and attribute handle (2).
   public static let headerSize = 3

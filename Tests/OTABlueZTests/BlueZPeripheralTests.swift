@@ -4,6 +4,7 @@ import OTADBus
 import OTALink
 import OTASystem
 import OTASystemTesting
+import OTAWire
 import Testing
 
 @testable import OTABlueZ
@@ -59,8 +60,8 @@ import Testing
   deinit { bus.stop() }
 
   /// What otad's loop gives for a read: Info (a fixed test value), and the MTU it was asked for.
-  func value(_ characteristic: Characteristic, _ mtu: Int) -> [UInt8] {
-    readMTUs.append(mtu)
+  func value(_ characteristic: Characteristic, _ mtu: ATTMTU) -> [UInt8] {
+    readMTUs.append(mtu.value)
     return characteristic == .info ? Self.info : []
   }
 
