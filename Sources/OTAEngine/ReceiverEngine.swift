@@ -37,8 +37,6 @@ public struct ReceiverEngine: Sendable {
   public var phase: Phase { state.phase }
   public private(set) var mtu = ATTMTU.minimum
   public internal(set) var statistics = ReceiverStatistics()
-  /// Stored, not yet committed bytes past the committed offset.
-  public private(set) var coverage = ByteRanges()
   /// The gaps in `coverage` with their ages, for missing-range reports.
   public private(set) var missing = MissingRanges()
   /// The features the connected central turned on with FEATURES; none until it does.
@@ -118,8 +116,8 @@ public struct ReceiverEngine: Sendable {
         $0.windows.removeAll()
         $0.deadline = nil
         $0.failedWrite = nil
+        $0.coverage.removeAll()
       }
-      coverage.removeAll()
       missing.reset(from: transferStatus.committedOffset)
       enabledFeatures = []
       smallestMTU = nil
@@ -489,8 +487,10 @@ public struct ReceiverEngine: Sendable {
   /// A write inside the first waiting WINDOW failed: all waiting ones fail with "storage error" and
   /// the central resends from the committed offset, as after a failed commit.
   private mutating func failForStorage(_ out: inout [ReceiverAction]) {
-    updateReceiving { $0.failedWrite = nil }
-    coverage.removeAll()
+    updateReceiving {
+      $0.failedWrite = nil
+      $0.coverage.removeAll()
+    }
     missing.reset(from: transferStatus.committedOffset)
     failAllWindows(.storageError, resendFrom: transferStatus.committedOffset, &out)
   }
@@ -509,8 +509,10 @@ public struct ReceiverEngine: Sendable {
   private mutating func resetWindowState(_ out: inout [ReceiverAction]) {
     // WINDOWs still waiting belong to the transfer being dropped: answer them, never leave them hanging.
     failAllWindows(.invalidState, resendFrom: transferStatus.committedOffset, &out)
-    coverage.removeAll()
-    updateReceiving { $0.failedWrite = nil }
+    updateReceiving {
+      $0.coverage.removeAll()
+      $0.failedWrite = nil
+    }
   }
 
   // MARK: IO completions
@@ -535,7 +537,7 @@ public struct ReceiverEngine: Sendable {
     case .write(_, let offset, let bytes):
       statistics.chunksStored += 1
       statistics.bytesStored += UInt64(bytes.count)
-      coverage.insert(offset..<offset + UInt32(bytes.count))
+      updateReceiving { $0.coverage.insert(offset..<offset + UInt32(bytes.count)) }
       missing.stored(offset..<offset + UInt32(bytes.count), at: now)
       if let head = windows.first, UInt64(offset) >= head.end {
         updateReceiving { $0.windows[0].laterChunks += 1 }
@@ -550,15 +552,17 @@ public struct ReceiverEngine: Sendable {
         perform(.commit(journal), &out)
       } else {
         statistics.windowsFailedCRC += 1
-        coverage.removeAll()
+        updateReceiving { $0.coverage.removeAll() }
         missing.reset(from: journal.committedOffset)
         failAllWindows(.crcMismatch, resendFrom: journal.committedOffset, &out)
       }
     case .commit(let journal):
       // The WINDOWs behind the committed one wait on, with a write failed past it.
-      updateReceiving { $0.journal = journal }
+      updateReceiving {
+        $0.journal = journal
+        $0.coverage.removeAll(below: journal.committedOffset)
+      }
       statistics.windowsCommitted += 1
-      coverage.removeAll(below: journal.committedOffset)
       missing.removeAll(below: journal.committedOffset)
       // A disconnect while the commit ran dropped the waiting WINDOWs: nobody is left to answer.
       guard !windows.isEmpty else { return }

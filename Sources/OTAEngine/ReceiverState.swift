@@ -2,7 +2,7 @@ import OTAWire
 
 extension ReceiverEngine {
   /// Where the transfer stands, with the data that exists only while receiving: leaving that phase
-  /// drops its windows, timer and pending IO data, so none of them outlives the phase it belongs to.
+  /// drops its stored bytes, windows, timer and pending operation, so none of them outlives the phase it belongs to.
   enum State: Sendable {
     case idle
     case preparing(TransferJournal)
@@ -23,10 +23,13 @@ extension ReceiverEngine {
     }
   }
 
-  /// What only the receiving phase has: the WINDOWs waiting to be answered, the grace timer of the
-  /// first, the failed write that fails its WINDOW, and the copy or patch waiting for its source.
+  /// What only the receiving phase has: the bytes stored past the committed offset, the WINDOWs
+  /// waiting to be answered, the grace timer of the first, the failed write that fails its WINDOW,
+  /// and the copy or patch waiting for its source.
   struct Receiving: Sendable {
     var journal: TransferJournal
+    /// Stored, not yet committed bytes past the committed offset.
+    var coverage = ByteRanges()
     var windows: [PendingWindow] = []
     var deadline: Duration?
     /// The lowest offset whose write failed since the last storage error was answered: the window
@@ -51,6 +54,9 @@ extension ReceiverEngine {
     change(&receiving)
     state = .receiving(receiving)
   }
+
+  /// Stored, not yet committed bytes past the committed offset; none outside the receiving phase.
+  public var coverage: ByteRanges { receiving?.coverage ?? ByteRanges() }
 
   /// The WINDOWs waiting to be answered, oldest first; none outside the receiving phase.
   var windows: [PendingWindow] { receiving?.windows ?? [] }
