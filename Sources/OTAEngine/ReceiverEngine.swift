@@ -33,11 +33,10 @@ public struct ReceiverEngine: Sendable {
   /// The lowest version PREPARE accepts (the confirmed one), or nil when downgrades are allowed.
   /// A courtesy that saves a doomed transfer: the host checks the image's own header at VALIDATE.
   public private(set) var minimumVersion: Version?
-  public private(set) var phase: Phase = .idle
+  var state: State = .idle
+  public var phase: Phase { state.phase }
   public private(set) var mtu = ATTMTU.minimum
   public internal(set) var statistics = ReceiverStatistics()
-  /// Stored, not yet committed bytes past the committed offset.
-  public private(set) var coverage = ByteRanges()
   /// The gaps in `coverage` with their ages, for missing-range reports.
   public private(set) var missing = MissingRanges()
   /// The features the connected central turned on with FEATURES; none until it does.
@@ -45,12 +44,6 @@ public struct ReceiverEngine: Sendable {
   /// The smallest MTU seen since the central connected: with EATT each bearer has its own MTU and
   /// a report (or a BLOCK HASHES answer) must fit whichever bearer carries it.
   var smallestMTU: ATTMTU?
-  /// The lowest offset whose write failed since the last storage error was answered: the window
-  /// holding it fails with "storage error", never with "missing data" (the bytes arrived; the
-  /// device could not keep them).
-  public private(set) var failedWrite: UInt32?
-  var windows: [PendingWindow] = []
-  var deadline: Duration?
   var now: Duration = .zero
   /// How long a gap must stay open before a report names it: `lossEvidenceTime` at first, doubled
   /// by each report found spurious (kept while the device runs: the stack's bursts do not change).
@@ -60,8 +53,6 @@ public struct ReceiverEngine: Sendable {
   /// The size of the running slot's image (the boot state's record): copy and patch operations
   /// read only inside it. 0 when unknown: then none may read it.
   public private(set) var runningImageSize: UInt32 = 0
-  /// A copy or patch operation waiting for its `.readRunning`.
-  var pendingOperation: DataOperation?
   /// Why the last operation was dropped, for the host's log.
   public private(set) var lastRejection: OperationRejection?
 
@@ -75,7 +66,7 @@ public struct ReceiverEngine: Sendable {
     self.runningOnTrial = runningOnTrial
     reorderWindow = configuration.lossEvidenceTime
     if let journal, journal.slot != runningSlot, UInt64(journal.size) <= configuration.slotCapacity {
-      phase = journal.state == .validated ? .validated(journal) : .receiving(journal)
+      state = journal.state == .validated ? .validated(journal) : .receiving(Receiving(journal))
       missing = MissingRanges(from: journal.committedOffset)
     }
   }
@@ -121,11 +112,13 @@ public struct ReceiverEngine: Sendable {
       self.mtu = mtu
       smallestMTU = min(smallestMTU ?? mtu, mtu)
     case .disconnected:
-      windows.removeAll()
-      deadline = nil
-      coverage.removeAll()
+      updateReceiving {
+        $0.windows.removeAll()
+        $0.deadline = nil
+        $0.failedWrite = nil
+        $0.coverage.removeAll()
+      }
       missing.reset(from: transferStatus.committedOffset)
-      failedWrite = nil
       enabledFeatures = []
       smallestMTU = nil
       mtu = .minimum
@@ -199,7 +192,7 @@ public struct ReceiverEngine: Sendable {
         out.append(.notify(response(Opcode.window.rawValue, .busy)))
         return
       }
-      windows.append(PendingWindow(offset: offset, length: length, crc32: crc32))
+      updateReceiving { $0.windows.append(PendingWindow(offset: offset, length: length, crc32: crc32)) }
       if windows.count == 1 { processHeadWindow(&out) }
     case .validate:
       validate(&out)
@@ -208,7 +201,7 @@ public struct ReceiverEngine: Sendable {
         out.append(.notify(response(Opcode.activate.rawValue, .invalidState)))
         return
       }
-      phase = .activating(journal)
+      state = .activating(journal)
       perform(.activate(journal, permanent: permanent), &out)
     case .abort:
       switch phase {
@@ -253,14 +246,14 @@ public struct ReceiverEngine: Sendable {
       slot: runningSlot.other, state: .receiving, size: size, crc32: crc32, version: version,
       committedOffset: 0)
     resetWindowState(&out)
-    phase = .preparing(journal)
+    state = .preparing(journal)
     perform(.prepare(journal), &out)
   }
 
   private mutating func validate(_ out: inout [ReceiverAction]) {
     switch phase {
     case .receiving(let journal) where journal.committedOffset == journal.size && windows.isEmpty:
-      phase = .validating(journal)
+      state = .validating(journal)
       perform(.checkImage(journal), &out)
     case .receiving:
       out.append(.notify(response(Opcode.validate.rawValue, .missingData)))
@@ -350,7 +343,7 @@ public struct ReceiverEngine: Sendable {
         perform(.write(slot: journal.slot, offset: operation.offset, bytes: output), &out)
       } else if let source = operation.sourceRange {
         try OperationDecoder.checkDifferences(of: operation)
-        pendingOperation = operation
+        updateReceiving { $0.pendingOperation = operation }
         perform(.readRunning(offset: UInt32(source.lowerBound), length: operation.length), &out)
       }
     } catch {
@@ -367,8 +360,8 @@ public struct ReceiverEngine: Sendable {
 
   /// The running slot's bytes for the pending copy or patch arrived (or could not be read).
   private mutating func completeOperation(_ result: IOResult, _ out: inout [ReceiverAction]) {
-    guard let operation = pendingOperation else { return }
-    pendingOperation = nil
+    guard let operation = receiving?.pendingOperation else { return }
+    updateReceiving { $0.pendingOperation = nil }
     guard case .receiving(let journal) = phase else { return }
     switch result {
     case .bytes(let source):
@@ -402,18 +395,18 @@ public struct ReceiverEngine: Sendable {
       let committed = journal.committedOffset
       guard head.length > 0, head.length <= configuration.windowCapacity, head.end <= UInt64(journal.size)
       else {
-        windows.removeFirst()
+        updateReceiving { _ = $0.windows.removeFirst() }
         out.append(.notify(windowResponse(.invalidParameter, committed)))
         continue
       }
       if head.end <= UInt64(committed) {
         // A repeat of a window already committed (its answer was lost): answer it again.
-        windows.removeFirst()
+        updateReceiving { _ = $0.windows.removeFirst() }
         out.append(.notify(windowResponse(.success, committed)))
         continue
       }
       guard head.offset == committed else {
-        windows.removeFirst()
+        updateReceiving { _ = $0.windows.removeFirst() }
         out.append(.notify(windowResponse(.invalidParameter, committed)))
         continue
       }
@@ -423,13 +416,13 @@ public struct ReceiverEngine: Sendable {
       }
       let range = head.offset..<UInt32(head.end)
       if coverage.contains(range) {
-        deadline = nil
+        updateReceiving { $0.deadline = nil }
         perform(.checkWindow(slot: journal.slot, offset: head.offset, length: head.length), &out)
       } else if !reportsMissing, head.laterChunks >= configuration.lossEvidenceChunks {
         failHeadForMissingData(&out)
       } else if deadline == nil {
         let due = now + configuration.windowGrace
-        deadline = due
+        updateReceiving { $0.deadline = due }
         out.append(.armTimer(at: due))
       }
       return
@@ -440,7 +433,7 @@ public struct ReceiverEngine: Sendable {
     guard let due = deadline, now >= due, inFlight == nil, let head = windows.first else { return }
     if reportsMissing, head.graceReports < configuration.maxGraceReports {
       // No later chunk proved the gaps (the image's tail, or the resend was lost): name them all.
-      windows[0].graceReports += 1
+      updateReceiving { $0.windows[0].graceReports += 1 }
       let window = head.offset..<UInt32(head.end)
       var ranges = missing.takeAll(in: window, limit: reportLimit)
       // The window's end may lie past everything stored: no gap records it, it is missing all the same.
@@ -449,7 +442,7 @@ public struct ReceiverEngine: Sendable {
       }
       reportMissing(ranges, &out)
       let next = now + configuration.windowGrace
-      deadline = next
+      updateReceiving { $0.deadline = next }
       out.append(.armTimer(at: next))
       return
     }
@@ -484,7 +477,7 @@ public struct ReceiverEngine: Sendable {
   /// The first waiting WINDOW still has a gap: all waiting ones fail, resend from the first gap.
   private mutating func failHeadForMissingData(_ out: inout [ReceiverAction]) {
     guard let head = windows.first else { return }
-    deadline = nil
+    updateReceiving { $0.deadline = nil }
     let range = head.offset..<UInt32(head.end)
     let resendFrom = coverage.firstGap(in: range) ?? head.offset
     statistics.windowsFailedMissing += 1
@@ -494,8 +487,10 @@ public struct ReceiverEngine: Sendable {
   /// A write inside the first waiting WINDOW failed: all waiting ones fail with "storage error" and
   /// the central resends from the committed offset, as after a failed commit.
   private mutating func failForStorage(_ out: inout [ReceiverAction]) {
-    failedWrite = nil
-    coverage.removeAll()
+    updateReceiving {
+      $0.failedWrite = nil
+      $0.coverage.removeAll()
+    }
     missing.reset(from: transferStatus.committedOffset)
     failAllWindows(.storageError, resendFrom: transferStatus.committedOffset, &out)
   }
@@ -505,15 +500,19 @@ public struct ReceiverEngine: Sendable {
     _ status: StatusCode, resendFrom: UInt32, _ out: inout [ReceiverAction]
   ) {
     for _ in windows { out.append(.notify(windowResponse(status, resendFrom))) }
-    windows.removeAll()
-    deadline = nil
+    updateReceiving {
+      $0.windows.removeAll()
+      $0.deadline = nil
+    }
   }
 
   private mutating func resetWindowState(_ out: inout [ReceiverAction]) {
     // WINDOWs still waiting belong to the transfer being dropped: answer them, never leave them hanging.
     failAllWindows(.invalidState, resendFrom: transferStatus.committedOffset, &out)
-    coverage.removeAll()
-    failedWrite = nil
+    updateReceiving {
+      $0.coverage.removeAll()
+      $0.failedWrite = nil
+    }
   }
 
   // MARK: IO completions
@@ -527,7 +526,7 @@ public struct ReceiverEngine: Sendable {
   {
     switch io {
     case .prepare(let journal):
-      phase = .receiving(journal)
+      state = .receiving(Receiving(journal))
       missing.reset(from: 0)
       out.append(
         .notify(
@@ -538,9 +537,11 @@ public struct ReceiverEngine: Sendable {
     case .write(_, let offset, let bytes):
       statistics.chunksStored += 1
       statistics.bytesStored += UInt64(bytes.count)
-      coverage.insert(offset..<offset + UInt32(bytes.count))
+      updateReceiving { $0.coverage.insert(offset..<offset + UInt32(bytes.count)) }
       missing.stored(offset..<offset + UInt32(bytes.count), at: now)
-      if let head = windows.first, UInt64(offset) >= head.end { windows[0].laterChunks += 1 }
+      if let head = windows.first, UInt64(offset) >= head.end {
+        updateReceiving { $0.windows[0].laterChunks += 1 }
+      }
       reportProvenGaps(&out)
       processHeadWindow(&out)
     case .checkWindow:
@@ -551,18 +552,21 @@ public struct ReceiverEngine: Sendable {
         perform(.commit(journal), &out)
       } else {
         statistics.windowsFailedCRC += 1
-        coverage.removeAll()
+        updateReceiving { $0.coverage.removeAll() }
         missing.reset(from: journal.committedOffset)
         failAllWindows(.crcMismatch, resendFrom: journal.committedOffset, &out)
       }
     case .commit(let journal):
-      phase = .receiving(journal)
+      // The WINDOWs behind the committed one wait on, with a write failed past it.
+      updateReceiving {
+        $0.journal = journal
+        $0.coverage.removeAll(below: journal.committedOffset)
+      }
       statistics.windowsCommitted += 1
-      coverage.removeAll(below: journal.committedOffset)
       missing.removeAll(below: journal.committedOffset)
       // A disconnect while the commit ran dropped the waiting WINDOWs: nobody is left to answer.
       guard !windows.isEmpty else { return }
-      windows.removeFirst()
+      updateReceiving { _ = $0.windows.removeFirst() }
       out.append(.notify(windowResponse(.success, journal.committedOffset)))
       processHeadWindow(&out)
     case .checkImage(var journal):
@@ -573,10 +577,10 @@ public struct ReceiverEngine: Sendable {
       case .image(.invalid(let status, _)):
         perform(.discard(answer: Response(.validate, status)), &out)
       default:
-        phase = .receiving(journal)
+        state = .receiving(Receiving(journal))
       }
     case .recordValidated(let journal):
-      phase = .validated(journal)
+      state = .validated(journal)
       out.append(.notify(Response(.validate, .success).encoded))
     case .activate:
       if case .image(.invalid(let status, _)) = result {
@@ -593,7 +597,7 @@ public struct ReceiverEngine: Sendable {
       runningOnTrial = false
       out.append(.notify(Response(.confirm, .success).encoded))
     case .discard(let answer):
-      phase = .idle
+      state = .idle
       out.append(.notify(answer.encoded))
     }
   }
@@ -603,21 +607,21 @@ public struct ReceiverEngine: Sendable {
   private mutating func handleFailure(of io: ReceiverIO, _ out: inout [ReceiverAction]) {
     switch io {
     case .prepare:
-      phase = .idle
+      state = .idle
       out.append(.notify(response(Opcode.prepare.rawValue, .storageError)))
     case .write(_, let offset, let bytes):
       statistics.writeFailures += 1
       // The bytes arrived: no gap to report (the WINDOW holding them fails with storage error).
       missing.stored(offset..<offset + UInt32(bytes.count), at: now)
-      failedWrite = min(failedWrite ?? offset, offset)
+      updateReceiving { $0.failedWrite = min($0.failedWrite ?? offset, offset) }
       processHeadWindow(&out)
     case .checkWindow, .commit:
       failForStorage(&out)
     case .checkImage(let journal), .recordValidated(let journal):
-      phase = .receiving(journal)
+      state = .receiving(Receiving(journal))
       out.append(.notify(response(Opcode.validate.rawValue, .storageError)))
     case .activate(let journal, _):
-      phase = .validated(journal)
+      state = .validated(journal)
       out.append(.notify(response(Opcode.activate.rawValue, .storageError)))
     case .readRunning, .hashRunning:
       break  // completed in completeOperation, completeBlockHashes
@@ -625,7 +629,7 @@ public struct ReceiverEngine: Sendable {
       out.append(.notify(response(Opcode.confirm.rawValue, .storageError)))
     case .discard(let answer):
       // The journal may survive; the transfer is dropped from memory all the same.
-      phase = .idle
+      state = .idle
       let status: StatusCode = answer.status == .success ? .storageError : answer.status
       out.append(.notify(Response(requestOpcode: answer.requestOpcode, status: status).encoded))
     }

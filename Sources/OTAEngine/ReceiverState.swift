@@ -1,0 +1,69 @@
+import OTAWire
+
+extension ReceiverEngine {
+  /// Where the transfer stands, with the data that exists only while receiving: leaving that phase
+  /// drops its stored bytes, windows, timer and pending operation, so none of them outlives the phase it belongs to.
+  enum State: Sendable {
+    case idle
+    case preparing(TransferJournal)
+    case receiving(Receiving)
+    case validating(TransferJournal)
+    case validated(TransferJournal)
+    case activating(TransferJournal)
+
+    var phase: Phase {
+      switch self {
+      case .idle: .idle
+      case .preparing(let journal): .preparing(journal)
+      case .receiving(let receiving): .receiving(receiving.journal)
+      case .validating(let journal): .validating(journal)
+      case .validated(let journal): .validated(journal)
+      case .activating(let journal): .activating(journal)
+      }
+    }
+  }
+
+  /// What only the receiving phase has: the bytes stored past the committed offset, the WINDOWs
+  /// waiting to be answered, the grace timer of the first, the failed write that fails its WINDOW,
+  /// and the copy or patch waiting for its source.
+  struct Receiving: Sendable {
+    var journal: TransferJournal
+    /// Stored, not yet committed bytes past the committed offset.
+    var coverage = ByteRanges()
+    var windows: [PendingWindow] = []
+    var deadline: Duration?
+    /// The lowest offset whose write failed since the last storage error was answered: the window
+    /// holding it fails with "storage error", never with "missing data" (the bytes arrived; the
+    /// device could not keep them).
+    var failedWrite: UInt32?
+    /// A copy or patch operation waiting for its `.readRunning`.
+    var pendingOperation: DataOperation?
+
+    init(_ journal: TransferJournal) { self.journal = journal }
+  }
+
+  /// The receiving phase's data, nil in any other phase.
+  var receiving: Receiving? {
+    guard case .receiving(let receiving) = state else { return nil }
+    return receiving
+  }
+
+  /// Changes the receiving phase's data; nothing in any other phase, which has none.
+  mutating func updateReceiving(_ change: (inout Receiving) -> Void) {
+    guard case .receiving(var receiving) = state else { return }
+    change(&receiving)
+    state = .receiving(receiving)
+  }
+
+  /// Stored, not yet committed bytes past the committed offset; none outside the receiving phase.
+  public var coverage: ByteRanges { receiving?.coverage ?? ByteRanges() }
+
+  /// The WINDOWs waiting to be answered, oldest first; none outside the receiving phase.
+  var windows: [PendingWindow] { receiving?.windows ?? [] }
+
+  /// When the first waiting WINDOW's grace ends, once it waits for a gap.
+  var deadline: Duration? { receiving?.deadline }
+
+  /// The lowest offset whose write failed since the last storage error was answered.
+  public var failedWrite: UInt32? { receiving?.failedWrite }
+}
