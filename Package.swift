@@ -226,8 +226,10 @@ let package = Package(
       name: "OTADeviceTests",
       dependencies: [
         "OTADaemon", "OTAConfiguration", "OTAReport", "OTASMPServer", "OTAReceiverHost", "OTABoot",
-        "OTAEngine", "OTASender", "OTADeltaPlan", "OTAStorage", "OTAStorageTesting", "OTASimulation", "OTAWire",
-        "OTAChecksum", "OTALink", "OTASocketLink", "OTATrust", "OTASMP", "OTACBOR", "OTATrace", "OTATestSupport",
+        "OTAEngine", "OTASender", "OTADeltaPlan", "OTAStorage", "OTAStorageTesting", "OTASimulation",
+        "OTAWire",
+        "OTAChecksum", "OTALink", "OTASocketLink", "OTATrust", "OTASMP", "OTACBOR", "OTATrace",
+        "OTATestSupport",
       ]),
   ]
 )
