@@ -1,7 +1,8 @@
+import OTAWire
 import Testing
 
-/// Bytes written as hex digits in tests ("a1 61 72", spaces ignored) and back. Not `Hex`: OTATrust
-/// has a `Hex` of its own, and its tests import both.
+/// Bytes written as hex digits in tests ("a1 61 72", spaces ignored) and back. Not `Hex`: that is
+/// OTAWire's, which prints hex for the tools and which this one's `string` is.
 public enum HexNotation {
   /// The bytes `text` spells; a character that is not a hex digit, or an odd count of digits, is
   /// recorded as the test's failure (a typo in a test's vector) and gives no bytes.
@@ -24,14 +25,6 @@ public enum HexNotation {
     return bytes
   }
 
-  /// Lowercase hex digits, two a byte, no spaces.
-  public static func string(_ bytes: some Sequence<UInt8>) -> String {
-    let digits = Array("0123456789abcdef".utf8)
-    var out: [UInt8] = []
-    for byte in bytes {
-      out.append(digits[Int(byte >> 4)])
-      out.append(digits[Int(byte & 0x0f)])
-    }
-    return String(decoding: out, as: UTF8.self)
-  }
+  /// Lowercase hex digits, two a byte, no spaces (OTAWire's `Hex`).
+  public static func string(_ bytes: some Sequence<UInt8>) -> String { Hex.string(bytes) }
 }
