@@ -37,7 +37,8 @@ ln -s "$otactl" "$work/bin/otactl"
 
 symbols="$work/symbols.txt"
 nm "$otad" 2>/dev/null | awk '{print $NF}' >"$symbols" || true
-icu=$(grep -c -i "icu" "$symbols" || true)
+# ICU's own symbols: its C++ namespace (icu_76::), its versioned C functions (ucal_open_76) and data.
+icu=$(grep -c -E '^_ZN6icu_[0-9]+|^u[a-z0-9]+_[A-Za-z0-9]+_[0-9]{2}$|^icudt[0-9]+_dat$' "$symbols" || true)
 icu_data_hex=$(nm -S "$otad" 2>/dev/null | awk '$4 ~ /^icudt[0-9]+_dat$/ {print $2}' | head -n 1)
 icu_data=$((16#${icu_data_hex:-0}))
 full_foundation=$(grep -c -E '^\$s(10Foundation|30FoundationInternationalization)[0-9A-Z]' "$symbols" || true)
