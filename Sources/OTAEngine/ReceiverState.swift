@@ -51,6 +51,9 @@ extension ReceiverEngine {
   /// Changes the receiving phase's data; nothing in any other phase, which has none.
   mutating func updateReceiving(_ change: (inout Receiving) -> Void) {
     guard case .receiving(var receiving) = state else { return }
+    // The state lets go of its copy first, so that the change finds the arrays uniquely held and
+    // mutates them in place: otherwise every chunk would copy the windows and the coverage.
+    state = .idle
     change(&receiving)
     state = .receiving(receiving)
   }
