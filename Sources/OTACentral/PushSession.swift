@@ -39,34 +39,61 @@ public final class PushSession {
 
   public var elapsed: Duration { clock.now - started }
 
+  /// When the session began, on the continuous clock: the origin of its report's durations.
+  public var startedAt: ContinuousClock.Instant { started }
+
+  /// How the push ended, once it has (the link is then disconnected).
+  public var result: SenderOutcome? { outcome }
+
+  /// Runs the push to its end on its own.
   public func run() throws(LinkError) -> SenderOutcome {
-    apply(engine.handle(.start(now: elapsed)))
+    begin()
     while true {
-      if let outcome {
-        link.disconnect()
-        return outcome
-      }
-      let deadline = [timer, connectAt, link.nextDeadline].compactMap { $0 }.min()
+      if let outcome { return outcome }
       let readable: Set<Int32>
       do {
-        readable = try Poller.wait(for: link.descriptors, timeout: deadline.map { max(.zero, $0 - elapsed) })
+        readable = try Poller.wait(for: descriptors, timeout: timeout())
       } catch {
         throw LinkError(error)
       }
-      let now = elapsed
-      if let at = connectAt, now >= at {
-        connectAt = nil
-        link.connect(now: now)
-      }
-      for event in link.service(readable: readable, now: now) {
-        handle(event, now: now)
-        if outcome != nil { break }
-      }
-      if outcome == nil, let due = timer, now >= due {
-        timer = nil
-        apply(engine.handle(.tick(now: now)))
-      }
+      poll(readable: readable)
     }
+  }
+
+  /// Starts the push: the engine's first actions. Then `poll` whenever `descriptors` are readable
+  /// or `timeout()` has passed, until `result` is set. Several sessions can share one loop this way.
+  public func begin() {
+    apply(engine.handle(.start(now: elapsed)))
+    if outcome != nil { link.disconnect() }
+  }
+
+  /// The descriptors the session waits on.
+  public var descriptors: [Int32] { outcome == nil ? link.descriptors : [] }
+
+  /// How long the session may wait before it must be polled again; nil: only when readable.
+  public func timeout() -> Duration? {
+    guard outcome == nil else { return nil }
+    let deadline = [timer, connectAt, link.nextDeadline].compactMap { $0 }.min()
+    return deadline.map { max(.zero, $0 - elapsed) }
+  }
+
+  /// Handles what is readable (a set that may hold other sessions' descriptors too) and what is due.
+  public func poll(readable: Set<Int32>) {
+    guard outcome == nil else { return }
+    let now = elapsed
+    if let at = connectAt, now >= at {
+      connectAt = nil
+      link.connect(now: now)
+    }
+    for event in link.service(readable: readable, now: now) {
+      handle(event, now: now)
+      if outcome != nil { break }
+    }
+    if outcome == nil, let due = timer, now >= due {
+      timer = nil
+      apply(engine.handle(.tick(now: now)))
+    }
+    if outcome != nil { link.disconnect() }
   }
 
   private func handle(_ event: CentralEvent, now: Duration) {
