@@ -118,7 +118,10 @@ final class FleetRun {
       return "done: runs \(record.runningVersion.value ?? "?")"
         + (record.confirmed.value == true ? ", confirmed" : "") + rate
     }
-    return "FAILED (exit \(record.exitCode)): \(record.reason.value ?? "")"
+    // The screen has a line: the reason's first clause (the summary gives it whole).
+    let reason = record.reason.value ?? ""
+    let clause = reason.range(of: ": ").map { String(reason[..<$0.lowerBound]) } ?? reason
+    return "FAILED (exit \(record.exitCode)): \(clause)"
   }
 
   /// Every device's outcome and the figures of the whole push. `air`: the simulated link's, when

@@ -56,11 +56,22 @@ final class FleetScreen {
     if !force, let lastDraw, now - lastDraw < .milliseconds(100) { return }
     lastDraw = now
     var text = drawnLines > 0 ? "\u{1B}[\(drawnLines)A" : ""
+    // A line longer than the terminal would wrap onto two rows, and the next redraw would go up
+    // too few: each line is cut to the width.
+    let width = Self.terminalWidth()
     for (name, row) in zip(names, rows) {
-      text += "\r\u{1B}[K" + describe(name, row, now: now) + "\n"
+      let line = describe(name, row, now: now)
+      text += "\r\u{1B}[K" + (line.count < width ? line : String(line.prefix(width - 2)) + "…") + "\n"
     }
     drawnLines = rows.count
     FileHandle.standardError.write(Data(text.utf8))
+  }
+
+  /// Standard error's terminal's columns (80 when it does not say).
+  private static func terminalWidth() -> Int {
+    var size = winsize()
+    guard ioctl(2, UInt(TIOCGWINSZ), &size) == 0, size.ws_col > 10 else { return 80 }
+    return Int(size.ws_col)
   }
 
   private func describe(_ name: String, _ row: Row, now: ContinuousClock.Instant) -> String {
