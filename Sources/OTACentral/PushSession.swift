@@ -14,6 +14,7 @@ public final class PushSession {
   private let onProgress: (SenderProgress, SenderReport) -> Void
   private let clock = ContinuousClock()
   private let started: ContinuousClock.Instant
+  private var begun: ContinuousClock.Instant?
   private var timer: Duration?
   private var connectAt: Duration?
   private var outcome: SenderOutcome?
@@ -28,19 +29,27 @@ public final class PushSession {
   public init(
     image: [UInt8], configuration: SenderConfiguration, bases: [BaseImage] = [],
     blockDigest: BlockDigester? = nil, link: any CentralLink, logger: Logger,
+    origin: ContinuousClock.Instant? = nil,
     onProgress: @escaping (SenderProgress, SenderReport) -> Void = { _, _ in }
   ) {
     engine = SenderEngine(image: image, configuration: configuration, bases: bases, blockDigest: blockDigest)
     self.link = link
     self.logger = logger
     self.onProgress = onProgress
-    started = clock.now
+    started = origin ?? clock.now
   }
 
+  /// Time since the session's origin: what its link and engine count in, and its report's
+  /// durations are measured from. The origin is when it was made, or one shared by several
+  /// sessions (a `FleetPush`: one radio's links count in one time).
   public var elapsed: Duration { clock.now - started }
 
-  /// When the session began, on the continuous clock: the origin of its report's durations.
+  /// The session's origin on the continuous clock.
   public var startedAt: ContinuousClock.Instant { started }
+
+  /// Since `begin()`: how long this push took (a session made with a shared origin may have
+  /// waited its turn before it began).
+  public var sinceBegin: Duration { begun.map { clock.now - $0 } ?? elapsed }
 
   /// How the push ended, once it has (the link is then disconnected).
   public var result: SenderOutcome? { outcome }
@@ -63,6 +72,7 @@ public final class PushSession {
   /// Starts the push: the engine's first actions. Then `poll` whenever `descriptors` are readable
   /// or `timeout()` has passed, until `result` is set. Several sessions can share one loop this way.
   public func begin() {
+    begun = clock.now
     apply(engine.handle(.start(now: elapsed)))
     if outcome != nil { link.disconnect() }
   }

@@ -61,10 +61,10 @@ struct LinkOptions: ParsableArguments {
   /// BlueZ on the system bus. `linkFacts`: read the link's parameters from the controller's events
   /// (BlueZ only).
   func makeLink(
-    to device: String, dataPath: DataPath = .gatt, linkFacts: Bool = false
+    to device: String, dataPath: DataPath = .gatt, linkFacts: Bool = false, radio: SharedRadio? = nil
   ) throws -> any CentralLink {
     if Self.isSimulated(device) {
-      return SocketCentral(path: device, conditions: try conditions())
+      return SocketCentral(path: device, conditions: try conditions(), radio: radio)
     }
     guard link == nil else { throw ValidationError("--link applies to the simulated link only") }
     do {

@@ -52,7 +52,7 @@ final class FleetRun {
     case .finished(let outcome):
       guard let session else { return }
       reporters[index]?.finish(
-        outcome, elapsed: session.elapsed, size: size, air: conditions.map(session.air),
+        outcome, elapsed: session.sinceBegin, size: size, air: conditions.map(session.air),
         connectToReady: session.connectToReady, version: version,
         path: session.pathFigures(simulated: conditions != nil))
       record(index, outcome, session)
@@ -86,7 +86,7 @@ final class FleetRun {
       reason: failure?.explanation(device: report.deviceBefore),
       runningVersion: report.deviceAfter.map { "\($0.runningVersion)" },
       confirmed: report.deviceAfter.map { !$0.flags.contains(.runningOnTrial) },
-      resumedFrom: report.resumedFrom.map { Int($0) }, seconds: ProgressReporter.seconds(session.elapsed),
+      resumedFrom: report.resumedFrom.map { Int($0) }, seconds: ProgressReporter.seconds(session.sinceBegin),
       goodput: goodput, bytesOnAir: Int(report.bytesOnAir))
   }
 
@@ -140,7 +140,7 @@ final class FleetRun {
     }
     return FleetReport.Summary(
       devices: devices, parallel: parallel, seconds: ProgressReporter.seconds(clock.now - began),
-      aggregateGoodput: aggregate, aggregateCapacity: nil,
+      aggregateGoodput: aggregate, aggregateCapacity: air?.sharedCapacityBytesPerSecond(links: max(1, parallel)),
       physicalCeiling: air?.physicalCeilingBytesPerSecond)
   }
 }

@@ -31,6 +31,9 @@ extension PushCommand {
           ("pushing \(image) (\(bytes.count) bytes, version \(version)) to \(targets.count) devices, "
             + "at most \(min(parallel, targets.count)) at a time\n").utf8))
     }
+    // One radio for every simulated link, and one time for all sessions, which its plan counts in.
+    let radio = SharedRadio()
+    let origin = ContinuousClock().now
     let fleet = FleetPush(
       count: targets.count, parallel: parallel,
       makeSession: { index in
@@ -38,7 +41,7 @@ extension PushCommand {
         let simulated = LinkOptions.isSimulated(target)
         let link: any CentralLink
         do {
-          link = try options.makeLink(to: target, dataPath: dataPath, linkFacts: true)
+          link = try options.makeLink(to: target, dataPath: dataPath, linkFacts: true, radio: radio)
         } catch {
           return .failure(.init("\(error)"))
         }
@@ -50,7 +53,7 @@ extension PushCommand {
           PushSession(
             image: bytes, configuration: simulated ? configurations.simulated : configurations.bluetooth,
             bases: bases, blockDigest: { BlockDigest.truncatedSHA256($0) }, link: link,
-            logger: options.logger(),
+            logger: options.logger(), origin: origin,
             onProgress: { progress, report in run.progress(index, progress, report) }))
       },
       onEnded: { index, ending, session in
@@ -59,7 +62,8 @@ extension PushCommand {
       })
     fleet.run()
     let allSimulated = targets.allSatisfy(LinkOptions.isSimulated)
-    let summary = run.summary(parallel: fleet.peakRunning, air: allSimulated ? AirTime(conditions) : nil)
+    let summary = run.summary(
+      parallel: allSimulated ? radio.peakLinks : fleet.peakRunning, air: allSimulated ? AirTime(conditions) : nil)
     if options.json {
       JSONOutput.line(summary)
     } else {
