@@ -267,11 +267,11 @@ public struct ReceiverEngine: Sendable {
   // MARK: Data
 
   private mutating func handleData(_ bytes: [UInt8], _ out: inout [ReceiverAction]) {
-    if inFlight == nil, case .receiving(let journal) = phase, enabledFeatures.contains(.operations) {
+    if inFlight == nil, let journal = receivingJournal, enabledFeatures.contains(.operations) {
       handleOperation(bytes, journal, &out)
       return
     }
-    guard inFlight == nil, case .receiving(let journal) = phase, let chunk = try? DataChunk(bytes: bytes)
+    guard inFlight == nil, let journal = receivingJournal, let chunk = try? DataChunk(bytes: bytes)
     else {
       statistics.chunksDropped += 1
       return
@@ -391,7 +391,7 @@ public struct ReceiverEngine: Sendable {
 
   /// Moves the first waiting WINDOW on as far as it can go without IO, or starts its CRC check.
   mutating func processHeadWindow(_ out: inout [ReceiverAction]) {
-    while inFlight == nil, let head = windows.first, case .receiving(let journal) = phase {
+    while inFlight == nil, let head = headWindow, let journal = receivingJournal {
       let committed = journal.committedOffset
       guard head.length > 0, head.length <= configuration.windowCapacity, head.end <= UInt64(journal.size)
       else {
@@ -537,16 +537,17 @@ public struct ReceiverEngine: Sendable {
     case .write(_, let offset, let bytes):
       statistics.chunksStored += 1
       statistics.bytesStored += UInt64(bytes.count)
-      updateReceiving { $0.coverage.insert(offset..<offset + UInt32(bytes.count)) }
-      missing.stored(offset..<offset + UInt32(bytes.count), at: now)
-      if let head = windows.first, UInt64(offset) >= head.end {
-        updateReceiving { $0.windows[0].laterChunks += 1 }
+      updateReceiving {
+        $0.coverage.insert(offset..<offset + UInt32(bytes.count))
+        if let head = $0.windows.first, UInt64(offset) >= head.end { $0.windows[0].laterChunks += 1 }
       }
+      missing.stored(offset..<offset + UInt32(bytes.count), at: now)
       reportProvenGaps(&out)
       processHeadWindow(&out)
     case .checkWindow:
-      guard case .crc32(let crc) = result, let head = windows.first, case .receiving(var journal) = phase
-      else { return }
+      guard case .crc32(let crc) = result, let head = headWindow, var journal = receivingJournal else {
+        return
+      }
       if crc == head.crc32 {
         journal.committedOffset = UInt32(head.end)
         perform(.commit(journal), &out)

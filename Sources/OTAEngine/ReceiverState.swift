@@ -50,23 +50,58 @@ extension ReceiverEngine {
 
   /// Changes the receiving phase's data; nothing in any other phase, which has none.
   mutating func updateReceiving(_ change: (inout Receiving) -> Void) {
-    guard case .receiving(var receiving) = state else { return }
-    // The state lets go of its copy first, so that the change finds the arrays uniquely held and
-    // mutates them in place: otherwise every chunk would copy the windows and the coverage.
-    state = .idle
-    change(&receiving)
-    state = .receiving(receiving)
+    guard case .receiving = state else { return }
+    // The phase is moved out of the state, not copied, so that the change finds its arrays
+    // uniquely held and mutates them in place (a copy would retain each, and a change with the
+    // state still holding them would copy the windows and the coverage).
+    var taken = State.idle
+    swap(&state, &taken)
+    switch consume taken {
+    case .receiving(var receiving):
+      change(&receiving)
+      state = .receiving(receiving)
+    case let other:
+      state = other
+    }
   }
 
+  // Each accessor below reads its one field where the state holds it: going through `receiving`
+  // would copy the whole phase (every array in it retained, then released) for one field, several
+  // times per chunk.
+
   /// Stored, not yet committed bytes past the committed offset; none outside the receiving phase.
-  public var coverage: ByteRanges { receiving?.coverage ?? ByteRanges() }
+  public var coverage: ByteRanges {
+    guard case .receiving(let receiving) = state else { return ByteRanges() }
+    return receiving.coverage
+  }
 
   /// The WINDOWs waiting to be answered, oldest first; none outside the receiving phase.
-  var windows: [PendingWindow] { receiving?.windows ?? [] }
+  var windows: [PendingWindow] {
+    guard case .receiving(let receiving) = state else { return [] }
+    return receiving.windows
+  }
+
+  /// The first waiting WINDOW, if any.
+  var headWindow: PendingWindow? {
+    guard case .receiving(let receiving) = state else { return nil }
+    return receiving.windows.first
+  }
+
+  /// The journal of the transfer being received; nil in any other phase.
+  var receivingJournal: TransferJournal? {
+    guard case .receiving(let receiving) = state else { return nil }
+    return receiving.journal
+  }
 
   /// When the first waiting WINDOW's grace ends, once it waits for a gap.
-  var deadline: Duration? { receiving?.deadline }
+  var deadline: Duration? {
+    guard case .receiving(let receiving) = state else { return nil }
+    return receiving.deadline
+  }
 
   /// The lowest offset whose write failed since the last storage error was answered.
-  public var failedWrite: UInt32? { receiving?.failedWrite }
+  public var failedWrite: UInt32? {
+    guard case .receiving(let receiving) = state else { return nil }
+    return receiving.failedWrite
+  }
 }
