@@ -15,6 +15,7 @@ public enum OtactlExitCode: Int32, CaseIterable, Sendable {
   case signatureInvalid = 11
   case downgradeRefused = 12
   case storageFailed = 13
+  case notAllConfirmed = 14
   case usage = 64
 
   /// What the code means, in a few words (the help's list).
@@ -34,6 +35,8 @@ public enum OtactlExitCode: Int32, CaseIterable, Sendable {
     case .signatureInvalid: "no trusted signature verifies (push, image inspect)"
     case .downgradeRefused: "downgrade refused: an older version or security counter"
     case .storageFailed: "the device's storage is full or failing"
+    case .notAllConfirmed:
+      "push to several devices: not every one ended confirmed (the summary says which and why)"
     case .usage: "bad arguments, or an unreadable key (refused before anything is sent or written)"
     }
   }

@@ -14,6 +14,7 @@ public final class PushSession {
   private let onProgress: (SenderProgress, SenderReport) -> Void
   private let clock = ContinuousClock()
   private let started: ContinuousClock.Instant
+  private var begun: ContinuousClock.Instant?
   private var timer: Duration?
   private var connectAt: Duration?
   private var outcome: SenderOutcome?
@@ -28,45 +29,81 @@ public final class PushSession {
   public init(
     image: [UInt8], configuration: SenderConfiguration, bases: [BaseImage] = [],
     blockDigest: BlockDigester? = nil, link: any CentralLink, logger: Logger,
+    origin: ContinuousClock.Instant? = nil,
     onProgress: @escaping (SenderProgress, SenderReport) -> Void = { _, _ in }
   ) {
     engine = SenderEngine(image: image, configuration: configuration, bases: bases, blockDigest: blockDigest)
     self.link = link
     self.logger = logger
     self.onProgress = onProgress
-    started = clock.now
+    started = origin ?? clock.now
   }
 
+  /// Time since the session's origin: what its link and engine count in, and its report's
+  /// durations are measured from. The origin is when it was made, or one shared by several
+  /// sessions (a `FleetPush`: one radio's links count in one time).
   public var elapsed: Duration { clock.now - started }
 
+  /// The session's origin on the continuous clock.
+  public var startedAt: ContinuousClock.Instant { started }
+
+  /// Since `begin()`: how long this push took (a session made with a shared origin may have
+  /// waited its turn before it began).
+  public var sinceBegin: Duration { begun.map { clock.now - $0 } ?? elapsed }
+
+  /// How the push ended, once it has (the link is then disconnected).
+  public var result: SenderOutcome? { outcome }
+
+  /// Runs the push to its end on its own.
   public func run() throws(LinkError) -> SenderOutcome {
-    apply(engine.handle(.start(now: elapsed)))
+    begin()
     while true {
-      if let outcome {
-        link.disconnect()
-        return outcome
-      }
-      let deadline = [timer, connectAt, link.nextDeadline].compactMap { $0 }.min()
+      if let outcome { return outcome }
       let readable: Set<Int32>
       do {
-        readable = try Poller.wait(for: link.descriptors, timeout: deadline.map { max(.zero, $0 - elapsed) })
+        readable = try Poller.wait(for: descriptors, timeout: timeout())
       } catch {
         throw LinkError(error)
       }
-      let now = elapsed
-      if let at = connectAt, now >= at {
-        connectAt = nil
-        link.connect(now: now)
-      }
-      for event in link.service(readable: readable, now: now) {
-        handle(event, now: now)
-        if outcome != nil { break }
-      }
-      if outcome == nil, let due = timer, now >= due {
-        timer = nil
-        apply(engine.handle(.tick(now: now)))
-      }
+      poll(readable: readable)
     }
+  }
+
+  /// Starts the push: the engine's first actions. Then `poll` whenever `descriptors` are readable
+  /// or `timeout()` has passed, until `result` is set. Several sessions can share one loop this way.
+  public func begin() {
+    begun = clock.now
+    apply(engine.handle(.start(now: elapsed)))
+    if outcome != nil { link.disconnect() }
+  }
+
+  /// The descriptors the session waits on.
+  public var descriptors: [Int32] { outcome == nil ? link.descriptors : [] }
+
+  /// How long the session may wait before it must be polled again; nil: only when readable.
+  public func timeout() -> Duration? {
+    guard outcome == nil else { return nil }
+    let deadline = [timer, connectAt, link.nextDeadline].compactMap { $0 }.min()
+    return deadline.map { max(.zero, $0 - elapsed) }
+  }
+
+  /// Handles what is readable (a set that may hold other sessions' descriptors too) and what is due.
+  public func poll(readable: Set<Int32>) {
+    guard outcome == nil else { return }
+    let now = elapsed
+    if let at = connectAt, now >= at {
+      connectAt = nil
+      link.connect(now: now)
+    }
+    for event in link.service(readable: readable, now: now) {
+      handle(event, now: now)
+      if outcome != nil { break }
+    }
+    if outcome == nil, let due = timer, now >= due {
+      timer = nil
+      apply(engine.handle(.tick(now: now)))
+    }
+    if outcome != nil { link.disconnect() }
   }
 
   private func handle(_ event: CentralEvent, now: Duration) {

@@ -13,6 +13,9 @@ import OTAWire
 /// waits for the next event.
 public struct AirTime: Sendable {
   public let conditions: LinkConditions
+  /// The link's slot on a radio it shares with other links (`SharedRadio`), µs: its events' exchanges
+  /// must end T_IFS before the slot does. Nil for a link with the radio to itself.
+  public let slotMicroseconds: Double?
   /// T_IFS, µs.
   public static let interFrameSpace = 150.0
   /// The link-layer header (2) and CRC (3) of every packet.
@@ -20,7 +23,12 @@ public struct AirTime: Sendable {
   /// The MIC of an encrypted packet with a payload.
   static let micLength = 4
 
-  public init(_ conditions: LinkConditions) { self.conditions = conditions }
+  public init(_ conditions: LinkConditions) { self.init(conditions, slotMicroseconds: nil) }
+
+  init(_ conditions: LinkConditions, slotMicroseconds: Double?) {
+    self.conditions = conditions
+    self.slotMicroseconds = slotMicroseconds
+  }
 
   public var dataLength: Int { conditions.dataLength }
 

@@ -2,7 +2,9 @@
 /// packet, T_IFS, peripheral packet) starts T_IFS after the previous one and happens only if it
 /// ends within the event and the controller's packet limit allows another. Nothing borrows from
 /// the next event. The first exchange always happens, so that a packet longer than the whole event
-/// (coded PHY, short interval) still gets through, one per event.
+/// (coded PHY, short interval) still gets through, one per event. On a shared radio (`AirTime`'s
+/// slot) every exchange, the first too, must also end T_IFS before the link's slot does, where the
+/// next link's event may begin; the plan (`sharedInterval`) makes every slot hold at least one.
 public struct ConnectionEvent: Sendable {
   public let air: AirTime
   /// The most central packets in this event; nil for no limit but air time.
@@ -30,6 +32,7 @@ public struct ConnectionEvent: Sendable {
     if let packetLimit, exchanges >= packetLimit { return false }
     let start = exchanges == 0 ? 0 : used + AirTime.interFrameSpace
     let end = start + air.exchangeMicroseconds(central: central, peripheral: peripheral)
+    if airLimited, let slot = air.slotMicroseconds, end + AirTime.interFrameSpace > slot { return false }
     if airLimited, exchanges > 0, end > air.eventMicroseconds { return false }
     used = end
     exchanges += 1

@@ -14,6 +14,10 @@ import OTAWire
 /// apply as `LinkConditions` says. With a channel (`LinkConditions.channel`) data goes in SDUs
 /// instead, one data write each, cut into K-frames under the channel's credit flow
 /// (`ChannelShape`); the channel opens after the first Info read of a connection, as over BlueZ.
+///
+/// Centrals given one `SharedRadio` share its air, as one central's links do: while connected
+/// each takes part in the radio's plan, its events in its own slot of the radio's interval.
+/// Without one a central has the air to itself.
 public final class SocketCentral: CentralLink {
   enum Request: Equatable {
     case write([UInt8])
@@ -31,6 +35,11 @@ public final class SocketCentral: CentralLink {
   public let path: String
   public let conditions: LinkConditions
   let air: AirTime
+  /// The radio this central shares with others; nil: a radio of its own.
+  public let radio: SharedRadio?
+  /// Whether this central takes part in the radio's plan now (from the device's welcome to the
+  /// connection's end).
+  private var onRadio = false
   private var random: SeededGenerator
   private var socket: UnixSocket?
   private var decoder = FrameDecoder()
@@ -57,14 +66,17 @@ public final class SocketCentral: CentralLink {
   public private(set) var connectionEvents = 0
   public private(set) var dataPacketsLost = 0
 
-  public init(path: String, conditions: LinkConditions) {
+  public init(path: String, conditions: LinkConditions, radio: SharedRadio? = nil) {
     self.path = path
     self.conditions = conditions
+    self.radio = radio
     air = AirTime(conditions)
     uplink = FragmentQueue(dataLength: conditions.dataLength)
     downlink = FragmentQueue(dataLength: conditions.dataLength)
     random = SeededGenerator(seed: conditions.seed)
   }
+
+  deinit { leaveRadio() }
 
   public var descriptors: [Int32] { socket.map { [$0.descriptor] } ?? [] }
   public var nextDeadline: Duration? {
@@ -134,6 +146,7 @@ public final class SocketCentral: CentralLink {
   }
 
   private func reset() {
+    leaveRadio()
     socket?.close()
     socket = nil
     connected = false
@@ -182,6 +195,11 @@ public final class SocketCentral: CentralLink {
     case .welcome(let mtu):
       self.mtu = Int(mtu)
       connected = true
+      if let radio, !onRadio {
+        // The first event was due when the central connected; on a shared radio, its slot's.
+        nextEvent = radio.join(ObjectIdentifier(self), air: air, at: nextEvent)
+        onRadio = true
+      }
       events.append(.connected(mtu: ATTMTU(clamping: self.mtu)))
       events.append(.writable(conditions.queueDepth))
     case .busy:
@@ -222,6 +240,13 @@ public final class SocketCentral: CentralLink {
     }
   }
 
+  /// The connection's end: the radio's other links share its air from their next events on.
+  private func leaveRadio() {
+    guard onRadio else { return }
+    onRadio = false
+    radio?.leave(ObjectIdentifier(self))
+  }
+
   private func lose(_ reason: String, _ events: inout [CentralEvent]) {
     let wasConnected = connected
     reset()
@@ -242,14 +267,22 @@ public final class SocketCentral: CentralLink {
   // MARK: Connection events
 
   private func connectionEvent(now: Duration, _ events: inout [CentralEvent]) {
+    let id = ObjectIdentifier(self)
+    if let slot = radio?.slotStart(of: id, atOrAfter: nextEvent), slot != nextEvent {
+      // Set before the radio's plan changed: this link's events are in its slot now.
+      nextEvent = slot
+      return
+    }
     connectionEvents += 1
-    nextEvent = max(nextEvent + conditions.connectionInterval, now)
+    let scheduled = radio?.nextEvent(of: id, after: nextEvent) ?? nextEvent + conditions.connectionInterval
+    nextEvent = max(scheduled, now)
     if random.chance(conditions.disconnects) {
       lose("the link dropped (simulated)", &events)
       return
     }
     let creditBefore = credit
-    var event = ConnectionEvent(link: air)
+    var event = ConnectionEvent(link: radio?.air(of: id) ?? air)
+    defer { radio?.record(airMicroseconds: event.used) }
     channel?.newEvent()
     while connected {
       if uplink.isEmpty { startNextUplink() }

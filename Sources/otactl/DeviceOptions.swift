@@ -8,15 +8,28 @@ import OTALink
 import OTASocketLink
 import OTAWire
 
-/// How to reach the device, shared by every subcommand.
+/// How to reach one device: the device and the link options, for the commands that talk to one
+/// device (`info`, `abort`, `confirm`).
 struct DeviceOptions: ParsableArguments {
-  @Option(
-    help: ArgumentHelp(
-      "The device: a Bluetooth address or advertised name, or the simulated link's socket path.",
-      discussion: "A value with a '/' is a socket path (what otad --socket names); AA:BB:CC:DD:EE:FF is an "
-        + "address; anything else is the name the device advertises."))
+  @Option(help: DeviceOptions.deviceHelp)
   var device: String
 
+  @OptionGroup var options: LinkOptions
+
+  static let deviceHelp = ArgumentHelp(
+    "The device: a Bluetooth address or advertised name, or the simulated link's socket path.",
+    discussion: "A value with a '/' is a socket path (what otad --socket names); AA:BB:CC:DD:EE:FF is an "
+      + "address; anything else is the name the device advertises.")
+
+  var json: Bool { options.json }
+  var isSimulated: Bool { LinkOptions.isSimulated(device) }
+
+  func openLink() throws -> any CentralLink { try options.openLink(to: device) }
+}
+
+/// The options every device command shares: the adapter, the simulated link's conditions, the
+/// output and the log. Links are made per device, so one push can reach several.
+struct LinkOptions: ParsableArguments {
   @Option(help: "The Bluetooth adapter to use (default hci0).")
   var adapter = "hci0"
 
@@ -29,23 +42,30 @@ struct DeviceOptions: ParsableArguments {
   @Flag(name: .shortAndLong, help: "Log the conversation on standard error.")
   var verbose = false
 
-  /// Whether `--device` names the simulated link's socket rather than a Bluetooth device.
-  var isSimulated: Bool { device.contains("/") }
+  /// Whether `device` names the simulated link's socket rather than a Bluetooth device.
+  static func isSimulated(_ device: String) -> Bool { device.contains("/") }
 
   /// The link, or exit code 3 with the reason on standard error.
-  func openLink(dataPath: DataPath = .gatt, linkFacts: Bool = false) throws -> any CentralLink {
+  func openLink(to device: String, dataPath: DataPath = .gatt, linkFacts: Bool = false) throws
+    -> any CentralLink
+  {
     do {
-      return try makeLink(dataPath: dataPath, linkFacts: linkFacts)
+      return try makeLink(to: device, dataPath: dataPath, linkFacts: linkFacts)
     } catch let failure as LinkFailure {
       FileHandle.standardError.write(Data("otactl: \(failure)\n".utf8))
       throw ExitCode(.unreachable)
     }
   }
 
-  /// The link to the device: the simulated one, or BlueZ on the system bus.
-  /// `linkFacts`: read the link's parameters from the controller's events (BlueZ only).
-  func makeLink(dataPath: DataPath = .gatt, linkFacts: Bool = false) throws -> any CentralLink {
-    if isSimulated { return SocketCentral(path: device, conditions: try conditions()) }
+  /// The link to the device: the simulated one (on `radio`, when several links share one), or
+  /// BlueZ on the system bus. `linkFacts`: read the link's parameters from the controller's events
+  /// (BlueZ only).
+  func makeLink(
+    to device: String, dataPath: DataPath = .gatt, linkFacts: Bool = false, radio: SharedRadio? = nil
+  ) throws -> any CentralLink {
+    if Self.isSimulated(device) {
+      return SocketCentral(path: device, conditions: try conditions(), radio: radio)
+    }
     guard link == nil else { throw ValidationError("--link applies to the simulated link only") }
     do {
       return try BlueZCentral(

@@ -9,9 +9,13 @@ import OTAWire
 /// Shows a push as it goes: a progress bar on a terminal, plain lines in a pipe or log, or JSON
 /// lines for scripts. Progress is what the device acknowledged (committed), not what was sent.
 final class ProgressReporter {
-  enum Style { case terminal, plain, json }
+  /// `silent`: nothing at all, for a device of several on a terminal (`FleetScreen` shows them).
+  enum Style { case terminal, plain, json, silent }
 
   let style: Style
+  /// The device this reporter speaks of, when a push updates several: JSON lines carry it in a
+  /// `device` key, text lines begin with it.
+  let device: String?
   /// The `--base` files, to name the one a delta used.
   var baseNames: [String] = []
   private let clock = ContinuousClock()
@@ -21,28 +25,31 @@ final class ProgressReporter {
   private var resumesShown = 0
   private var lastDraw: ContinuousClock.Instant?
 
-  init(style: Style) {
+  init(style: Style, device: String? = nil) {
     self.style = style
+    self.device = device
     started = clock.now
   }
 
   func start(image: String, size: Int, version: Version, over link: String) {
     switch style {
+    case .silent: return
     case .json:
-      JSONOutput.line(PushReport.start(.init(image: image, size: size, version: "\(version)", link: link)))
+      emit(PushReport.start(.init(image: image, size: size, version: "\(version)", link: link)))
     case .terminal, .plain:
       line("pushing \(image) (\(size) bytes, version \(version)) over \(link)")
     }
   }
 
   func update(_ progress: SenderProgress, _ report: SenderReport) {
+    guard style != .silent else { return }
     let seconds = elapsedSeconds
     if report.resumedFrom.count > resumesShown {
       resumesShown = report.resumedFrom.count
       if let offset = report.resumedFrom.last, offset > 0 {
         clearBar()
         if style == .json {
-          JSONOutput.line(PushReport.resume(.init(offset: Int(offset))))
+          emit(PushReport.resume(.init(offset: Int(offset))))
         } else {
           line("resuming from byte \(offset) (committed on the device)")
         }
@@ -51,7 +58,7 @@ final class ProgressReporter {
     if progress.phase != lastPhase {
       lastPhase = progress.phase
       if style == .json {
-        JSONOutput.line(PushReport.phase(.init(phase: progress.phase.rawValue, t: seconds)))
+        emit(PushReport.phase(.init(phase: progress.phase.rawValue, t: seconds)))
       } else if style == .plain {
         line("[\(String(format: "%6.2f", seconds))s] \(progress.phase.rawValue)")
       }
@@ -60,7 +67,7 @@ final class ProgressReporter {
     let fraction = Double(progress.committed) / Double(progress.total)
     switch style {
     case .json:
-      JSONOutput.line(
+      emit(
         PushReport.progress(
           .init(
             committed: Int(progress.committed), total: Int(progress.total),
@@ -76,6 +83,8 @@ final class ProgressReporter {
       }
     case .terminal:
       drawBar(progress, fraction: fraction, seconds: seconds)
+    case .silent:
+      break
     }
   }
 
@@ -84,6 +93,7 @@ final class ProgressReporter {
     _ outcome: SenderOutcome, elapsed: Duration, size: Int, air: AirTime?, connectToReady: Duration?,
     version: Version, path: LinkPathFigures
   ) {
+    guard style != .silent else { return }
     clearBar()
     let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
     let goodput = Double(size) / max(seconds, 1e-9)
@@ -101,7 +111,7 @@ final class ProgressReporter {
     case .succeeded(let report):
       if style == .json {
         let linkFigures = air.flatMap { air in raw.map { (raw: $0, mtu: air.conditions.mtu) } }
-        JSONOutput.line(
+        emit(
           PushReport.succeeded(
             .init(
               seconds: seconds, goodput: goodput, bytesSent: Int(report.bytesSent),
@@ -163,7 +173,7 @@ final class ProgressReporter {
         """)
     case .failed(let failure, let report):
       if style == .json {
-        JSONOutput.line(
+        emit(
           PushReport.failed(
             .init(
               exitCode: Int(failure.exitCode), error: failure.explanation(device: report.deviceBefore),
@@ -172,7 +182,9 @@ final class ProgressReporter {
         return
       }
       FileHandle.standardError.write(
-        Data("otactl: \(failure.explanation(device: report.deviceBefore))\n".utf8))
+        Data(
+          "otactl: \(device.map { "\($0): " } ?? "")\(failure.explanation(device: report.deviceBefore))\n"
+            .utf8))
     }
   }
 
@@ -251,6 +263,19 @@ final class ProgressReporter {
 
   private func line(_ text: String) {
     clearBar()
-    FileHandle.standardOutput.write(Data((text + "\n").utf8))
+    let prefixed = device.map { device in
+      text.split(separator: "\n", omittingEmptySubsequences: false).map { "\(device): \($0)" }
+        .joined(separator: "\n")
+    }
+    FileHandle.standardOutput.write(Data(((prefixed ?? text) + "\n").utf8))
+  }
+
+  /// A JSON line, with this reporter's device when it has one.
+  private func emit(_ report: PushReport) {
+    if let device {
+      JSONOutput.line(FleetReport.Tagged(device: device, line: report))
+    } else {
+      JSONOutput.line(report)
+    }
   }
 }

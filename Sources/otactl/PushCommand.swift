@@ -29,7 +29,27 @@ struct PushCommand: ParsableCommand {
   @Argument(help: "The image file (raw, or MCUboot format).")
   var image: String
 
-  @OptionGroup var device: DeviceOptions
+  @Option(
+    help: ArgumentHelp(
+      "A device to update: a Bluetooth address or advertised name, or the simulated link's socket path. Give it several times to update several devices at once.",
+      discussion: "A value with a '/' is a socket path (what otad --socket names); AA:BB:CC:DD:EE:FF is an "
+        + "address; anything else is the name the device advertises."))
+  var device: [String] = []
+
+  @Option(
+    name: .customLong("devices"),
+    help: ArgumentHelp(
+      "A file of devices to update, one per line ('#' starts a comment), with any --device given.",
+      valueName: "file"))
+  var devicesFile: String?
+
+  @Option(
+    help:
+      "With several devices: how many links at a time (default 4: two already fill one radio's air; more overlap the restarts and trial waits). The rest wait their turn."
+  )
+  var parallel = 4
+
+  @OptionGroup var options: LinkOptions
 
   @Option(help: "The image's version, e.g. 1.4.0 (required for a raw image).")
   var version: Version?
@@ -114,6 +134,11 @@ struct PushCommand: ParsableCommand {
   var announceCRC: String?
 
   func validate() throws {
+    let targets = try self.targets()
+    try OptionChecks.count(parallel, "--parallel", 1...64)
+    if targets.count > 1, trace != nil {
+      throw ValidationError("--trace records one push: give one device, or leave --trace out")
+    }
     try OptionChecks.seconds(timeout, "--timeout", maximum: 3600)
     try OptionChecks.seconds(trialTimeout, "--trial-timeout", maximum: 7 * 24 * 3600)
     try OptionChecks.count(maxReconnects, "--max-reconnects", 0...1000)
@@ -136,35 +161,23 @@ struct PushCommand: ParsableCommand {
   }
 
   func run() throws {
-    guard let bytes = try? FileSystem.readFile(image) else {
-      StandardStreams.writeError("otactl: cannot read the image \(image)\n")
-      throw ExitCode(.imageUnusable)
-    }
-    guard !bytes.isEmpty else {
-      StandardStreams.writeError("otactl: the image \(image) is empty\n")
-      throw ExitCode(.imageUnusable)
-    }
+    let bytes = try readImage()
     let imageVersion = try resolveVersion(bytes)
-    let conditions = try device.conditions()
-    let link = try device.openLink(dataPath: dataPath, linkFacts: true)
-    var configuration = SenderConfiguration(
-      version: imageVersion, activate: !noActivate, permanent: permanent,
-      responseTimeout: .milliseconds(Int64(timeout * 1000)), maxConnectAttempts: maxReconnects,
-      confirm: confirm, trialTimeout: .milliseconds(Int64(trialTimeout * 1000)), force: force,
-      writeSize: writeSize,
-      linkLayerDataLength: device.isSimulated ? conditions.dataLength : WriteSize.assumedDataLength,
-      missingRangeReports: !noMissingRanges, operations: !full, dryRun: dryRun)
-    if let announceCRC {
-      guard let value = UInt32(announceCRC, radix: 16) else {
-        throw ValidationError("--announce-crc: not hex")
-      }
-      configuration.announcedCRC = value
+    let targets = try self.targets()
+    let bases = try base.map { try BaseImages.load($0) } ?? []
+    if targets.count > 1 {
+      try runFleet(targets, image: bytes, version: imageVersion, bases: bases)
+      return
     }
-    let reporter = ProgressReporter(style: device.json ? .json : isatty(2) != 0 ? .terminal : .plain)
+    let target = targets[0]
+    let simulated = LinkOptions.isSimulated(target)
+    let conditions = try options.conditions()
+    let link = try options.openLink(to: target, dataPath: dataPath, linkFacts: true)
+    let configuration = try senderConfiguration(version: imageVersion, simulated: simulated)
+    let reporter = ProgressReporter(style: options.json ? .json : isatty(2) != 0 ? .terminal : .plain)
     reporter.start(
       image: image, size: bytes.count, version: imageVersion,
-      over: device.isSimulated ? "\(conditions)" : "Bluetooth (\(device.adapter) to \(device.device))")
-    let bases = try base.map { try BaseImages.load($0) } ?? []
+      over: simulated ? "\(conditions)" : "Bluetooth (\(options.adapter) to \(target))")
     reporter.baseNames = bases.map(\.name)
     let recorder = trace.map {
       TraceFile(
@@ -173,7 +186,7 @@ struct PushCommand: ParsableCommand {
     }
     let session = PushSession(
       image: bytes, configuration: configuration, bases: bases,
-      blockDigest: { BlockDigest.truncatedSHA256($0) }, link: link, logger: device.logger(),
+      blockDigest: { BlockDigest.truncatedSHA256($0) }, link: link, logger: options.logger(),
       onProgress: { progress, report in
         reporter.update(progress, report)
         recorder?.trace.record(progress, report, at: TraceFile.now)
@@ -187,20 +200,54 @@ struct PushCommand: ParsableCommand {
     }
     recorder?.trace.finish(outcome, at: TraceFile.now)
     recorder?.write()
-    // The raw capacity is the simulated link's at the MTU both sides settled on.
-    var negotiated = conditions
-    negotiated.mtu = session.negotiatedMTU ?? conditions.mtu
-    let connectToReady = (link as? BlueZCentral).flatMap { central in
-      central.readyAt.flatMap { ready in central.connectStartedAt.map { ready - $0 } }
-    }
     reporter.finish(
-      outcome, elapsed: session.elapsed, size: bytes.count,
-      air: device.isSimulated ? AirTime(negotiated) : nil,
-      connectToReady: connectToReady, version: imageVersion,
-      path: LinkPathFigures(
-        attMTU: session.negotiatedMTU, channel: session.dataChannel, link: (link as? BlueZCentral)?.linkFacts,
-        simulated: device.isSimulated))
+      outcome, elapsed: session.elapsed, size: bytes.count, air: simulated ? session.air(conditions) : nil,
+      connectToReady: session.connectToReady, version: imageVersion,
+      path: session.pathFigures(simulated: simulated))
     if case .failed(let failure, _) = outcome { throw ExitCode(failure.exitStatus) }
+  }
+
+  /// The image's bytes, or exit code 10 with the reason.
+  func readImage() throws -> [UInt8] {
+    guard let bytes = try? FileSystem.readFile(image) else {
+      StandardStreams.writeError("otactl: cannot read the image \(image)\n")
+      throw ExitCode(.imageUnusable)
+    }
+    guard !bytes.isEmpty else {
+      StandardStreams.writeError("otactl: the image \(image) is empty\n")
+      throw ExitCode(.imageUnusable)
+    }
+    return bytes
+  }
+
+  /// What every device's sender is told, from the flags.
+  func senderConfiguration(version: Version, simulated: Bool) throws -> SenderConfiguration {
+    var configuration = SenderConfiguration(
+      version: version, activate: !noActivate, permanent: permanent,
+      responseTimeout: .milliseconds(Int64(timeout * 1000)), maxConnectAttempts: maxReconnects,
+      confirm: confirm, trialTimeout: .milliseconds(Int64(trialTimeout * 1000)), force: force,
+      writeSize: writeSize,
+      linkLayerDataLength: simulated ? try options.conditions().dataLength : WriteSize.assumedDataLength,
+      missingRangeReports: !noMissingRanges, operations: !full, dryRun: dryRun)
+    if let announceCRC {
+      guard let value = UInt32(announceCRC, radix: 16) else {
+        throw ValidationError("--announce-crc: not hex")
+      }
+      configuration.announcedCRC = value
+    }
+    return configuration
+  }
+
+  /// The devices to update, from --device and --devices, in that order; each at most once.
+  func targets() throws -> [String] {
+    var targets = device
+    if let devicesFile { targets += try DeviceList.read(devicesFile) }
+    guard !targets.isEmpty else {
+      throw ValidationError(
+        "give the device to update with --device (several times, or --devices FILE, for several)")
+    }
+    try DeviceList.refuseDuplicates(targets)
+    return targets
   }
 
   private func resolveVersion(_ bytes: [UInt8]) throws -> Version {
