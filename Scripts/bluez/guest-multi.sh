@@ -64,6 +64,7 @@ device_args() { # i
 }
 # A trial gets one boot (--attempts 1): M1's failed self-test rolls it back at once. The health
 # check is the new firmware's self-test: it passes on M0 and M2, and on M1 finds no sensor.
+# shellcheck disable=SC2016 # $OTAD_VERSION is otad's to expand, in the health check's shell
 health_ok='echo "self-test of $OTAD_VERSION passed"'
 health_bad='echo "self-test of $OTAD_VERSION: no sensor on this board"; exit 3'
 start_otad() { # i
