@@ -140,7 +140,8 @@ final class FleetRun {
     }
     return FleetReport.Summary(
       devices: devices, parallel: parallel, seconds: ProgressReporter.seconds(clock.now - began),
-      aggregateGoodput: aggregate, aggregateCapacity: air?.sharedCapacityBytesPerSecond(links: max(1, parallel)),
+      aggregateGoodput: aggregate,
+      aggregateCapacity: air?.sharedCapacityBytesPerSecond(links: max(1, parallel)),
       physicalCeiling: air?.physicalCeilingBytesPerSecond)
   }
 }

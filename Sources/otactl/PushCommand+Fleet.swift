@@ -63,7 +63,8 @@ extension PushCommand {
     fleet.run()
     let allSimulated = targets.allSatisfy(LinkOptions.isSimulated)
     let summary = run.summary(
-      parallel: allSimulated ? radio.peakLinks : fleet.peakRunning, air: allSimulated ? AirTime(conditions) : nil)
+      parallel: allSimulated ? radio.peakLinks : fleet.peakRunning,
+      air: allSimulated ? AirTime(conditions) : nil)
     if options.json {
       JSONOutput.line(summary)
     } else {

@@ -1,4 +1,5 @@
 import Foundation
+import OTATestSupport
 import Testing
 
 /// One `otactl push` to several otad processes at once over the simulated link: each device its
@@ -183,6 +184,48 @@ import Testing
     #expect(outcome[1]["ok"] as? Bool == true, "\(outcome[1])")
     #expect(!daemons[0].log.contains("PREPARE"), "nothing reached the held device")
     #expect(daemons[1].slotBytes(daemons[1].slotB, count: bytes.count) == bytes)
+    for daemon in daemons { #expect(daemon.stop() == 0) }
+  }
+
+  /// Each device gets its own delta choice: with `--base Images/firmware-v1.bin`, the device that
+  /// runs v1 gets a delta; the one that runs v2 (from its factory slot, not confirmed by a push)
+  /// gets copies of its own blocks, read with BLOCK HASHES; the one that runs v3, which no base
+  /// matches and whose blocks v2 does not share, gets plain chunks (the sample firmware does not
+  /// compress). All three hold v2, validated.
+  @Test func eachDeviceChoosesItsOwnDelta() throws {
+    let root = RepositoryRoot.url.appendingPathComponent("Images")
+    func sample(_ name: String) throws -> [UInt8] {
+      [UInt8](try Data(contentsOf: root.appendingPathComponent(name)))
+    }
+    let daemons = [
+      try Daemon(capacity: "64KiB", firmware: try sample("firmware-v1.bin")),
+      try Daemon(capacity: "64KiB", firmware: try sample("firmware-v2.bin")),
+      try Daemon(capacity: "64KiB", firmware: try sample("firmware-v3.bin")),
+    ]
+    for daemon in daemons { try daemon.start() }
+    let result = try runTool(
+      "otactl",
+      [
+        "push", root.appendingPathComponent("firmware-v2.bin").path, "--base",
+        root.appendingPathComponent("firmware-v1.bin").path, "--link", "mtu=247,interval=2ms,packets=8",
+        "--json",
+        "--no-activate",
+      ] + daemons.flatMap { ["--device", $0.socket] })
+    #expect(result.status == 0, "\(result.output)\n\(result.errors)")
+    let results = daemons.map { daemon in
+      result.jsonLines.first {
+        $0["device"] as? String == daemon.socket && $0["event"] as? String == "result"
+      }
+        ?? [:]
+    }
+    #expect(results[0]["transferMode"] as? String == "delta", "\(results[0])")
+    #expect(results[1]["transferMode"] as? String == "block copies", "\(results[1])")
+    #expect((results[1]["bytesOnAir"] as? Int ?? .max) < 100, "v2's blocks are all there: \(results[1])")
+    #expect(results[2]["transferMode"] as? String == "plain", "\(results[2])")
+    #expect(
+      (results[0]["bytesOnAir"] as? Int ?? .max) < (results[2]["bytesOnAir"] as? Int ?? 0),
+      "the delta sends less than the plain chunks")
+    #expect(devices(summary(result)).allSatisfy { $0["ok"] as? Bool == true }, "\(summary(result))")
     for daemon in daemons { #expect(daemon.stop() == 0) }
   }
 }
