@@ -2,8 +2,8 @@
 # Runs INSIDE the harness VM as PID 1, right after the initramfs switch_roots into the host's root
 # (read-only 9p under a tmpfs overlay). Started by Scripts/vm/run.sh; not meant to be run by hand.
 #
-# Brings up the real BlueZ stack (bluetooth + hci_vhci modules, a system dbus-daemon, two virtual
-# LE controllers from `btvirt -L -l2`, bluetoothd), runs the host's test script, leaves everything
+# Brings up the real BlueZ stack (bluetooth + hci_vhci modules, a system dbus-daemon, N virtual
+# LE controllers from `btvirt -L -lN`, two by default, bluetoothd), runs the host's test script, leaves everything
 # in the results share and powers the VM off. Every step is time-bounded; whatever happens, the
 # EXIT trap writes what it has and powers off.
 #
@@ -14,6 +14,10 @@
 #   VM_TIMEOUT      seconds the host gives the whole VM; the test gets what remains minus a margin
 #   BT_CONF         optional bluetoothd main.conf (host path, or a file in the results share)
 #   BT_ARGS         optional extra bluetoothd arguments, separated by commas (e.g. -d)
+#   VM_CONTROLLERS  how many virtual LE controllers btvirt makes (hci0 ... hciN-1), 2 to 8; default 2
+#                   (run.sh --controllers N); the test gets it as GUEST_CONTROLLERS
+#   VM_BTVIRT       the btvirt to run instead of Debian's (run.sh sets it with more than 2
+#                   controllers: Scripts/vm/build-btvirt.sh)
 #   GUEST_TRACE=1   trace every command of this script, timestamped, into trace.log
 #                   (BLUEOTA_VM_TRACE=1 Scripts/vm/run.sh ...)
 #   anything else   passed through to the test unchanged (run.sh --env KEY=VAL)
@@ -150,16 +154,24 @@ step dbus
 btmon -w /tmp/btmon.snoop >/dev/null 2>&1 &
 btmon_pid=$!
 
-# --- two virtual LE controllers ----------------------------------------------------------------
-# btvirt -L -l2: two LE-only controllers on /dev/vhci (hci0, hci1) joined by btvirt's emulated
-# radio. It must keep running for the whole test.
+# --- the virtual LE controllers ----------------------------------------------------------------
+# btvirt -L -lN: N LE-only controllers on /dev/vhci (hci0 ... hciN-1; two unless VM_CONTROLLERS
+# says otherwise) joined by btvirt's emulated radio. It must keep running for the whole test.
+controllers="${VM_CONTROLLERS:-2}"
+[[ "$controllers" =~ ^[2-8]$ ]] || fail "VM_CONTROLLERS=$controllers: 2 to 8 controllers"
+hcis=()
+for ((i = 0; i < controllers; i++)); do hcis+=("hci$i"); done
+last_hci="hci$((controllers - 1))"
+btvirt="${VM_BTVIRT:-btvirt}"
+[[ "$btvirt" == btvirt || -x "$btvirt" ]] || fail "VM_BTVIRT $btvirt is not an executable file"
 btvirt_pid=
 start_btvirt() {
-  btvirt -L -l2 >>"$R/btvirt.log" 2>&1 &
+  "$btvirt" -L "-l$controllers" >>"$R/btvirt.log" 2>&1 &
   btvirt_pid=$!
-  wait_for 15 hci1 test -e /sys/class/bluetooth/hci1
+  # btvirt makes them in order: the last one there means all are.
+  wait_for 15 "$last_hci" test -e "/sys/class/bluetooth/$last_hci"
 }
-start_btvirt || fail "btvirt made no hci1 (see btvirt.log)"
+start_btvirt || fail "btvirt made no $last_hci (see btvirt.log)"
 step btvirt
 
 # --- bluetoothd --------------------------------------------------------------------------------
@@ -180,27 +192,28 @@ echo "bluetoothd ${bt_args[*]}" >"$R/bluetoothd.cmdline"
 /usr/libexec/bluetooth/bluetoothd "${bt_args[@]}" >/tmp/bluetoothd.log 2>&1 &
 bluetoothd_pid=$!
 
-# adapters_state: "ready" when GetManagedObjects lists /org/bluez/hci0 and hci1, "powered" when
-# both also say Powered true; one busctl run. Its output is one line: "/org/bluez/hci0" 10
-# "org.bluez.Adapter1" 17 "Address" s "00:AA:..." ... "Powered" b true ... "/org/bluez/hci1" ...
+# adapters_state: "ready" when GetManagedObjects lists every /org/bluez/hciN (hci0 and hci1 by
+# default), "powered" when all also say Powered true; one busctl run. Its output is one line:
+# "/org/bluez/hci0" 10 "org.bluez.Adapter1" 17 "Address" s "00:AA:..." ... "Powered" b true ...
+# "/org/bluez/hci1" ...
 adapters_state() {
-  local objects hci0 hci1
+  local objects hci adapter state=powered
   objects="$(busctl --system --timeout=2 call org.bluez / org.freedesktop.DBus.ObjectManager GetManagedObjects 2>/dev/null)" || return 0
-  [[ "$objects" == *'"/org/bluez/hci0"'* && "$objects" == *'"/org/bluez/hci1"'* ]] || return 0
-  hci0="${objects#*\"/org/bluez/hci0\"}"; hci0="${hci0%%\"/org/bluez/*}"
-  hci1="${objects#*\"/org/bluez/hci1\"}"; hci1="${hci1%%\"/org/bluez/*}"
-  if [[ "$hci0" == *'"Powered" b true'* && "$hci1" == *'"Powered" b true'* ]]; then
-    echo powered
-  else
-    echo ready
-  fi
+  for hci in "${hcis[@]}"; do
+    [[ "$objects" == *"\"/org/bluez/$hci\""* ]] || return 0
+  done
+  for hci in "${hcis[@]}"; do
+    adapter="${objects#*\"/org/bluez/$hci\"}"; adapter="${adapter%%\"/org/bluez/*}"
+    [[ "$adapter" == *'"Powered" b true'* ]] || state=ready
+  done
+  echo "$state"
 }
 no_controllers() { ! compgen -G '/sys/class/bluetooth/hci*' >/dev/null; }
 # An HCI command the kernel gave up on while setting a controller up ("hciN: Opcode 0x0c03
 # failed: -110") leaves that controller out of bluetoothd for good.
 init_timeouts() { dmesg | grep -cE 'Bluetooth: hci[0-9]+: Opcode 0x[0-9a-f]+ failed: -110' || true; }
 
-# Wait for both adapters on D-Bus. Should a controller's setup time out anyway (a very busy host),
+# Wait for every adapter on D-Bus. Should a controller's setup time out anyway (a very busy host),
 # restart btvirt (bluetoothd, still running, picks the new controllers up); at most twice.
 attempt=1
 deadline=$(($(now_ms) + 20000))
@@ -218,7 +231,7 @@ while :; do
     [[ "$(init_timeouts)" == "$timeouts_before" ]] || restart=1
   fi
   if ((restart)); then
-    ((attempt < 3)) || fail "bluetoothd did not list /org/bluez/hci0 and hci1 (btvirt started $attempt times; see dmesg.log)"
+    ((attempt < 3)) || fail "bluetoothd did not list /org/bluez/${hcis[*]} (btvirt started $attempt times; see dmesg.log)"
     echo "guest-init: a virtual controller did not come up; restarting btvirt" | tee -a "$R/warnings" >&2
     kill "$btvirt_pid" 2>/dev/null || true
     wait "$btvirt_pid" 2>/dev/null || true
@@ -226,16 +239,16 @@ while :; do
     attempt=$((attempt + 1))
     step "btvirt-restart-$attempt"
     timeouts_before="$(init_timeouts)"
-    start_btvirt || fail "btvirt made no hci1 (see btvirt.log)"
+    start_btvirt || fail "btvirt made no $last_hci (see btvirt.log)"
     deadline=$(($(now_ms) + 20000))
   fi
   nap 0.05
 done
 step bluetoothd-ready
-# AutoEnable (the default) powers both adapters right away. A main.conf that turns it off leaves
+# AutoEnable (the default) powers every adapter right away. A main.conf that turns it off leaves
 # powering to the test, so this is only waited for briefly, and recorded.
 powered() { [[ "$(adapters_state)" == powered ]]; }
-if [[ "$state" == powered ]] || wait_for 5 "both adapters powered" powered; then
+if [[ "$state" == powered ]] || wait_for 5 "all ${#hcis[@]} adapters powered" powered; then
   step adapters-powered
 fi
 
@@ -249,8 +262,9 @@ test_timeout=$((${VM_TIMEOUT:-120} - ${up%.*} - 10))
 echo "$test_timeout" >"$R/test.timeout"
 
 export GUEST_RESULTS="$R" GUEST_PERIPHERAL=hci0 GUEST_CENTRAL=hci1 BLUEOTA_VM=1 GUEST_TEST_TIMEOUT="$test_timeout"
+export GUEST_CONTROLLERS="$controllers"
 export BT_CONF="${conf:-}"
-unset VM_TIMEOUT BT_ARGS GUEST_TRACE
+unset VM_TIMEOUT VM_CONTROLLERS VM_BTVIRT BT_ARGS GUEST_TRACE
 step test-start
 cd /tmp
 set +e

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs a test script against the REAL BlueZ stack (kernel bluetooth + hci_vhci, dbus-daemon,
-# bluetoothd 5.66, two virtual LE controllers from `btvirt -L -l2`) inside a small qemu VM under
+# bluetoothd 5.66, virtual LE controllers from `btvirt -L -l2`, or -lN) inside a small qemu VM under
 # software emulation (TCG). The guest's root is the host's own / (read-only 9p under a tmpfs
 # overlay), so binaries built on the host run there unchanged. See Scripts/vm/README.md.
 #
@@ -10,6 +10,8 @@
 #                        off: Channels = 1, one ATT bearer (write commands arrive in order)
 #   --bt-conf FILE       a whole main.conf for bluetoothd instead (not together with --eatt)
 #   --bt-args "ARGS"     extra bluetoothd arguments, e.g. "-d" for its debug log
+#   --controllers N      N virtual LE controllers, hci0 ... hciN-1 (2 to 8; default 2); more
+#                        than 2 run a btvirt built with btvirt-handles.patch (build-btvirt.sh)
 #   --env KEY=VAL        added to the test's environment (repeatable; KEY in upper case, no
 #                        spaces or quotes: it travels on the kernel command line)
 #   --timeout SECONDS    wall-time limit of the whole VM (default 120); the test gets what is
@@ -37,7 +39,7 @@
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-usage() { sed -n '7,19p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '7,21p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
 die_usage() { echo "run.sh: $*" >&2; usage >&2; exit 2; }
 harness_failure() { echo "run.sh: HARNESS FAILURE: $*" >&2; exit 125; }
 
@@ -45,6 +47,7 @@ test_script=""
 eatt=""
 bt_conf=""
 bt_args=""
+controllers=""
 timeout_s=120
 results=""
 keep=0
@@ -55,6 +58,7 @@ while (($#)); do
     --eatt) [[ "${2:-}" == on || "${2:-}" == off ]] || die_usage "--eatt takes on or off"; eatt="$2"; shift 2 ;;
     --bt-conf) [[ -f "${2:-}" ]] || die_usage "--bt-conf: no such file: ${2:-}"; bt_conf="$(realpath "$2")"; shift 2 ;;
     --bt-args) bt_args="${2-}"; shift 2 ;;
+    --controllers) [[ "${2:-}" =~ ^[2-8]$ ]] || die_usage "--controllers takes 2 to 8"; controllers="$2"; shift 2 ;;
     --env)
       # Upper-case keys only: the kernel keeps lower-case words it knows (root=, init=, ...) and
       # treats KEY.PARAM=VAL as a module parameter.
@@ -71,13 +75,14 @@ while (($#)); do
     --results) [[ -n "${2:-}" ]] || die_usage "--results takes a folder"; results="$2"; shift 2 ;;
     --keep) keep=1; shift ;;
     --verbose) verbose=1; shift ;;
-    -h|--help) sed -n '2,37p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,39p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
     -*) die_usage "unknown option $1" ;;
     *) [[ -z "$test_script" ]] || die_usage "only one TEST_SCRIPT"; test_script="$1"; shift ;;
   esac
 done
 [[ -n "$test_script" ]] || die_usage "no TEST_SCRIPT"
-# The kernel hands /init at most 32 environment variables; the harness uses 11 of them.
+# The kernel hands /init at most 32 environment variables; the harness uses 11 of them (13 with
+# --controllers).
 ((${#extra_env[@]} <= 16)) || die_usage "at most 16 --env"
 [[ -f "$test_script" && -x "$test_script" ]] || die_usage "TEST_SCRIPT $test_script is not an executable file"
 test_script="$(realpath "$test_script")"
@@ -98,6 +103,12 @@ wall_start="$(now_ms)"
 cache="${BLUEOTA_VM_CACHE:-$HOME/.cache/blueota-vm}"
 # shellcheck source=/dev/null
 source "$cache/vm.env"
+# Stock btvirt 5.66 cannot carry more than one link per controller (build-btvirt.sh says why):
+# more controllers than the two that hold one link between them get the patched one.
+btvirt=""
+if [[ -n "$controllers" ]] && ((controllers > 2)); then
+  btvirt="$("$here/build-btvirt.sh" "$cache")" || harness_failure "build-btvirt.sh failed"
+fi
 
 # --- results folder: the writable share -------------------------------------------------------
 if [[ -n "$results" ]]; then
@@ -141,7 +152,8 @@ fi
 # script, as environment variables.
 append=(console=ttyS0 panic=-1 quiet loglevel=3 "ginit=$here/guest-init.sh"
         "GUEST_TEST=$test_script" "GUEST_RESULTS=$results" "VM_KVER=$VM_KVER" "VM_MODULES=$VM_MODULES"
-        "VM_TIMEOUT=$timeout_s" "BT_CONF=$bt_conf" ${BLUEOTA_VM_TRACE:+GUEST_TRACE=1})
+        "VM_TIMEOUT=$timeout_s" "BT_CONF=$bt_conf" ${BLUEOTA_VM_TRACE:+GUEST_TRACE=1}
+        ${controllers:+VM_CONTROLLERS=$controllers} ${btvirt:+VM_BTVIRT=$btvirt})
 if [[ -n "$bt_args" ]]; then
   # One word on the kernel command line: the arguments joined with commas.
   read -r -a words <<<"$bt_args"
@@ -162,7 +174,7 @@ printf '%q ' "${qemu[@]}" >"$results/qemu.cmdline"
 echo >>"$results/qemu.cmdline"
 
 console="$results/console.log"
-echo "run.sh: booting the VM ($(basename "$test_script"), eatt ${eatt:-from --bt-conf}, timeout ${timeout_s} s)"
+echo "run.sh: booting the VM ($(basename "$test_script"), eatt ${eatt:-from --bt-conf},${controllers:+ $controllers controllers,} timeout ${timeout_s} s)"
 # The guest powers itself off; panic=-1 plus -no-reboot end qemu on a guest crash too; timeout ends
 # it in any other case. stdin is not the terminal: -nographic would put a tty into raw mode.
 vm_start="$(now_ms)"
