@@ -38,9 +38,10 @@ fi
 # --- 1. host packages --------------------------------------------------------------------------
 # busybox-static: the initramfs shell and the guest's `poweroff -f` (Debian's own poweroff is
 # systemctl, which needs systemd as PID 1). python3-gi: the GLib main loop python3-dbus needs for
-# the smoke test's D-Bus objects. util-linux: flock, mount. coreutils: timeout.
+# the smoke test's D-Bus objects. util-linux: flock, mount. coreutils: timeout. gcc, libc6-dev,
+# dpkg-dev, patch: build-btvirt.sh's btvirt from Debian's bluez source (runs of 3+ controllers).
 packages=(qemu-system-x86 busybox-static bluez bluez-test-tools dbus cpio kmod python3 python3-dbus
-          python3-gi util-linux coreutils)
+          python3-gi util-linux coreutils gcc libc6-dev dpkg-dev patch)
 installed="$(dpkg-query -W -f='${Package} ${Status}\n' "${packages[@]}" 2>/dev/null |
              awk '$NF == "installed" && $(NF-1) == "ok" { printf "%s ", $1 }' || true)"
 missing=()
