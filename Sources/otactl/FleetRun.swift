@@ -47,7 +47,6 @@ final class FleetRun {
 
   /// Device `index`'s push ended: said as a single push says it, and kept for the summary.
   func end(_ index: Int, _ ending: FleetPush.Ending, _ session: PushSession?, conditions: LinkConditions?) {
-    let device = targets[index]
     switch ending {
     case .finished(let outcome):
       guard let session else { return }
@@ -62,7 +61,6 @@ final class FleetRun {
       fail(index, .unreachable, "the link failed: \(error)")
     }
     screen?.ended(index, Self.ending(records[index]))
-    _ = device
   }
 
   private func record(_ index: Int, _ outcome: SenderOutcome, _ session: PushSession) {
