@@ -20,9 +20,7 @@
 #   5. FIGURES multi: aggregate goodput, each device's goodput, time until all were done
 # Three links at once from one controller need run.sh's patched btvirt (Scripts/vm/build-btvirt.sh,
 # which run.sh --controllers 4 uses): stock btvirt 5.66 cuts every link but the first.
-# Needs BLUEOTA_BIN (where otad and otactl were built). BLUEOTA_MULTI=separate runs three
-# single-device `otactl push` processes instead of one multi-device push and writes their output in
-# the multi-device push's form (for an otactl without it; the summary is then this script's).
+# Needs BLUEOTA_BIN (where otad and otactl were built).
 # Writes push-multi.jsonl, otad-M*.log and figures-multi.json to GUEST_RESULTS.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -31,8 +29,6 @@ root="$(cd "$here/../.." && pwd)"
 bin="${BLUEOTA_BIN:?BLUEOTA_BIN names the folder with otad and otactl}"
 results="$GUEST_RESULTS"
 ((${GUEST_CONTROLLERS:-2} >= 4)) || { echo "guest-multi: needs 4 controllers (run.sh --controllers 4), has ${GUEST_CONTROLLERS:-2}" >&2; exit 2; }
-mode="${BLUEOTA_MULTI:-multi}"
-[[ "$mode" == multi || "$mode" == separate ]] || { echo "guest-multi: BLUEOTA_MULTI is multi or separate, not $mode" >&2; exit 2; }
 central=hci3
 names=(BlueOTA-M0 BlueOTA-M1 BlueOTA-M2)
 failing=1   # M1: its new firmware fails the self-test
@@ -120,33 +116,19 @@ for i in 0 1 2; do
     || fail "otactl scan on $central did not find ${names[i]} (${addresses[i]}) by its name"
 done
 
-step "2. one push of $image_size bytes to all three ($mode); M1 fails its self-test, M2's otad is killed"
+step "2. one push of $image_size bytes to all three; M1 fails its self-test, M2's otad is killed"
 push_common=(--adapter "$central" --json --trial-timeout 120 --max-reconnects 10)
 out="$results/push-multi.jsonl"
 : >"$out"
 pushed_at="$(now)"
-push_pids=()
-if [[ "$mode" == multi ]]; then
-  "$bin/otactl" push --help 2>&1 | grep -q -- "--parallel" \
-    || fail "this otactl has no multi-device push (push --help names no --parallel); BLUEOTA_MULTI=separate runs without it"
-  # M0 by --device, M1 and M2 from a --devices file (with a comment, as an operator writes one).
-  printf '# the other two\n%s  # its self-test fails\n\n%s  # its otad is killed\n' "${names[1]}" "${names[2]}" \
-    >"$work/devices.txt"
-  timeout 300 "$bin/otactl" push "$work/new.img" "${push_common[@]}" --device "${names[0]}" --devices "$work/devices.txt" \
-    --parallel 3 >"$out" 2>"$results/push-multi.err" &
-  push_pids+=($!)
-  watch_file="$out"
-  watch_tag="\"device\":\"${names[killed]}\""
-else
-  # Three single-device pushes side by side; their lines are tagged and summed up below.
-  for i in 0 1 2; do
-    timeout 300 "$bin/otactl" push "$work/new.img" "${push_common[@]}" --device "${names[i]}" \
-      >"$results/push-$i.jsonl" 2>"$results/push-$i.err" &
-    push_pids+=($!)
-  done
-  watch_file="$results/push-$killed.jsonl"
-  watch_tag='"event":"progress"'
-fi
+# M0 by --device, M1 and M2 from a --devices file (with a comment, as an operator writes one).
+printf '# the other two\n%s  # its self-test fails\n\n%s  # its otad is killed\n' "${names[1]}" "${names[2]}" \
+  >"$work/devices.txt"
+timeout 300 "$bin/otactl" push "$work/new.img" "${push_common[@]}" --device "${names[0]}" --devices "$work/devices.txt" \
+  --parallel 3 >"$out" 2>"$results/push-multi.err" &
+push_pid=$!
+watch_file="$out"
+watch_tag="\"device\":\"${names[killed]}\""
 # M2's committed offset as otactl reports it (what the device acknowledged), polled.
 committed=0
 for _ in $(seq 1200); do
@@ -170,51 +152,17 @@ wait_registered "$killed" "$before" || fail "${names[killed]}'s otad did not adv
 echo "${names[killed]}'s otad restarted, advertising at $(now) s"
 
 push_rc=0
-push_rcs=()
-for pid in "${push_pids[@]}"; do
-  rc=0
-  wait "$pid" || rc=$?
-  push_rcs+=("$rc")
-done
+wait "$push_pid" || push_rc=$?
 done_at="$(now)"
-if [[ "$mode" == separate ]]; then
-  # The multi-device push's form: each line with its device, then the summary; exit 14 unless
-  # every device ended confirmed on the new version.
-  /usr/bin/python3 - "$results" "$out" "$new_version" "$image_size" "$(echo "$done_at - $pushed_at" | bc)" \
-    "${push_rcs[*]}" "${names[@]}" <<'PY' || push_rc=$?
-import json, sys
-pushes, out, new, size, seconds, rcs = sys.argv[1:7]
-names, rcs, size, seconds = sys.argv[7:], [int(r) for r in rcs.split()], int(size), float(seconds)
-devices, lines = [], []
-for i, name in enumerate(names):
-    events = [json.loads(l) for l in open(f"{pushes}/push-{i}.jsonl") if l.strip()]
-    lines += [json.dumps({"device": name, **e}, separators=(",", ":")) for e in events]
-    last = events[-1] if events and events[-1].get("event") == "result" else {}
-    outcome = last.get("lastOutcome") or {}
-    devices.append({"device": name, "ok": rcs[i] == 0, "exitCode": rcs[i], "reason": last.get("error"),
-                    "runningVersion": last.get("runningVersion", outcome.get("from")),
-                    "confirmed": last.get("confirmed"), "resumedFrom": last.get("resumedFrom", []),
-                    "goodput": last.get("goodput")})
-confirmed = sum(1 for d in devices if d["ok"] and d["confirmed"] and d["runningVersion"] == new)
-# The image's bytes every device took (a rollback took them too), over the time until all were done.
-took = sum(1 for d in devices if d["ok"] or d["exitCode"] == 7)
-lines.append(json.dumps({"event": "summary", "devices": devices, "confirmed": confirmed, "total": len(names),
-                         "seconds": seconds, "aggregateGoodput": took * size / seconds}, separators=(",", ":")))
-open(out, "w").write("\n".join(lines) + "\n")
-sys.exit(0 if confirmed == len(names) else 14)
-PY
-else
-  push_rc="${push_rcs[0]}"
-fi
 echo "the push ended with exit $push_rc at $done_at s, $(echo "$done_at - $pushed_at" | bc) s after it began"
 tail -n 1 "$out"
-((push_rc == 14)) || fail "the push exited $push_rc, expected 14 (two of three devices confirmed): $(tail -n 1 "$out"; tail -n 5 "$results"/push-*.err 2>/dev/null)"
+((push_rc == 14)) || fail "the push exited $push_rc, expected 14 (two of three devices confirmed): $(tail -n 1 "$out"; tail -n 5 "$results/push-multi.err" 2>/dev/null)"
 
 step "3. the JSON: every device's events, its outcome and reason, M2's resume, the counts"
-/usr/bin/python3 - "$out" "$new_version" "$durable" "$mode" "${names[@]}" <<'PY' || fail "the push's JSON does not tell what happened (above)"
+/usr/bin/python3 - "$out" "$new_version" "$durable" "${names[@]}" <<'PY' || fail "the push's JSON does not tell what happened (above)"
 import json, sys
-out, new, durable, mode = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
-names = sys.argv[5:]
+out, new, durable = sys.argv[1], sys.argv[2], int(sys.argv[3])
+names = sys.argv[4:]
 m0, m1, m2 = names
 problems = []
 def check(condition, text):
@@ -235,8 +183,8 @@ check([(e["device"], e.get("offset")) for e in resumes] == [(m2, durable)],
 check(summary.get("total") == 3 and summary.get("confirmed") == 2,
       f"summary counts {summary.get('confirmed')} of {summary.get('total')} confirmed; expected 2 of 3")
 check(isinstance(summary.get("seconds"), (int, float)) and summary["seconds"] > 0, "the summary has no seconds")
-# Three links up at once: the central held all three (in separate mode, three processes did).
-check(mode == "separate" or summary.get("parallel") == 3, f"at most {summary.get('parallel')} links were up at once, not 3")
+# Three links up at once: the central held all three.
+check(summary.get("parallel") == 3, f"at most {summary.get('parallel')} links were up at once, not 3")
 check(isinstance(summary.get("aggregateGoodput"), (int, float)) and summary["aggregateGoodput"] > 0,
       "the summary has no aggregate goodput")
 devices = {d.get("device"): d for d in summary.get("devices", [])}
@@ -303,15 +251,14 @@ sys.exit("; ".join(problems) if problems else 0)
 PY
 
 step "5. figures"
-/usr/bin/python3 - "$out" "$results" "$mode" "$image_size" "$durable" "$pushed_at" "$killed_at" "$done_at" <<'PY'
+/usr/bin/python3 - "$out" "$results" "$image_size" "$durable" "$pushed_at" "$killed_at" "$done_at" <<'PY'
 import json, sys
-out, results, mode, size, durable = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5])
-pushed_at, killed_at, done_at = (float(v) for v in sys.argv[6:9])
+out, results, size, durable = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+pushed_at, killed_at, done_at = (float(v) for v in sys.argv[5:8])
 lines = [json.loads(l) for l in open(out) if l.strip()]
 summary = lines[-1]
 results_by_device = {e["device"]: e for e in lines[:-1] if e.get("event") == "result"}
 figures = {
-    "mode": mode,
     "devices": summary["total"],
     "parallel": summary.get("parallel"),
     "confirmed": summary["confirmed"],

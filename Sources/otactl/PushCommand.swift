@@ -32,8 +32,7 @@ struct PushCommand: ParsableCommand {
   @Option(
     help: ArgumentHelp(
       "A device to update: a Bluetooth address or advertised name, or the simulated link's socket path. Give it several times to update several devices at once.",
-      discussion: "A value with a '/' is a socket path (what otad --socket names); AA:BB:CC:DD:EE:FF is an "
-        + "address; anything else is the name the device advertises."))
+      discussion: DeviceOptions.deviceHelp.discussion))
   var device: [String] = []
 
   @Option(

@@ -155,6 +155,12 @@ import Testing
     #expect(result.status == 64, "\(result.output)\n\(result.errors)")
     #expect(result.errors.contains("is given twice"), "\(result.errors)")
     #expect(result.errors.contains(daemons[0].socket), "names the device it is the same as: \(result.errors)")
+    // A --devices file that is not there is a usage error that names it.
+    let missing = daemons[1].folder.appendingPathComponent("no-such-list.txt").path
+    let unreadable = try runTool(
+      "otactl", ["push", image, "--version", "1.2.0", "--device", daemons[0].socket, "--devices", missing])
+    #expect(unreadable.status == 64, "\(unreadable.output)\n\(unreadable.errors)")
+    #expect(unreadable.errors.contains("--devices \(missing): cannot read the file"), "\(unreadable.errors)")
     for daemon in daemons {
       #expect(!daemon.log.contains("PREPARE"), "nothing was sent")
       #expect(daemon.stop() == 0)
