@@ -7,7 +7,9 @@
 # put `swift` on PATH) first.
 set -euo pipefail
 
-blueota_packages=(pkg-config zlib1g-dev libdbus-1-dev libbluetooth-dev python3 python3-pip python3-venv ca-certificates)
+# libubootenv-tool: the real fw_printenv/fw_setenv, for Tests/OTABootTests/UBootRealToolsTests.
+blueota_packages=(pkg-config zlib1g-dev libdbus-1-dev libbluetooth-dev python3 python3-pip python3-venv ca-certificates
+  libubootenv-tool)
 
 blueota_missing_packages() {
   local missing=()

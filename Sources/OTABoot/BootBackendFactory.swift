@@ -11,7 +11,7 @@ extension BootConfiguration {
       return TrybootBackend(
         bootDirectory: trybootDirectory, partitions: trybootPartitions, bootloaderNode: trybootNode)
     case .uboot:
-      return UBootBackend(tools: ToolRunner(), cmdline: cmdline)
+      return UBootBackend(tools: ToolRunner(), cmdline: cmdline, config: ubootConfig)
     case .grub:
       return GrubBackend(tools: ToolRunner(), environmentFile: grubEnvironment, cmdline: cmdline)
     }

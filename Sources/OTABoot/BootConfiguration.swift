@@ -52,6 +52,8 @@ public struct BootConfiguration: Equatable, Sendable {
   public var trybootNode = "/proc/device-tree/chosen/bootloader"
   public var cmdline = "/proc/cmdline"
   public var grubEnvironment = "/boot/grub/grubenv"
+  /// The fw_env.config the U-Boot tools read (`-c`); nil: their default, /etc/fw_env.config.
+  public var ubootConfig: String?
 
   public init() {}
 }

@@ -9,14 +9,20 @@ public struct UBootBackend: BootBackend {
   public let tools: ToolRunner
   /// The kernel command line, read for `rauc.slot=`.
   public let cmdline: String
+  /// The fw_env.config that locates the environment, passed to both tools with `-c`; nil: the tools'
+  /// own default, /etc/fw_env.config.
+  public let config: String?
   /// The boots the primary gets each time the plan is applied.
   public let primaryAttempts: Int
 
   public var name: String { "uboot" }
 
-  public init(tools: ToolRunner, cmdline: String = "/proc/cmdline", primaryAttempts: Int = 3) {
+  public init(
+    tools: ToolRunner, cmdline: String = "/proc/cmdline", config: String? = nil, primaryAttempts: Int = 3
+  ) {
     self.tools = tools
     self.cmdline = cmdline
+    self.config = config
     self.primaryAttempts = primaryAttempts
   }
 
@@ -26,13 +32,20 @@ public struct UBootBackend: BootBackend {
 
   /// Reads the environment with `fw_printenv` and, when any of the three variables differs, writes all
   /// three in one `fw_setenv --script -` call (one environment write, so a power cut leaves the old
-  /// or the new set, never a mixture).
+  /// or the new set, never a mixture). The script's lines are `NAME=value`: libubootenv's fw_setenv
+  /// (Debian's libubootenv-tool) skips a `NAME value` line, the older format, without a word.
   public func apply(_ plan: BootPlan) throws(BootBackendError) {
     let wanted = variables(for: plan)
-    let current = VariableListing.parse(try tools.runText("fw_printenv"))
+    let current = VariableListing.parse(try printenv())
     if VariableListing.differences(between: current, and: wanted).isEmpty { return }
-    let script = wanted.map { "\($0.name) \($0.value)\n" }.joined()
-    try tools.runText("fw_setenv", ["--script", "-"], input: script)
+    let script = wanted.map { "\($0.name)=\($0.value)\n" }.joined()
+    try tools.runText("fw_setenv", configArguments + ["--script", "-"], input: script)
+  }
+
+  private var configArguments: [String] { config.map { ["-c", $0] } ?? [] }
+
+  private func printenv() throws(BootBackendError) -> String {
+    try tools.runText("fw_printenv", configArguments)
   }
 
   public func restartCommand(for plan: BootPlan) -> [String]? { nil }
@@ -40,7 +53,7 @@ public struct UBootBackend: BootBackend {
   /// The order variable read back (its last slot is the primary, a first one before it a trial)
   /// and the slot the kernel command line names.
   public func pointer() throws(BootBackendError) -> BootPointer {
-    let variables = VariableListing.parse(try tools.runText("fw_printenv"))
+    let variables = VariableListing.parse(try printenv())
     return BootPointer.fromOrder(variables["BOOT_ORDER"], booted: try bootedSlot())
   }
 

@@ -57,8 +57,9 @@ extension BootConfiguration {
         throw ConfigurationError("[boot.tryboot] partition-a and partition-b are the same partition")
       }
     }
-    if let uboot = try Config.section(table, "uboot", keys: ["cmdline"]) {
+    if let uboot = try Config.section(table, "uboot", keys: ["cmdline", "config"]) {
       cmdline = try Config.string(uboot, "cmdline", in: "boot.uboot") ?? cmdline
+      ubootConfig = try Config.path(uboot, "config", in: "boot.uboot") ?? ubootConfig
     }
     if let grub = try Config.section(table, "grub", keys: ["environment", "cmdline"]) {
       grubEnvironment = try Config.string(grub, "environment", in: "boot.grub") ?? grubEnvironment

@@ -4,7 +4,9 @@ import OTABoot
 /// Fake `fw_printenv`, `fw_setenv` and `grub-editenv` in `<directory>/bin`, written at run time. The
 /// U-Boot environment lives in `<directory>/fw_env` as NAME=value lines; every invocation appends
 /// its argv (arguments with spaces in single quotes) and, for `fw_setenv --script -`, each stdin line
-/// indented by two spaces, to `<directory>/log`. A file `<directory>/fail-<tool>` makes that tool
+/// indented by two spaces, to `<directory>/log`. Both U-Boot tools take `-c FILE` first, as
+/// libubootenv's do, and the script is read as libubootenv 0.3.2 reads it: `NAME=value` sets, `NAME=`
+/// deletes, and a line without `=` (the older `NAME value` format) is skipped without a word. A file `<directory>/fail-<tool>` makes that tool
 /// print the file to stderr and exit 1.
 struct FakeTools {
   let directory: String
@@ -91,6 +93,7 @@ struct FakeTools {
     \(logArguments)
     log_invocation "$@"
     touch "$dir/fw_env"
+    if [ "$1" = "-c" ]; then shift 2; fi
     if [ $# -eq 0 ]; then cat "$dir/fw_env"; exit 0; fi
     status=0
     for name in "$@"; do
@@ -111,13 +114,15 @@ struct FakeTools {
       if [ $# -gt 1 ]; then printf '%s=%s\\n' "$1" "$2" >> "$dir/fw_env.new"; fi
       mv "$dir/fw_env.new" "$dir/fw_env"
     }
+    if [ "$1" = "-c" ]; then shift 2; fi
     if [ "$1" = "--script" ] || [ "$1" = "-s" ]; then
       [ "$2" = "-" ] || { echo "this fake fw_setenv reads scripts from stdin only" >&2; exit 2; }
       while IFS= read -r line || [ -n "$line" ]; do
         printf '  %s\\n' "$line" >> "$dir/log"
-        case "$line" in '' | '#'*) continue ;; esac
-        name=${line%%[ \t]*}
-        value=$(printf '%s' "${line#"$name"}" | sed 's/^[ \t]*//')
+        case "$line" in '#'* | *=*) ;; *) continue ;; esac
+        case "$line" in '#'*) continue ;; esac
+        name=${line%%=*}
+        value=${line#*=}
         if [ -n "$value" ]; then set_variable "$name" "$value"; else set_variable "$name"; fi
       done
     else

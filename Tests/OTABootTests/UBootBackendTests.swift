@@ -38,7 +38,7 @@ struct UBootBackendTests {
       try backend.apply(trial(3))
       #expect(
         tools.log() == [
-          "fw_printenv", "fw_setenv --script -", "  BOOT_ORDER B A", "  BOOT_A_LEFT 3", "  BOOT_B_LEFT 3",
+          "fw_printenv", "fw_setenv --script -", "  BOOT_ORDER=B A", "  BOOT_A_LEFT=3", "  BOOT_B_LEFT=3",
         ])
       #expect(
         try tools.ubootEnvironment() == [
@@ -57,8 +57,8 @@ struct UBootBackendTests {
       try backend.apply(trial(1))
       #expect(
         tools.log() == [
-          "fw_printenv", "fw_printenv", "fw_setenv --script -", "  BOOT_ORDER B A", "  BOOT_A_LEFT 3",
-          "  BOOT_B_LEFT 1",
+          "fw_printenv", "fw_printenv", "fw_setenv --script -", "  BOOT_ORDER=B A", "  BOOT_A_LEFT=3",
+          "  BOOT_B_LEFT=1",
         ])
       #expect(try tools.ubootEnvironment()["BOOT_B_LEFT"] == "1")
 
@@ -67,7 +67,7 @@ struct UBootBackendTests {
       try backend.apply(BootPlan(primary: .b))
       #expect(
         tools.log() == [
-          "fw_printenv", "fw_setenv --script -", "  BOOT_ORDER B", "  BOOT_A_LEFT 0", "  BOOT_B_LEFT 3",
+          "fw_printenv", "fw_setenv --script -", "  BOOT_ORDER=B", "  BOOT_A_LEFT=0", "  BOOT_B_LEFT=3",
         ])
       #expect(
         try tools.ubootEnvironment() == [
@@ -86,7 +86,7 @@ struct UBootBackendTests {
       try backend.apply(BootPlan(primary: .a))
       #expect(
         tools.log() == [
-          "fw_printenv", "fw_setenv --script -", "  BOOT_ORDER A", "  BOOT_A_LEFT 5", "  BOOT_B_LEFT 0",
+          "fw_printenv", "fw_setenv --script -", "  BOOT_ORDER=A", "  BOOT_A_LEFT=5", "  BOOT_B_LEFT=0",
         ])
       #expect(try tools.ubootEnvironment() == ["BOOT_ORDER": "A", "BOOT_A_LEFT": "5", "BOOT_B_LEFT": "0"])
     }
@@ -112,7 +112,7 @@ struct UBootBackendTests {
       try backend(tools).apply(BootPlan(primary: .a))
       #expect(
         tools.log() == [
-          "fw_printenv", "fw_setenv --script -", "  BOOT_ORDER A", "  BOOT_A_LEFT 3", "  BOOT_B_LEFT 0",
+          "fw_printenv", "fw_setenv --script -", "  BOOT_ORDER=A", "  BOOT_A_LEFT=3", "  BOOT_B_LEFT=0",
         ])
     }
   }

@@ -40,6 +40,22 @@ import Testing
     #expect(configuration.boot.makeBackend(for: layout).name == "grub")
   }
 
+  @Test func theUBootToolsConfigurationIsPassedOn() throws {
+    let configuration = try read(
+      """
+      [boot]
+      backend = "uboot"
+      [boot.uboot]
+      cmdline = "/run/cmdline"
+      config = "/etc/otad/fw_env.config"
+      """)
+    #expect(configuration.boot.ubootConfig == "/etc/otad/fw_env.config")
+    let layout = DeviceLayout(slots: SlotPair(a: "/a", b: "/b"), stateDirectory: "/var/lib/x")
+    let backend = try #require(configuration.boot.makeBackend(for: layout) as? UBootBackend)
+    #expect(backend.config == "/etc/otad/fw_env.config" && backend.cmdline == "/run/cmdline")
+    #expect(try read("[boot]\nbackend = \"uboot\"").boot.ubootConfig == nil, "the tools' own default")
+  }
+
   @Test func defaultsAreTheSimulatedDevicesOwn() throws {
     let boot = try read("").boot
     #expect(boot.backend == .file && boot.attempts == 3 && boot.stage == .daemon && boot.restart == .reexec)
