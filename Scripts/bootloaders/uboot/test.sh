@@ -1,0 +1,357 @@
+#!/usr/bin/env bash
+# The U-Boot half of issue 28: Debian 12's real U-Boot (u-boot-qemu, qemu_arm64) runs the project's
+# boot script (boot.cmd, the text docs/BOOT-BACKENDS.md shows) on an environment that otad's U-Boot
+# backend writes with the real fw_setenv/fw_printenv (libubootenv-tool), in a flash image that both
+# sides share. otad runs on this host with [boot] backend = "uboot", its slots as files; its restart
+# command (boot-once.py) powers the emulated board on, U-Boot picks and counts, the slot's kernel
+# says which slot started, and otad reads the kernel command line U-Boot saved. otactl pushes the
+# updates over the simulated link. Cycles, each through the real U-Boot:
+#   1. v2 confirms: U-Boot starts B, otactl exits 0, A leaves BOOT_ORDER
+#   2. v3 fails its health check on both attempts: U-Boot starts A twice, then otad rolls back and
+#      U-Boot starts B (otactl exits 7)
+#   3. the environment zeroed, erased, torn between U-Boot's two flash sectors, and described with
+#      the wrong size in fw_env.config: U-Boot's defaults and otad's boot stage end on slot B
+#   4. cuts: qemu killed at delays into U-Boot's saveenv, and otad's own fw_setenv killed at its
+#      write, at its fsync, and torn after 4 B, 4 KiB and 128 KiB; each next boot ends on slot B
+#   5. a trial (v4) whose kernel hangs: the harness's watchdog resets the board until U-Boot's count
+#      runs out and U-Boot falls back to B; otad rolls back ("did not start"), otactl exits 7
+# Prints PASS/FAIL lines and, last, `BOOTLOADER uboot boots=<n> cycles=<n> cuts=<n>
+# seconds_per_boot=<x> wall=<s>`; exit 0 only if everything passed. Needs BLUEOTA_BIN (otad and
+# otactl), root, u-boot-qemu, u-boot-tools, libubootenv-tool, mtools, dosfstools, strace, python3,
+# jq, and a qemu-system-aarch64 with a working flash write buffer (qemu.sh finds or fetches one).
+# Everything happens in a temporary directory, removed at the end (KEEP=1 keeps it).
+set -euo pipefail
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+root="$(cd "$here/../../.." && pwd)"
+bin="${BLUEOTA_BIN:?BLUEOTA_BIN names the folder with otad and otactl}"
+wall_start="$(date +%s.%N)"
+w="$(mktemp -d /tmp/blueota-uboot.XXXXXX)"
+otad_pid=""
+failures=0
+cycles=0
+cuts=0
+cleanup() {
+  if [[ -n "$otad_pid" ]]; then
+    kill "$otad_pid" 2>/dev/null || true
+    wait "$otad_pid" 2>/dev/null || true
+  fi
+  if [[ "${KEEP:-0}" == 1 ]]; then echo "kept $w" >&2; else rm -rf "$w"; fi
+}
+trap cleanup EXIT
+
+pass() { echo "PASS $*"; }
+fail() {
+  echo "FAIL $*"
+  failures=$((failures + 1))
+}
+note() { echo "  $*"; }
+qemu="$("$here/qemu.sh")"
+export UBOOT_QEMU="$qemu"
+cfg="$w/fw_env.config"
+env_get() { fw_printenv -c "$cfg" -n "$1" 2>/dev/null; }
+boot_count() { [[ -f "$w/boots.log" ]] && wc -l <"$w/boots.log" || echo 0; }
+# The boots since boot number $1, one word each: <chose>:<kernel> (A:started, B:hung, ...).
+boots_since() { awk -v n="$1" 'NR > n { sub("chose=", "", $3); sub("kernel=", "", $4); printf "%s%s:%s", (c++ ? " " : ""), $3, $4 }' "$w/boots.log"; }
+show_boots_since() { awk -v n="$1" 'NR > n { print "  " $0 }' "$w/boots.log"; }
+boot() { python3 "$here/boot-once.py" "$w" "$@"; }
+status() { "$bin/otad" status --config "$w/otad.toml" --json; }
+# confirmed, running, last outcome and its reason, as one line
+status_line() { status | jq -r '"confirmed=\(.confirmed) running=\(.running) trial=\(.trial.slot // "none") outcome=\(.lastOutcome.result) reason=\(.lastOutcome.reason)"'; }
+lower() { tr '[:upper:]' '[:lower:]'; }
+# What this test's board provisions once U-Boot made its environment, to boot faster: no autoboot
+# delay, distro boot on virtio only (the boot needs neither: boot.cmd carries the kernel arguments).
+provision() { printf '%s\n' bootdelay=0 boot_targets=virtio0 "$@" | fw_setenv -c "$cfg" -s -; }
+# After U-Boot fell back on its built-in environment they are gone: provision them again (else
+# each later boot takes 2 s more).
+reprovision_if_lost() { [[ "$(env_get bootdelay || true)" == 0 ]] || provision; }
+otad_boot() { # the boot stage (restarting through boot-once.py as often as the table says)
+  "$bin/otad" boot --config "$w/otad.toml" >>"$w/otad-boot.log" 2>&1
+}
+start_otad() {
+  "$bin/otad" run --config "$w/otad.toml" >>"$w/otad.log" 2>&1 &
+  otad_pid=$!
+  for _ in $(seq 300); do [[ -S "$w/otad.sock" ]] && return 0; sleep 0.05; done
+  fail "otad did not come up: $(tail -n 5 "$w/otad.log")"
+  exit 1
+}
+stop_otad() {
+  kill "$otad_pid"
+  wait "$otad_pid" || true
+  otad_pid=""
+}
+push() { # image json-file: otactl's exit status
+  local rc=0
+  "$bin/otactl" push "$1" --device "$w/otad.sock" --json --trial-timeout 120 --max-reconnects 20 \
+    >"$2" 2>"$2.err" || rc=$?
+  echo "$rc"
+}
+# Ends on slot B, confirmed, as otad and U-Boot both say: the last boot started B's kernel.
+on_b() { # what
+  local last slots
+  last="$(tail -n 1 "$w/boots.log")"
+  slots="$(status_line)"
+  if [[ "$last" == *"chose=B kernel=started"* && "$(env_get BOOT_ORDER)" == B ]] \
+    && echo "$slots" | grep -qi '^confirmed=b running=b trial=none'; then
+    return 0
+  fi
+  note "last boot: $last; BOOT_ORDER=$(env_get BOOT_ORDER || echo '(unreadable)'); otad: $slots"
+  return 1
+}
+
+# --- the board: flash bank 0 with U-Boot, bank 1 erased (its environment), the disk
+truncate -s 64M "$w/flash0.img" "$w/flash1.img"
+dd if=/usr/lib/u-boot/qemu_arm64/u-boot.bin of="$w/flash0.img" conv=notrunc status=none
+erase_env() { python3 -c 'import sys; f = open(sys.argv[1], "r+b"); f.write(bytes([int(sys.argv[2])]) * 0x40000)' "$w/flash1.img" "$1"; }
+erase_env 255
+# The environment: offset 0 of bank 1, 0x40000 bytes (CONFIG_ENV_SIZE; U-Boot erases it as two of
+# the 128 KiB sectors it sees there: "Un-Protected 2 sectors").
+echo "$w/flash1.img 0x0 0x40000 0x40000" >"$cfg"
+mkimage -A arm -T script -C none -d "$here/boot.cmd" "$w/boot.scr" >/dev/null
+"$here/mkdisk.sh" "$w/boot.scr" "$w/disk.img"
+cp "$root/Images/firmware-v1.bin" "$w/a.img"
+mkdir -p "$w/state"
+# v4: the sample firmware whose kernel hangs (the marker tells boot-once.py to give it one).
+sed -e 's/^VERSION=2.0.0/VERSION=4.0.0/' -e '2i # OTAD-TEST-KERNEL-HANGS: this version'"'"'s kernel stops answering' \
+  "$root/Images/firmware/app-v2.sh" >"$w/app-v4.sh"
+"$bin/otactl" image create "$w/app-v4.sh" "$w/firmware-v4.bin" --version 4.0.0 >/dev/null
+cat >"$w/otad.toml" <<EOF
+[slots]
+a = "$w/a.img"
+b = "$w/b.img"
+capacity = "1MiB"
+[state]
+directory = "$w/state"
+[device]
+socket = "$w/otad.sock"
+factory-version = "1.0.0"
+[boot]
+backend = "uboot"
+attempts = 2
+stage = "daemon"
+health-check = "sh $root/Images/firmware/health-check.sh"
+health-timeout = "30s"
+restart = "python3 $here/boot-once.py $w"
+[boot.uboot]
+cmdline = "$w/cmdline"
+config = "$cfg"
+[log]
+level = "info"
+EOF
+
+echo "== provisioning: qemu $("$qemu" --version | head -n 1)"
+if python3 - "$root/docs/BOOT-BACKENDS.md" "$here/boot.cmd" <<'PY'
+import sys
+sys.exit(0 if "```\n" + open(sys.argv[2]).read() + "```\n" in open(sys.argv[1]).read() else 1)
+PY
+then
+  pass "docs/BOOT-BACKENDS.md shows boot.cmd as it is"
+else
+  fail "docs/BOOT-BACKENDS.md's U-Boot script differs from Scripts/bootloaders/uboot/boot.cmd"
+fi
+rc=0
+fw_printenv -c "$cfg" >/dev/null 2>&1 || rc=$?
+if ((rc != 0)); then
+  pass "erased environment: the real fw_printenv cannot read it (exit $rc) until U-Boot's first saveenv"
+else
+  fail "erased environment: fw_printenv read it"
+fi
+n=$(boot_count)
+boot
+if [[ "$(boots_since "$n")" == "A:started" && "$(env_get BOOT_ORDER)" == "A B" ]]; then
+  pass "first boot on an erased environment: U-Boot's defaults, the script's default order, slot A; saveenv persisted"
+else
+  fail "first boot: $(boots_since "$n"), BOOT_ORDER=$(env_get BOOT_ORDER || true)"
+fi
+provision BOOT_ORDER=A BOOT_A_LEFT=3 BOOT_B_LEFT=0
+n=$(boot_count)
+boot
+if [[ "$(boots_since "$n")" == "A:started" && "$(cat "$w/cmdline")" == "console=ttyAMA0 root=/dev/vda2 rootwait rauc.slot=A" ]]; then
+  pass "provisioned: slot A started, kernel command line '$(cat "$w/cmdline")'"
+else
+  fail "provisioned boot: $(boots_since "$n"), cmdline '$(cat "$w/cmdline" 2>/dev/null)'"
+fi
+start_otad
+
+echo "== cycle 1: v2 on trial in B, its health check passes"
+n=$(boot_count)
+rc="$(push "$root/Images/firmware-v2.bin" "$w/push-v2.jsonl")"
+show_boots_since "$n"
+s="$(status_line)"
+note "otad: $s; otactl exit $rc; BOOT_ORDER=$(env_get BOOT_ORDER)"
+if [[ "$rc" == 0 && "$(boots_since "$n")" == "B:started" && "$(env_get BOOT_ORDER)" == B ]] \
+  && echo "$s" | grep -qi '^confirmed=b running=b trial=none outcome=succeeded'; then
+  pass "cycle 1 (trial confirms): U-Boot started B, otactl exit 0, otad confirmed B, BOOT_ORDER=B (A gone)"
+else
+  fail "cycle 1 (trial confirms)"
+fi
+cycles=$((cycles + 1))
+
+echo "== cycle 2: v3 on trial in A, its health check fails on both boots"
+n=$(boot_count)
+rc="$(push "$root/Images/firmware-v3.bin" "$w/push-v3.jsonl")"
+show_boots_since "$n"
+s="$(status_line)"
+note "otad: $s; otactl exit $rc; BOOT_ORDER=$(env_get BOOT_ORDER)"
+if [[ "$rc" == 7 && "$(boots_since "$n")" == "A:started A:started B:started" && "$(env_get BOOT_ORDER)" == B ]] \
+  && echo "$s" | grep -qi '^confirmed=b running=b trial=none outcome=rolled back reason=health check failed'; then
+  pass "cycle 2 (health check fails): U-Boot started A twice then B, otactl exit 7, otad rolled back"
+else
+  fail "cycle 2 (health check fails)"
+fi
+cycles=$((cycles + 1))
+stop_otad
+
+# --- the environment damaged while the board is off
+damage_cycle() { # name, then the damage as a command
+  local name="$1" first
+  shift
+  n=$(boot_count)
+  "$@"
+  boot
+  first="$(boots_since "$n")"
+  cmdline="$(cat "$w/cmdline")"
+  otad_boot || true
+  show_boots_since "$n"
+  note "the first boot's kernel command line: '$cmdline'"
+  if [[ "$cmdline" == *"root=/dev/vda"?" rootwait rauc.slot="? ]] && on_b; then
+    pass "environment $name: U-Boot's first boot ${first%% *}, then otad's boot stage: ends on B ($(boots_since "$n"))"
+  else
+    fail "environment $name: $(boots_since "$n")"
+  fi
+  reprovision_if_lost
+  cycles=$((cycles + 1))
+}
+tear_env() { python3 -c 'import sys; f = open(sys.argv[1], "r+b"); f.seek(0x20000); f.write(b"\xff" * 0x20000)' "$w/flash1.img"; }
+echo "== cycle 3: the environment damaged"
+damage_cycle "zeroed" erase_env 0
+damage_cycle "erased (0xFF)" erase_env 255
+damage_cycle "torn (second sector erased)" tear_env
+# fw_env.config disagreeing with U-Boot about the size: the tools read a CRC over the wrong length.
+cp "$cfg" "$w/fw_env.config.good"
+echo "$w/flash1.img 0x0 0x20000 0x20000" >"$cfg"
+n=$(boot_count)
+rc=0
+"$bin/otad" boot --config "$w/otad.toml" >"$w/otad-boot-wrong-size.log" 2>&1 || rc=$?
+reason="$(grep -m1 -io 'fw_printenv.*' "$w/otad-boot-wrong-size.log" | cut -c1-160 || true)"
+cp "$w/fw_env.config.good" "$cfg"
+boot
+show_boots_since "$n"
+note "otad boot with the wrong size: exit $rc: ${reason:-$(tail -n 1 "$w/otad-boot-wrong-size.log")}"
+if ((rc != 0)) && on_b; then
+  pass "environment size wrong in fw_env.config (0x20000, U-Boot's is 0x40000): otad's boot stage fails (exit $rc) and writes nothing; U-Boot still starts B"
+else
+  fail "environment size wrong: otad boot exit $rc"
+fi
+cycles=$((cycles + 1))
+
+echo "== cycle 4: cuts"
+# (a) qemu killed at delays after U-Boot prints "Saving Environment": fractions of how long its
+# saveenv takes (the shortest seen on the boots so far: a few percent erasing, the rest writing
+# 2 KiB buffers). Each line says what the flash then held: the old environment, the new one, the
+# two sectors erased, or the first N KiB written.
+save_ms="$(awk '$6 ~ /^save_ms=[0-9]/ { sub("save_ms=", "", $6); if (!m || $6 + 0 < m) m = $6 + 0 } END { print m ? m : 250 }' "$w/boots.log")"
+note "saveenv takes ${save_ms} ms under emulation"
+flash_state() { # the environment in bank 1: valid, erased, or how much of it was written
+  python3 - "$w/flash1.img" <<'PY'
+import sys, zlib
+env = open(sys.argv[1], "rb").read(0x40000)
+if int.from_bytes(env[:4], "little") == zlib.crc32(env[4:]):
+    print("valid")
+elif env == b"\xff" * len(env):
+    print("erased")
+else:
+    print("the first %d KiB written, the rest erased" % ((len(env.rstrip(b"\xff")) + 1023) // 1024))
+PY
+}
+for percent in 0 3 8 30 60 85; do
+  delay=$((save_ms * percent / 100))
+  n=$(boot_count)
+  before="$(env_get BOOT_B_LEFT)"
+  boot --cut "$delay"
+  result="$(awk 'END { print $4 }' "$w/boots.log")"
+  left="$(flash_state)"
+  if [[ "$left" == valid ]]; then
+    if [[ "$(env_get BOOT_B_LEFT)" == "$before" ]]; then left="the old environment (BOOT_B_LEFT=$before)"; else left="the new environment (BOOT_B_LEFT=$(env_get BOOT_B_LEFT))"; fi
+  fi
+  boot
+  first="$(boots_since $((n + 1)))"
+  otad_boot || true
+  what="qemu killed ${delay} ms into saveenv"
+  if [[ "$result" != kernel=cut-erasing && "$result" != kernel=cut-writing ]]; then
+    note "$what: the save had ended ($result), not counted as a cut"
+  elif on_b; then
+    pass "cut: $what (${result#kernel=cut-}): flash holds $left; next boot ${first%% *}; ends on B ($(boots_since "$n"))"
+    cuts=$((cuts + 1))
+  else
+    fail "cut: $what (${result#kernel=cut-}): flash holds $left; $(boots_since "$n")"
+    cuts=$((cuts + 1))
+  fi
+  reprovision_if_lost
+done
+# (b) otad's own fw_setenv killed: U-Boot counted a boot of B (BOOT_B_LEFT=1 here), so otad's boot
+# stage writes BOOT_B_LEFT=3 back; its fw_setenv (one write(2) of the whole 256 KiB environment,
+# then fsync) is killed at the write (nothing written), at the fsync (written), or torn: only the
+# first N bytes of the new environment reach the flash (2: half the CRC; 28: the CRC and the data
+# up to the changed value; 4096: every byte that differs).
+mkdir -p "$w/cut-bin"
+real_setenv="$(command -v fw_setenv)"
+cat >"$w/cut-bin/fw_setenv" <<EOF
+#!/bin/sh
+# fw_setenv, killed as \$CUT says: write (before it), fsync (after the write), or torn:N
+case "\$CUT" in
+  write|fsync) exec strace -f -qq -o /dev/null -e trace="\$CUT" -e inject="\$CUT":signal=KILL "$real_setenv" "\$@" ;;
+  torn:*)
+    cp "$w/flash1.img" "$w/flash1.new"
+    sed "s|$w/flash1.img|$w/flash1.new|" "$cfg" >"$w/fw_env.config.new"
+    "$real_setenv" -c "$w/fw_env.config.new" "\$3" "\$4" <&0 || exit \$?
+    dd if="$w/flash1.new" of="$w/flash1.img" bs=1 count="\${CUT#torn:}" conv=notrunc status=none
+    kill -KILL \$\$ ;;
+esac
+EOF
+chmod +x "$w/cut-bin/fw_setenv"
+for cut in write fsync torn:2 torn:28 torn:4096; do
+  n=$(boot_count)
+  printf 'BOOT_B_LEFT=1\n' | fw_setenv -c "$cfg" -s -
+  rc=0
+  PATH="$w/cut-bin:$PATH" CUT="$cut" "$bin/otad" boot --config "$w/otad.toml" >>"$w/otad-boot.log" 2>&1 || rc=$?
+  left="$(flash_state)"
+  case "$left:$(env_get BOOT_B_LEFT || true)" in
+    valid:1) left="the old environment (BOOT_B_LEFT=1)" ;;
+    valid:3) left="the new environment (BOOT_B_LEFT=3)" ;;
+    valid:*) left="an environment with BOOT_B_LEFT=$(env_get BOOT_B_LEFT)" ;;
+    *) left="a bad CRC" ;;
+  esac
+  boot
+  first="$(boots_since "$n")"
+  otad_boot || true
+  if on_b; then
+    pass "cut: otad's fw_setenv killed at $cut (otad boot exit $rc): flash holds $left; next boot ${first%% *}; ends on B ($(boots_since "$n"))"
+  else
+    fail "cut: otad's fw_setenv killed at $cut: flash holds $left; $(boots_since "$n")"
+  fi
+  cuts=$((cuts + 1))
+  reprovision_if_lost
+done
+cycles=$((cycles + 1))
+
+echo "== cycle 5: v4 on trial in A, its kernel hangs"
+start_otad
+n=$(boot_count)
+rc="$(push "$w/firmware-v4.bin" "$w/push-v4.jsonl")"
+show_boots_since "$n"
+s="$(status_line)"
+note "otad: $s; otactl exit $rc; BOOT_ORDER=$(env_get BOOT_ORDER)"
+if [[ "$rc" == 7 && "$(boots_since "$n")" == "A:hung A:hung B:started" && "$(env_get BOOT_ORDER)" == B ]] \
+  && echo "$s" | grep -qi '^confirmed=b running=b trial=none outcome=rolled back reason=did not start'; then
+  pass "cycle 5 (trial hangs): U-Boot started A, the watchdog reset it twice, U-Boot fell back to B; otactl exit 7, otad rolled back"
+else
+  fail "cycle 5 (trial hangs)"
+fi
+cycles=$((cycles + 1))
+stop_otad
+
+boots=$(boot_count)
+per_boot="$(awk '{ sub("seconds=", "", $5); s += $5 } END { printf "%.2f", NR ? s / NR : 0 }' "$w/boots.log")"
+wall="$(awk -v a="$wall_start" -v b="$(date +%s.%N)" 'BEGIN { printf "%.0f", b - a }')"
+echo "BOOTLOADER uboot boots=$boots cycles=$cycles cuts=$cuts seconds_per_boot=$per_boot wall=$wall"
+((failures == 0))
