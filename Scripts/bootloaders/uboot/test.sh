@@ -61,8 +61,8 @@ lower() { tr '[:upper:]' '[:lower:]'; }
 # What this test's board provisions once U-Boot made its environment, to boot faster: no autoboot
 # delay, distro boot on virtio only (the boot needs neither: boot.cmd carries the kernel arguments).
 provision() { printf '%s\n' bootdelay=0 boot_targets=virtio0 "$@" | fw_setenv -c "$cfg" -s -; }
-# After U-Boot fell back on its built-in environment they are gone: provision them again (else
-# each later boot takes 2 s more).
+# After U-Boot fell back on its built-in environment they are gone: provision them again, after
+# that first boot (else each later boot takes 2 s more).
 reprovision_if_lost() { [[ "$(env_get bootdelay || true)" == 0 ]] || provision; }
 otad_boot() { # the boot stage (restarting through boot-once.py as often as the table says)
   "$bin/otad" boot --config "$w/otad.toml" >>"$w/otad-boot.log" 2>&1
@@ -210,6 +210,7 @@ damage_cycle() { # name, then the damage as a command
   boot
   first="$(boots_since "$n")"
   cmdline="$(cat "$w/cmdline")"
+  reprovision_if_lost
   otad_boot || true
   show_boots_since "$n"
   note "the first boot's kernel command line: '$cmdline'"
@@ -275,6 +276,7 @@ for percent in 0 3 8 30 60 85; do
   fi
   boot
   first="$(boots_since $((n + 1)))"
+  reprovision_if_lost
   otad_boot || true
   what="qemu killed ${delay} ms into saveenv"
   if [[ "$result" != kernel=cut-erasing && "$result" != kernel=cut-writing ]]; then
@@ -323,6 +325,7 @@ for cut in write fsync torn:2 torn:28 torn:4096; do
   esac
   boot
   first="$(boots_since "$n")"
+  reprovision_if_lost
   otad_boot || true
   if on_b; then
     pass "cut: otad's fw_setenv killed at $cut (otad boot exit $rc): flash holds $left; next boot ${first%% *}; ends on B ($(boots_since "$n"))"
@@ -332,7 +335,6 @@ for cut in write fsync torn:2 torn:28 torn:4096; do
   cuts=$((cuts + 1))
   reprovision_if_lost
 done
-cycles=$((cycles + 1))
 
 echo "== cycle 5: v4 on trial in A, its kernel hangs"
 start_otad
@@ -350,6 +352,8 @@ fi
 cycles=$((cycles + 1))
 stop_otad
 
+echo "== every boot (time from power-on to the kernel's report, or to the cut or the watchdog)"
+sed 's/^/  /' "$w/boots.log"
 boots=$(boot_count)
 per_boot="$(awk '{ sub("seconds=", "", $5); s += $5 } END { printf "%.2f", NR ? s / NR : 0 }' "$w/boots.log")"
 wall="$(awk -v a="$wall_start" -v b="$(date +%s.%N)" 'BEGIN { printf "%.0f", b - a }')"
