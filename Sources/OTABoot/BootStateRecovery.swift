@@ -65,12 +65,16 @@ public struct JournalEvidence: Equatable, Sendable {
 
 /// A boot state rebuilt from evidence, with the reason for each choice. The slot kept as confirmed
 /// is never written; when the evidence does not settle which slot was the confirmed one, the state
-/// is provisional: no slot is written until an operator confirms the running one (`otad mark-good`).
+/// is provisional: no slot is written until the kept slot proves itself as a trial does (its health
+/// check, or otad coming up on it with `confirm = "auto"`), a paired central confirms it, or
+/// `otad mark-good` does.
 public struct BootStateRecovery: Equatable, Sendable {
   /// What decided which slot is kept, strongest first.
   public enum Basis: String, Equatable, Sendable {
     case factory = "nothing was ever written: a factory device"
     case primaryPointer = "the bootloader's primary slot"
+    case journalOverUnfinishedImage =
+      "the transfer journal writes the other slot, and what that slot holds fails its check"
     case journal = "the transfer journal writes the other slot"
     case bootedSlot = "the slot the bootloader started"
     case onlyVerifiedImage = "the only slot holding a verified image"
@@ -89,8 +93,11 @@ public struct BootStateRecovery: Equatable, Sendable {
   /// 1. A factory device (nothing written, nothing pointed at but A) keeps slot A.
   /// 2. The bootloader's primary slot is kept: the bootloader only ever boots it outside a trial.
   ///    A journal naming that very slot is older than its activation and is ignored.
-  /// 3. Else a journal's slot is the one being written: the other one is kept, provisionally (a
-  ///    journal may be an old copy; the started slot when the bootloader started the journal's).
+  /// 3. Else a journal's slot J is the one being written: the other one is kept. For certain when J
+  ///    holds an MCUboot image that fails its check (the unfinished transfer itself): J was never
+  ///    confirmed since that transfer began, since only a complete image is activated, so even an old
+  ///    copy of the journal tells the truth. Otherwise provisionally (a journal may be an old copy;
+  ///    the started slot when the bootloader started the journal's).
   /// 4. Else the slot the bootloader started is kept, provisionally (it may be a trial).
   /// 5. Else the only slot holding a verified image is kept, provisionally; else slot A, provisionally.
   /// The kept slot is `good` with what its image says of itself (an MCUboot image's version, length,
@@ -112,7 +119,9 @@ public struct BootStateRecovery: Equatable, Sendable {
     for slot in SlotID.allCases { findings.append("slot \(slot): \(evidence[slot])") }
 
     var (kept, basis, certain) = choose(evidence, &findings)
-    if evidence.unconfirmedRebuild, certain, basis != .factory {
+    // The pointer may have been written from an earlier provisional guess; the journal rule
+    // does not read it.
+    if evidence.unconfirmedRebuild, certain, basis != .factory, basis != .journalOverUnfinishedImage {
       findings.append("an earlier rebuild kept slot \(kept) provisionally and nobody has confirmed it")
       certain = false
     }
@@ -162,7 +171,8 @@ public struct BootStateRecovery: Equatable, Sendable {
       "kept slot \(kept) (\(basis.rawValue))"
         + (certain
           ? "; slot \(kept.other) may be written"
-          : "; provisional: no slot is written until `otad mark-good` confirms slot \(kept)"))
+          : "; provisional: no slot is written until slot \(kept) is confirmed (as a trial is, or by "
+            + "`otad mark-good`)"))
     return BootStateRecovery(state: state, kept: kept, basis: basis, certain: certain, findings: findings)
   }
 
@@ -182,6 +192,14 @@ public struct BootStateRecovery: Equatable, Sendable {
         // One of the two is stale; the slot that runs is kept.
         findings.append("the bootloader started slot \(booted), which the journal writes")
         return (booted, .bootedSlot, false)
+      }
+      if case .invalid(let problem) = evidence[journal.slot], problem.isIncompleteBytes,
+        evidence[journal.slot.other].couldBeGood
+      {
+        findings.append(
+          "slot \(journal.slot) holds an unfinished image: it has not been confirmed since that transfer began"
+        )
+        return (journal.slot.other, .journalOverUnfinishedImage, true)
       }
       // A journal may be an old copy: without the bootloader's word it settles nothing.
       return (journal.slot.other, .journal, false)
@@ -206,5 +224,27 @@ public struct BootStateRecovery: Equatable, Sendable {
       }
     }
     return nil
+  }
+}
+
+extension ImageProblem {
+  /// The bytes are not a whole image (a transfer that did not finish), as opposed to a whole image
+  /// that this device's policy refuses now (a signature by a key no longer trusted, a downgrade),
+  /// which may well be the image it last confirmed.
+  var isIncompleteBytes: Bool {
+    switch self {
+    case .malformed, .hashMissing, .hashMismatch, .sizeMismatch, .crcMismatch: true
+    case .versionMismatch, .signatureInvalid, .downgrade, .securityCounterBackwards: false
+    }
+  }
+}
+
+extension SlotEvidence {
+  /// The slot may hold a good image: one that verifies, or raw bytes that cannot be judged.
+  var couldBeGood: Bool {
+    switch self {
+    case .verified, .unverifiable: true
+    case .invalid, .unreadable: false
+    }
   }
 }

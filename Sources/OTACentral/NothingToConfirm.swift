@@ -9,9 +9,10 @@ public struct NothingToConfirm: Equatable, Sendable {
   public let exitStatus: OtactlExitCode
   public var exitCode: Int32 { exitStatus.rawValue }
 
-  /// Nil when something runs on trial: then CONFIRM is what to send.
+  /// Nil when something runs on trial, or the device runs on a boot state rebuilt from evidence
+  /// (Info bit 3), which a paired central confirms: then CONFIRM is what to send.
   public init?(_ info: InfoRecord) {
-    guard !info.flags.contains(.runningOnTrial) else { return nil }
+    guard !info.flags.contains(.runningOnTrial), !info.flags.contains(.bootStateRebuilt) else { return nil }
     let running = "the device runs \(info.runningVersion) from slot \(info.runningSlot), confirmed"
     let outcome = info.lastOutcome
     if outcome.result == .rolledBack {

@@ -95,8 +95,10 @@ extension PushFailure {
   public func explanation(device info: InfoRecord?) -> String {
     if let info, info.flags.contains(.bootStateRebuilt), self == .refused(.prepare, .invalidState) {
       return "the device refused PREPARE: it lost its boot state and could not tell which slot holds its "
-        + "last good image, so it writes neither. On the device, check that the running firmware is the "
-        + "one you want (otad status shows what it found), run `otad mark-good`, then push again."
+        + "last good image, so it writes neither until the running firmware proves itself (its health "
+        + "check failed or has not passed yet) or is confirmed. If it is the firmware you want (otad "
+        + "status shows what it found), confirm it: `otactl confirm` over a paired link, or `otad "
+        + "mark-good` on the device; then push again."
     }
     guard let info, info.flags.contains(.pairingRequired) else { return explanation }
     switch self {

@@ -78,8 +78,10 @@ public enum BootStageReport {
     if !recovery.certain {
       logger.critical(
         """
-        updates are refused: the evidence does not say which slot holds the last good image. Check \
-        that slot \(recovery.kept) runs the firmware you want, then run `otad mark-good`
+        updates are refused: the evidence does not say which slot holds the last good image. Slot \
+        \(recovery.kept) must prove itself first, as a trial does (its health check; with confirm = \
+        "auto" and no health check, otad coming up on it), or be confirmed by a paired central \
+        (CONFIRM) or by `otad mark-good`
         """)
     }
   }

@@ -108,8 +108,9 @@ public struct Daemon: Sendable {
     let healthEnvironment = HealthEnvironment.make(
       boot: host.boot, slot: host.running, slotPath: layout.slots[host.running],
       reader: try? storage.slots.reader(host.running),
-      // Only a trial runs the health check; the boot stage has checked the image already, if it ran.
-      imageCheck: host.runningOnTrial
+      // Only a trial (or a provisional state's running slot) runs the health check; the boot stage
+      // has checked the image already, if it ran.
+      imageCheck: host.runningOnTrial || host.boot.provisional
         ? runningImage ?? (try? control.checkInstalledImage(host.running, in: host.boot)) : nil)
     let smpUDP = try openSMPOverUDP(logger: logger)
     let smpOn = smpUDP != nil || (configuration.smpBluetooth && choice.isBluetooth)

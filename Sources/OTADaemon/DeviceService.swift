@@ -61,7 +61,11 @@ public final class DeviceService {
     self.logger = logger
     self.healthEnvironment = healthEnvironment
     started = clock.now
-    if host.runningOnTrial { self.trial = TrialSupervisor(policy: trial) }
+    if host.runningOnTrial {
+      self.trial = TrialSupervisor(policy: trial)
+    } else if host.boot.provisional, host.running == host.boot.confirmed {
+      self.trial = TrialSupervisor(policy: trial, subject: .rebuiltState)
+    }
   }
 
   var now: Duration { clock.now - started }
@@ -158,6 +162,19 @@ public final class DeviceService {
       case .stopHealthCheck:
         healthCheck?.kill()
         healthCheck = nil
+      case .markGood where trial?.subject == .rebuiltState:
+        try host.confirmProvisional()
+        trial = nil
+        logger.notice(
+          "slot \(host.running) proved itself: the rebuilt boot state is confirmed and saved; updates go on")
+        observe(.verdict("rebuilt boot state confirmed: slot \(host.running) proved itself"))
+      case .stayProvisional(let why):
+        logger.critical(
+          """
+          slot \(host.running) did not prove itself (\(why)): the rebuilt boot state stays provisional \
+          and updates are refused until a paired central confirms it (CONFIRM) or `otad mark-good` runs
+          """)
+        observe(.verdict("rebuilt boot state still provisional: \(why)"))
       case .markGood:
         try host.markGood()
         trial = nil
@@ -191,11 +208,16 @@ public final class DeviceService {
     return false
   }
 
+  /// What the supervisor waits for has happened some other way (CONFIRM, `otad mark-good`).
+  private func confirmedElsewhere(_ supervisor: TrialSupervisor) -> Bool {
+    supervisor.subject == .trial ? !host.runningOnTrial : !host.boot.provisional
+  }
+
   /// SIGHUP: `otad mark-good` or `mark-bad` changed the boot state.
   private func reload() throws -> Bool {
     logger.info("reloading the boot state")
     let keep = try host.reloadBootState()
-    if !host.runningOnTrial, trial != nil {
+    if let supervisor = trial, confirmedElsewhere(supervisor) {
       _ = try supervise { $0.confirmed() }
       trial = nil
     }
@@ -246,8 +268,12 @@ public final class DeviceService {
         return false
       }
       let restart = try apply(try host.handle(.control(bytes, now: now)))
-      if trial != nil, !host.runningOnTrial {
-        logger.notice("the central confirmed the trial: slot \(host.running) is good")
+      if let supervisor = trial, confirmedElsewhere(supervisor) {
+        logger.notice(
+          supervisor.subject == .trial
+            ? "the central confirmed the trial: slot \(host.running) is good"
+            : "a paired central confirmed the rebuilt boot state: slot \(host.running) is good; updates go on"
+        )
         _ = try supervise { $0.confirmed() }
         trial = nil
       }

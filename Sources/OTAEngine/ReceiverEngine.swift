@@ -30,6 +30,9 @@ public struct ReceiverEngine: Sendable {
   public let runningSlot: SlotID
   /// While the running slot is on trial the inactive slot is the only known-good image: no PREPARE.
   public private(set) var runningOnTrial: Bool
+  /// CONFIRM would confirm a boot state rebuilt from evidence, and the link does not authenticate
+  /// the central (no pairing required): it is refused with `0x03`.
+  public private(set) var confirmRefused = false
   /// The lowest version PREPARE accepts (the confirmed one), or nil when downgrades are allowed.
   /// A courtesy that saves a doomed transfer: the host checks the image's own header at VALIDATE.
   public private(set) var minimumVersion: Version?
@@ -73,6 +76,9 @@ public struct ReceiverEngine: Sendable {
 
   /// The host learnt that the running slot was confirmed or marked bad outside the protocol.
   public mutating func updateRunningOnTrial(_ onTrial: Bool) { runningOnTrial = onTrial }
+
+  /// The host's boot state became (or stopped being) a rebuilt one this link may not confirm.
+  public mutating func updateConfirmRefused(_ refused: Bool) { confirmRefused = refused }
 
   /// The host learnt the running slot's image size from the boot state.
   public mutating func updateRunningImage(size: UInt32) { runningImageSize = size }
@@ -212,7 +218,11 @@ public struct ReceiverEngine: Sendable {
         perform(.discard(answer: Response(.abort, .success)), &out)
       }
     case .confirm:
-      perform(.confirm, &out)
+      if confirmRefused {
+        out.append(.notify(response(Opcode.confirm.rawValue, .invalidState)))
+      } else {
+        perform(.confirm, &out)
+      }
     case .features:
       break  // answered above
     case .blockHashes(let asked):

@@ -101,6 +101,11 @@ public struct ReceiverHost: Sendable {
     try changeBoot { $0.markGood() }
   }
 
+  /// The running slot of a provisional rebuilt state proved itself: the state is saved as it is.
+  public mutating func confirmProvisional() throws(StorageError) {
+    try changeBoot { $0.confirmProvisional() }
+  }
+
   /// This boot of the trial failed: the next boot tries again, or, with no boots left, the trial is
   /// marked bad and the confirmed slot boots again. The caller restarts either way.
   public mutating func failTrialBoot(_ reason: UpdateOutcome.Reason) throws(StorageError) {
@@ -157,6 +162,7 @@ public struct ReceiverHost: Sendable {
   /// (not while on trial) and from which version on.
   private mutating func syncEngine() {
     engine.updateRunningOnTrial(Self.unconfirmed(boot, running))
+    engine.updateConfirmRefused(boot.provisional && !pairingRequired && !boot.runningOnTrial)
     engine.updateRunningImage(size: runningImage.size)
     engine.updateMinimumVersion(imageCheck.policy.allowDowngrade ? nil : boot[boot.confirmed].version)
   }
@@ -336,7 +342,14 @@ public struct ReceiverHost: Sendable {
       }
       try journalStore.remove()
     case .confirm:
-      try changeBoot { $0.markGood() }
+      // A rebuilt state is confirmed from the link only where the link authenticates the central
+      // (bluetoothd passes on writes from paired centrals only); elsewhere its health check, or
+      // `otad mark-good`, does it.
+      if boot.provisional, pairingRequired, boot.confirmed == running {
+        try changeBoot { $0.confirmProvisional() }
+      } else {
+        try changeBoot { $0.markGood() }
+      }
     case .discard:
       try journalStore.remove()
     }

@@ -33,8 +33,9 @@ extension DeviceStatusReport {
       lines += rebuilt.findings.map { "  \($0)" }
       if !rebuilt.certain {
         lines.append(
-          "  updates are refused until you check that slot \(rebuilt.kept) runs the right firmware and run "
-            + "`otad mark-good`")
+          "  updates are refused until slot \(rebuilt.kept) is confirmed: its health check (as for a "
+            + "trial), a paired central's CONFIRM, or `otad mark-good` after you check it runs the right firmware"
+        )
       }
       return lines
     }

@@ -44,8 +44,9 @@ struct InfoCommand: ParsableCommand {
         + (info.flags.contains(.pairingRequired) ? ", a paired (bonded) central to write" : ", no pairing"))
     if info.flags.contains(.bootStateRebuilt) {
       print(
-        "boot state: rebuilt after it was lost; updates are refused until the running firmware is checked "
-          + "on the device and confirmed there (otad mark-good)")
+        "boot state: rebuilt after it was lost; updates are refused until the running firmware proves "
+          + "itself (the device's health check) or is confirmed (a paired central's CONFIRM, or otad mark-good)"
+      )
     }
     if info.transfer.state != .idle {
       print(
@@ -83,6 +84,13 @@ struct ConfirmCommand: ParsableCommand {
     // Only a trial can be confirmed: with none, CONFIRM would succeed and say nothing true.
     let result = try talk(device) { NothingToConfirm($0) == nil ? .confirm : nil }
     guard let nothing = NothingToConfirm(result.info) else {
+      if result.info.flags.contains(.bootStateRebuilt), result.answer?.status == .invalidState {
+        FileHandle.standardError.write(
+          Data(
+            ("otactl: the device lost its boot state and takes CONFIRM of its running slot only from a "
+              + "paired central ([bluez] require-pairing); its health check, or `otad mark-good` on the "
+              + "device, confirms it otherwise\n").utf8))
+      }
       try answer(result.answer, device: device)
       return
     }

@@ -73,6 +73,43 @@ import Testing
       recovery.kept == .b && recovery.basis == .journal && !recovery.certain && recovery.state.provisional)
   }
 
+  /// The unfinished transfer itself: the journal's slot holds an MCUboot image that fails its
+  /// check, so it was not confirmed since that transfer began, even if the journal is an old copy.
+  @Test func aJournalOverAnUnfinishedImageKeepsTheOtherSlotForCertain() {
+    let unfinished = SlotEvidence.invalid(.hashMismatch)
+    let recovery = BootStateRecovery.recover(Self.evidence(.damaged, journal: .a, a: unfinished))
+    #expect(recovery.kept == .b && recovery.basis == .journalOverUnfinishedImage && recovery.certain)
+    #expect(!recovery.state.provisional && recovery.state[.a].status == .empty)
+    #expect(recovery.findings.contains { $0.contains("slot A holds an unfinished image") })
+
+    var again = Self.evidence(.missing, journal: .a, a: unfinished, b: .unverifiable)
+    again.unconfirmedRebuild = true
+    #expect(
+      BootStateRecovery.recover(again).certain,
+      "an earlier provisional guess may have moved the pointer, which this rule does not read")
+
+    // Not when the other slot cannot hold a good image either, nor when the journal's slot verifies
+    // or holds a whole image the policy refuses now (a key no longer trusted: it may have been
+    // activated and confirmed since, and the journal be old), nor when its bytes say nothing (raw),
+    // nor when the bootloader started the journal's slot.
+    for (a, b, pointer) in [
+      (
+        SlotEvidence.invalid(.signatureInvalid("no trusted key")),
+        SlotEvidence.verified(Self.report(Self.v2)),
+        BootPointer.unknown
+      ),
+      (unfinished, SlotEvidence.invalid(.hashMismatch), BootPointer.unknown),
+      (.verified(Self.report(Self.v3)), .verified(Self.report(Self.v2)), .unknown),
+      (.unverifiable, .verified(Self.report(Self.v2)), .unknown),
+      (unfinished, .verified(Self.report(Self.v2)), BootPointer(booted: .a)),
+    ] {
+      let provisional = BootStateRecovery.recover(
+        Self.evidence(.damaged, pointer: pointer, journal: .a, a: a, b: b))
+      #expect(
+        !provisional.certain && provisional.basis != .journalOverUnfinishedImage, "\(a), \(b), \(pointer)")
+    }
+  }
+
   @Test func aStartedSlotThatTheJournalWritesIsKeptProvisionally() {
     let recovery = BootStateRecovery.recover(
       Self.evidence(.damaged, pointer: BootPointer(booted: .a), journal: .a))

@@ -161,3 +161,69 @@ struct TrybootBackendTests {
     #expect(TrybootBackend(bootDirectory: "/boot", partitions: SlotPair(a: 2, b: 3)).name == "tryboot")
   }
 }
+
+/// TrybootBackend against the firmware's documented behaviour (PiFirmwareSimulation cites each
+/// rule): what otad writes and the restart it asks for start the slot the plan says, and what the
+/// firmware then reports is what otad reads back.
+@Suite("TrybootBackend through the Pi firmware's documented rules")
+struct TrybootFirmwareTests {
+  @Test func trialCrashConfirmAndRollbackStartWhatThePlanSays() throws {
+    try withTemporaryDirectory { directory in
+      let backend = try TrybootBackendTests().backend(in: directory)
+      var firmware = PiFirmwareSimulation()
+      func boot() throws -> SlotID? {
+        let partition = try firmware.boot(
+          autoboot: FileManager.default.contents(atPath: backend.autobootFile), node: backend.bootloaderNode)
+        let slot = try backend.bootedSlot()
+        #expect(partition == (slot == .a ? 2 : 3), "the firmware booted partition \(partition)")
+        return slot
+      }
+
+      try backend.apply(BootPlan(primary: .a))
+      #expect(try boot() == .a)
+      #expect(try backend.booted().tryboot == false)
+
+      // The trial of B starts only under the restart otad asks for, and only once.
+      let trial = BootPlan(primary: .a, trial: .init(slot: .b, attemptsLeft: 2))
+      try backend.apply(trial)
+      #expect(try boot() == .a, "a plain reset does not start the trial")
+      firmware.reboot(try #require(backend.restartCommand(for: trial)))
+      #expect(try boot() == .b)
+      #expect(try backend.booted().tryboot == true)
+      // The trial crashes (watchdog): the flag was cleared, the primary comes back.
+      firmware.reset()
+      #expect(try boot() == .a)
+      #expect(try backend.booted().tryboot == false)
+
+      // Another attempt, then confirmed: B boots without tryboot, and a stray tryboot starts B too.
+      firmware.reboot(try #require(backend.restartCommand(for: trial)))
+      #expect(try boot() == .b)
+      try backend.apply(BootPlan(primary: .b))
+      #expect(backend.restartCommand(for: BootPlan(primary: .b)) == nil)
+      firmware.reset()
+      #expect(try boot() == .b)
+      firmware.reboot(["reboot", "0 tryboot"])
+      #expect(try boot() == .b, "without a trial both sections name the primary")
+
+      // A trial of A rolled back: A never starts again, whatever the restart.
+      try backend.apply(BootPlan(primary: .b, trial: .init(slot: .a, attemptsLeft: 1)))
+      try backend.apply(BootPlan(primary: .b))
+      firmware.reboot(["reboot", "0 tryboot"])
+      #expect(try boot() == .b)
+    }
+  }
+
+  @Test func autobootTxtStaysWithinTheFirmwaresFiveHundredTwelveBytes() throws {
+    try withTemporaryDirectory { directory in
+      let backend = try TrybootBackendTests().backend(in: directory)
+      for plan in [
+        BootPlan(primary: .a), BootPlan(primary: .b),
+        BootPlan(primary: .a, trial: .init(slot: .b, attemptsLeft: 9)),
+      ] {
+        try backend.apply(plan)
+        let size = try FileManager.default.attributesOfItem(atPath: backend.autobootFile)[.size] as? Int
+        #expect((size ?? 513) <= 512)
+      }
+    }
+  }
+}

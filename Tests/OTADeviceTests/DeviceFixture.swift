@@ -76,6 +76,11 @@ struct DeviceFixture {
         storage: storage, control: control, running: decision.run, windowCapacity: windowCapacity,
         imageCheck: .standard(policy), features: features)
       try onBoot?(host)
+      // The daemon supervises a provisional rebuilt state's running slot as it does a trial: a
+      // health check that passes confirms it (one that fails leaves it provisional).
+      if host.boot.provisional, host.running == host.boot.confirmed, case .passes = verdict {
+        try host.confirmProvisional()
+      }
       guard host.runningOnTrial else { return host }
       switch verdict {
       case .passes:

@@ -91,15 +91,31 @@ import Testing
     #expect(daemon.stop() == 0)
   }
 
-  @Test func withoutTheBootloadersPrimaryTheDeviceWritesNothingUntilMarkGood() throws {
-    // [P-PREP-3]
+  /// v2 confirmed in B, v3 rolled back in A, then both copies of the boot state and the file
+  /// backend's primary link lost (an install older than that link): nothing says which slot is good.
+  func deviceWithoutEvidence() throws -> Daemon {
     let daemon = try updatedDevice()
-    // An install older than the file backend's primary link, and both copies gone.
     for name in ["boot.state", "boot.state.copy", "current.primary"] {
       try FileManager.default.removeItem(at: stateFile(daemon, name))
     }
-    try daemon.start()
-    #expect(daemon.log.contains("updates are refused"), "\(daemon.log)")
+    return daemon
+  }
+
+  /// The daemon's log once it contains `text`, or after 30 s.
+  func log(of daemon: Daemon, containing text: String) -> String {
+    let deadline = Date().addingTimeInterval(30)
+    while !daemon.log.contains(text), Date() < deadline { usleep(100_000) }
+    return daemon.log
+  }
+
+  @Test func withoutTheBootloadersPrimaryTheDeviceWritesNothingUntilTheRunningSlotIsConfirmed() throws {
+    // [P-PREP-3]
+    let daemon = try deviceWithoutEvidence()
+    // The running slot's health check fails: the state stays provisional, and nothing is written.
+    try daemon.start(extra: ["--health-check", "false"])
+    let log = log(of: daemon, containing: "did not prove itself")
+    #expect(log.contains("slot B did not prove itself (the health check failed"), "\(log)")
+    #expect(log.contains("updates are refused"), "\(log)")
     #expect(try daemon.status()["provisional"] as? Bool == true)
     let info = try runTool("otactl", ["info", "--device", daemon.socket])
     #expect(info.output.contains("boot state: rebuilt"), "\(info.output)")
@@ -118,6 +134,44 @@ import Testing
     let pushed = try trial.push("firmware-v3.bin", to: daemon, ["--no-activate"])
     #expect(pushed.status == 0, "\(pushed.errors)\n\(daemon.log)")
     #expect(daemon.slotBytes(daemon.slotB, count: v2.count) == [UInt8](v2))
+    #expect(daemon.stop() == 0)
+  }
+
+  /// No one at the console: the running slot's health check, as for a trial, confirms the rebuilt
+  /// state, which is then saved, and updates go on without `otad mark-good`.
+  @Test func aRebuiltStateIsConfirmedByTheRunningSlotsHealthCheck() throws {
+    // [P-PREP-3]
+    let daemon = try deviceWithoutEvidence()
+    try daemon.start(extra: ["--health-check", TrialBootProcessTests.healthCheck])
+    let log = log(of: daemon, containing: "proved itself")
+    #expect(log.contains("boot state rebuilt from evidence"), "\(log)")
+    #expect(
+      log.contains("slot B proved itself: the rebuilt boot state is confirmed and saved; updates go on"),
+      "\(log)")
+    #expect(try daemon.status()["provisional"] as? Bool == false)
+    #expect(FileManager.default.fileExists(atPath: stateFile(daemon, "boot.state").path), "saved")
+    let info = try runTool("otactl", ["info", "--device", daemon.socket])
+    #expect(!info.output.contains("boot state: rebuilt"), "\(info.output)")
+
+    let v2 = try Data(contentsOf: URL(fileURLWithPath: TrialBootProcessTests.sample("firmware-v2.bin")))
+    let pushed = try trial.push("firmware-v3.bin", to: daemon, ["--no-activate"])
+    #expect(pushed.status == 0, "\(pushed.errors)\n\(daemon.log)")
+    #expect(daemon.slotBytes(daemon.slotB, count: v2.count) == [UInt8](v2), "the kept slot is never written")
+    #expect(daemon.stop() == 0)
+  }
+
+  /// With `confirm = "manual"` and no health check, a central that is not authenticated cannot
+  /// confirm a rebuilt state (over the simulated link nobody pairs): CONFIRM changes nothing.
+  @Test func anUnpairedCentralsConfirmLeavesARebuiltStateProvisional() throws {
+    // [P-PREP-3]
+    let daemon = try deviceWithoutEvidence()
+    try daemon.start(extra: ["--confirm", "manual"])
+    let confirm = try runTool("otactl", ["confirm", "--device", daemon.socket])
+    #expect(confirm.status != 0 && confirm.output.contains("CONFIRM: invalid state"), "\(confirm.output)")
+    #expect(confirm.errors.contains("only from a paired central"), "\(confirm.errors)")
+    #expect(try daemon.status()["provisional"] as? Bool == true, "\(confirm.output)\(confirm.errors)")
+    let info = try runTool("otactl", ["info", "--device", daemon.socket])
+    #expect(info.output.contains("boot state: rebuilt"), "\(info.output)")
     #expect(daemon.stop() == 0)
   }
 }
