@@ -35,6 +35,7 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
+sys.dont_write_bytecode = True  # no __pycache__ in the repository
 import mkpayload  # noqa: E402
 
 MCUBOOT_MAGIC = bytes.fromhex("3db8f396")

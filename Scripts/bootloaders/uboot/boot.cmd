@@ -12,14 +12,18 @@ setenv bootargs_board "console=ttyAMA0"
 setenv root_A "/dev/vda2"
 setenv root_B "/dev/vda3"
 
-test -n "${BOOT_ORDER}" || setenv BOOT_ORDER "A B"
+# The slots to try: otad's BOOT_ORDER, else (a new board, or one whose environment was lost) both.
+# That default stays a shell variable: saved as BOOT_ORDER it would read to otad as a pointer it
+# wrote itself, "B A" as much as "A B", and name a primary slot nobody chose.
+order="${BOOT_ORDER}"
+test -n "${order}" || order="A B"
 test -n "${BOOT_A_LEFT}" || setenv BOOT_A_LEFT 3
 test -n "${BOOT_B_LEFT}" || setenv BOOT_B_LEFT 3
 
 setenv bootpart
 setenv raucslot
 setenv rootfs
-for BOOT_SLOT in "${BOOT_ORDER}"; do
+for BOOT_SLOT in "${order}"; do
   if test "x${bootpart}" != "x"; then
     # a slot is chosen: skip the rest
   elif test "x${BOOT_SLOT}" = "xA"; then
