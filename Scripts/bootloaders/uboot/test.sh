@@ -59,7 +59,6 @@ boot() { python3 "$here/boot-once.py" "$w" "$@"; }
 status() { "$bin/otad" status --config "$w/otad.toml" --json; }
 # confirmed, running, last outcome and its reason, as one line
 status_line() { status | jq -r '"confirmed=\(.confirmed) running=\(.running) trial=\(.trial.slot // "none") outcome=\(.lastOutcome.result) reason=\(.lastOutcome.reason)"'; }
-lower() { tr '[:upper:]' '[:lower:]'; }
 # What this test's board provisions once U-Boot made its environment, to boot faster: no autoboot
 # delay, distro boot on virtio only (the boot needs neither: boot.cmd carries the kernel arguments).
 provision() { printf '%s\n' bootdelay=0 boot_targets=virtio0 "$@" | fw_setenv -c "$cfg" -s -; }
