@@ -17,6 +17,8 @@
 #      write, at its fsync, and torn after 2 B, 28 B and 4 KiB; each next boot ends on slot B
 #   6. a trial (v4) whose kernel hangs: the harness's watchdog resets the board until U-Boot's count
 #      runs out and U-Boot falls back to B; otad rolls back ("did not start"), otactl exits 7
+#   7. a trial (v5) whose last boot is cut during its health check, then a cut in the next saveenv:
+#      U-Boot's defaults start A again and otad's row "trial out of boots, still started" rolls back
 # Prints PASS/FAIL lines and, last, `BOOTLOADER uboot boots=<n> cycles=<n> cuts=<n>
 # seconds_per_boot=<x> wall=<s>`; exit 0 only if everything passed. Needs BLUEOTA_BIN (otad and
 # otactl), root, u-boot-qemu, u-boot-tools, libubootenv-tool, mtools, dosfstools, strace, python3,
@@ -431,6 +433,48 @@ else
 fi
 cycles=$((cycles + 1))
 stop_otad
+
+echo "== cycle 7: power cut in the last boot of a trial (v5), then a cut in U-Boot's next saveenv"
+# The trial's last boot is cut while its health check runs: otad counted it (0 boots left) and so
+# did U-Boot (BOOT_A_LEFT=0). The next power-on's saveenv is cut too, which loses the environment;
+# on U-Boot's defaults the one after starts A again: "trial out of boots, still started".
+sed -e 's/^VERSION=2.0.0/VERSION=5.0.0/' \
+  -e "s|^    echo \"firmware \$VERSION self-test: sensors ok, storage ok\"|    [ -e $w/v5-tested ] \&\& { echo \$\$ >$w/v5-self-test.pid; exec sleep 60; }; touch $w/v5-tested; exit 1|" \
+  "$root/Images/firmware/app-v2.sh" >"$w/app-v5.sh"
+"$bin/otactl" image create "$w/app-v5.sh" "$w/firmware-v5.bin" --version 5.0.0 >/dev/null
+n=$(boot_count)
+start_otad
+"$bin/otactl" push "$w/firmware-v5.bin" --device "$w/otad.sock" --json --trial-timeout 120 \
+  >"$w/push-v5.jsonl" 2>&1 &
+push_pid=$!
+for _ in $(seq 600); do # until the second boot's self-test runs (it writes its pid)
+  [[ -s "$w/v5-self-test.pid" ]] && break
+  sleep 0.1
+done
+kill -KILL "$otad_pid" "$push_pid" 2>/dev/null || true
+wait "$otad_pid" "$push_pid" 2>/dev/null || true
+otad_pid=""
+# the self-test otad left running (its own process group): the power cut ends it too
+if [[ -s "$w/v5-self-test.pid" ]]; then kill -KILL "$(cat "$w/v5-self-test.pid")" 2>/dev/null || true; fi
+left="$(env_get BOOT_A_LEFT)"
+boot --cut "$((save_ms * 40 / 100))"
+cut_result="$(awk 'END { print $4 }' "$w/boots.log")"
+boot
+reprovision_if_lost
+log_from=$(($(wc -c <"$w/otad-boot.log") + 1))
+otad_boot || true
+show_boots_since "$n"
+rows="$(tail -c "+$log_from" "$w/otad-boot.log" | grep -o 'row=[a-z ,]*' | sed 's/ *$//' | paste -sd';' -)"
+s="$(status_line)"
+note "BOOT_A_LEFT=$left after the cut trial boot; the next power-on: $cut_result; otad's rows: $rows"
+note "otad: $s"
+if [[ "$cut_result" == kernel=cut-writing && "$rows" == *"row=trial out of boots, still started"* ]] && on_b \
+  && echo "$s" | grep -qi 'outcome=rolled back'; then
+  pass "cycle 7 (trial's last boot cut, then the environment lost): U-Boot's defaults started A again, otad: trial out of boots, still started: rolled back (${s#*reason=}), ends on B ($(boots_since "$n"))"
+else
+  fail "cycle 7 (trial's last boot cut, then the environment lost): $(boots_since "$n"); $cut_result; $rows"
+fi
+cycles=$((cycles + 1))
 
 echo "== every boot (time from power-on to the kernel's report, or to the cut or the watchdog)"
 sed 's/^/  /' "$w/boots.log"
