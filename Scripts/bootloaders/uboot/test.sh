@@ -353,6 +353,7 @@ for percent in 0 3 8 30 60 85; do
   boot --cut "$delay"
   result="$(awk 'END { print $4 }' "$w/boots.log")"
   left="$(flash_state)"
+  [[ "$left" != erased ]] || left="both sectors erased"
   if [[ "$left" == valid ]]; then
     if [[ "$(env_get BOOT_B_LEFT)" == "$before" ]]; then left="the old environment (BOOT_B_LEFT=$before)"; else left="the new environment (BOOT_B_LEFT=$(env_get BOOT_B_LEFT))"; fi
   fi
