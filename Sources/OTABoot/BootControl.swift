@@ -121,7 +121,7 @@ public struct BootControl: Sendable {
 
   /// Loads the state; rebuilds it from evidence when none is usable or the bootloader contradicts
   /// it, saving a rebuilt state that the evidence settles (a factory one needs no saving).
-  private func reading(persist: Bool = true) throws(BootError) -> BootStateReading {
+  func reading(persist: Bool = true) throws(BootError) -> BootStateReading {
     let (loaded, movedAside) = try storage { () throws(StorageError) in
       persist ? try store.loadReporting() : (try store.peek(), [])
     }
@@ -177,7 +177,7 @@ public struct BootControl: Sendable {
     }
   }
 
-  private func storage<T>(_ body: () throws(StorageError) -> T) throws(BootError) -> T {
+  func storage<T>(_ body: () throws(StorageError) -> T) throws(BootError) -> T {
     do {
       return try body()
     } catch {
@@ -185,7 +185,7 @@ public struct BootControl: Sendable {
     }
   }
 
-  private func backendCall<T>(_ body: () throws(BootBackendError) -> T) throws(BootError) -> T {
+  func backendCall<T>(_ body: () throws(BootBackendError) -> T) throws(BootError) -> T {
     do {
       return try body()
     } catch {
@@ -205,7 +205,7 @@ public struct BootControl: Sendable {
     try backendCall { () throws(BootBackendError) in try backend.apply(plan) }
   }
 
-  private func locked<T>(_ body: () throws(BootError) -> T) throws(BootError) -> T {
+  func locked<T>(_ body: () throws(BootError) -> T) throws(BootError) -> T {
     guard let lock else { return try body() }
     let result: Result<T, BootError>
     do {

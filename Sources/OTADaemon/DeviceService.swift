@@ -169,10 +169,21 @@ public final class DeviceService {
           "slot \(host.running) proved itself: the rebuilt boot state is confirmed and saved; updates go on")
         observe(.verdict("rebuilt boot state confirmed: slot \(host.running) proved itself"))
       case .stayProvisional(let why):
+        if let other = try host.abandonProvisional() {
+          restartReason =
+            "slot \(host.running) did not prove itself (\(why)): trying slot \(other), which holds a verified image"
+          logger.error("\(restartReason)")
+          observe(
+            .verdict("rebuilt boot state: slot \(host.running) did not prove itself; trying slot \(other)"))
+          observe(.restart(reason: restartReason))
+          link.disconnect()
+          return true
+        }
         logger.critical(
           """
-          slot \(host.running) did not prove itself (\(why)): the rebuilt boot state stays provisional \
-          and updates are refused until a paired central confirms it (CONFIRM) or `otad mark-good` runs
+          slot \(host.running) did not prove itself (\(why)), and the other slot holds no image that has \
+          not failed too: the rebuilt boot state stays provisional and updates are refused until a \
+          paired central confirms it (CONFIRM) or `otad mark-good` runs
           """)
         observe(.verdict("rebuilt boot state still provisional: \(why)"))
       case .markGood:

@@ -106,6 +106,15 @@ public struct ReceiverHost: Sendable {
     try changeBoot { $0.confirmProvisional() }
   }
 
+  /// The running slot of a provisional rebuilt state did not prove itself: the other slot, when it
+  /// holds a verified image that has not failed too, is kept instead (`BootControl.abandonProvisional`).
+  /// Returns that slot (the caller restarts into it), or nil.
+  public mutating func abandonProvisional() throws(StorageError) -> SlotID? {
+    let control = control
+    let running = running
+    return try Self.storageErrors { () throws(BootError) in try control.abandonProvisional(running) }
+  }
+
   /// This boot of the trial failed: the next boot tries again, or, with no boots left, the trial is
   /// marked bad and the confirmed slot boots again. The caller restarts either way.
   public mutating func failTrialBoot(_ reason: UpdateOutcome.Reason) throws(StorageError) {

@@ -111,3 +111,15 @@ import Testing
     #expect(trial.nextDeadline == .seconds(600), "a trial keeps its deadline")
   }
 }
+
+/// What `BootControl.abandonProvisional` decides, on the simulated medium.
+@Suite struct ProvisionalFallbackTests {
+  @Test func aRawImageInTheOtherSlotIsNotWorthATryAndTheFailureIsRemembered() throws {
+    let fixture = try RebuiltStateConfirmationTests.provisionalDevice()
+    _ = try fixture.control.runBootStage()
+    // Slot A holds the factory's raw image: nothing verifies it, so B stays.
+    #expect(try fixture.control.abandonProvisional(.b) == nil)
+    #expect(try fixture.medium.load(BootStateStore.provisionalName) == [1, 2, 2])
+    #expect(fixture.bootloader.appliedPlans.last?.primary == .b)
+  }
+}

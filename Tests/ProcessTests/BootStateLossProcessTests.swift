@@ -111,11 +111,15 @@ import Testing
   @Test func withoutTheBootloadersPrimaryTheDeviceWritesNothingUntilTheRunningSlotIsConfirmed() throws {
     // [P-PREP-3]
     let daemon = try deviceWithoutEvidence()
-    // The running slot's health check fails: the state stays provisional, and nothing is written.
+    // Every health check fails: B (the slot the evidence chose), then A (it holds a verified image,
+    // the rolled-back v3), then B again, where the state stays provisional and nothing is written.
     try daemon.start(extra: ["--health-check", "false"])
-    let log = log(of: daemon, containing: "did not prove itself")
+    let log = log(of: daemon, containing: "stays provisional")
     #expect(log.contains("slot B did not prove itself (the health check failed"), "\(log)")
-    #expect(log.contains("updates are refused"), "\(log)")
+    #expect(log.contains("trying slot A, which holds a verified image"), "\(log)")
+    #expect(log.contains("slot A did not prove itself"), "\(log)")
+    #expect(log.contains("stays provisional and updates are refused"), "\(log)")
+    #expect(try daemon.status()["running"] as? String == "B", "back on the slot the evidence chose")
     #expect(try daemon.status()["provisional"] as? Bool == true)
     let info = try runTool("otactl", ["info", "--device", daemon.socket])
     #expect(info.output.contains("boot state: rebuilt"), "\(info.output)")
@@ -157,6 +161,26 @@ import Testing
     let pushed = try trial.push("firmware-v3.bin", to: daemon, ["--no-activate"])
     #expect(pushed.status == 0, "\(pushed.errors)\n\(daemon.log)")
     #expect(daemon.slotBytes(daemon.slotB, count: v2.count) == [UInt8](v2), "the kept slot is never written")
+    #expect(daemon.stop() == 0)
+  }
+
+  /// The evidence picks the wrong slot (the bootloader last started A, which holds the rolled-back
+  /// v3): its health check fails, the other slot holds a verified image, so otad tries it, and v2
+  /// proves itself there. No one at the console, no update lost.
+  @Test func aRebuiltStateWhoseSlotFailsItsHealthCheckTriesTheOtherSlot() throws {
+    // [P-PREP-3]
+    let daemon = try deviceWithoutEvidence()
+    let link = stateFile(daemon, "current").path
+    try FileManager.default.removeItem(atPath: link)
+    try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: daemon.slotA.path)
+    try daemon.start(extra: ["--health-check", TrialBootProcessTests.healthCheck])
+    let log = log(of: daemon, containing: "proved itself")
+    #expect(log.contains("slot A did not prove itself"), "\(log)")
+    #expect(log.contains("trying slot B, which holds a verified image"), "\(log)")
+    #expect(log.contains("slot B proved itself: the rebuilt boot state is confirmed and saved"), "\(log)")
+    let status = try daemon.status()
+    #expect(status["running"] as? String == "B" && status["provisional"] as? Bool == false, "\(status)")
+    #expect(trial.slot(status, "B")["version"] as? String == "2.0.0+0")
     #expect(daemon.stop() == 0)
   }
 
