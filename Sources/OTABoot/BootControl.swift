@@ -129,7 +129,11 @@ public struct BootControl: Sendable {
     var record: RecoveryEvidence.Record
     switch loaded {
     case .present(let state):
-      guard let why = BootStateRecovery.contradiction(state, pointer) else {
+      let slots = slots
+      let isBlank = { (slot: SlotID) in
+        slots.map { slots in Self.isBlank({ () throws(StorageError) in try slots.reader(slot) }) } ?? false
+      }
+      guard let why = BootStateRecovery.contradiction(state, pointer, isBlank: isBlank) else {
         return BootStateReading(state: state, saved: state, movedAside: movedAside, recovery: nil)
       }
       record = .contradicted(state, why: why)
@@ -166,6 +170,9 @@ public struct BootControl: Sendable {
         damagedRecordsSeen: try store.damagedCopiesKept(), factoryVersion: factoryVersion)
       evidence.unconfirmedRebuild = try store.records.load(BootStateStore.provisionalName) != nil
       guard let slots else { return evidence }
+      for slot in SlotID.allCases {
+        evidence.blank[slot] = Self.isBlank({ () throws(StorageError) in try slots.reader(slot) })
+      }
       // Slot B first: a verified image there is enough to tell a used device from a factory one.
       evidence.slots.b = try ImageVerifier.surveyTolerant(
         { () throws(StorageError) in try slots.reader(.b) }, policy: policy)
@@ -175,6 +182,15 @@ public struct BootControl: Sendable {
       }
       return evidence
     }
+  }
+
+  /// The slot's first 4 KiB (or all of a smaller slot) are all 0x00 or all 0xFF; false when they
+  /// cannot be read.
+  static func isBlank(_ open: () throws(StorageError) -> any SlotReader) -> Bool {
+    guard let reader = try? open(), reader.capacity > 0,
+      let bytes = try? reader.read(at: 0, count: Int(min(4096, reader.capacity)))
+    else { return false }
+    return bytes.allSatisfy { $0 == 0 } || bytes.allSatisfy { $0 == 0xFF }
   }
 
   func storage<T>(_ body: () throws(StorageError) -> T) throws(BootError) -> T {

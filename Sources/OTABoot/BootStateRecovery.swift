@@ -23,6 +23,8 @@ public struct RecoveryEvidence: Equatable, Sendable {
   public var slots: SlotPair<SlotEvidence>
   /// A damaged copy of the boot state was moved aside now or earlier: the device was in use.
   public var damagedRecordsSeen: Bool
+  /// Slots whose first bytes are all erased (0x00 or 0xFF): nothing was ever written there.
+  public var blank = SlotPair(repeating: false)
   /// An earlier rebuild was provisional and nobody confirmed it yet (`BootStateStore.provisionalName`):
   /// the bootloader's pointer may since have been written from that very guess, so it settles nothing.
   public var unconfirmedRebuild = false
@@ -43,12 +45,14 @@ public struct RecoveryEvidence: Equatable, Sendable {
   public subscript(slot: SlotID) -> SlotEvidence { slots[slot] }
 
   /// Nothing says this device was ever updated: no record, no damaged one, no verified image in
-  /// slot B, no bootloader pointer beyond slot A, at most a journal of a first transfer into slot B
+  /// slot B, no bootloader pointer beyond slot A but to a blank slot, at most a journal of a first transfer into slot B
   /// (a factory device saves no boot state before its first activation).
   public var looksFactory: Bool {
     record == .missing && (journal == nil || journal?.slot == .b) && !damagedRecordsSeen
       && slots.b.report == nil
-      && [pointer.primary, pointer.trial, pointer.booted].allSatisfy { $0 == nil || $0 == .a }
+      && [pointer.primary, pointer.trial, pointer.booted].allSatisfy { pointed in
+        pointed.map { $0 == .a || blank[$0] } ?? true
+      }
   }
 }
 
@@ -92,7 +96,9 @@ public struct BootStateRecovery: Equatable, Sendable {
   /// The rules, in order (docs/BOOT.md draws them as a table):
   /// 1. A factory device (nothing written, nothing pointed at but A) keeps slot A.
   /// 2. The bootloader's primary slot is kept: the bootloader only ever boots it outside a trial.
-  ///    A journal naming that very slot is older than its activation and is ignored.
+  ///    A journal naming that very slot is older than its activation and is ignored. A primary slot
+  ///    that is blank is no evidence (a pointer that otad did not write, such as a boot script's
+  ///    defaults saved): the rules below decide.
   /// 3. Else a journal's slot J is the one being written: the other one is kept. For certain when J
   ///    holds an MCUboot image that fails its check (the unfinished transfer itself): J was never
   ///    confirmed since that transfer began, since only a complete image is activated, so even an old
@@ -180,7 +186,11 @@ public struct BootStateRecovery: Equatable, Sendable {
     -> (SlotID, Basis, certain: Bool)
   {
     if evidence.looksFactory { return (.a, .factory, true) }
-    if let primary = evidence.pointer.primary {
+    if let primary = evidence.pointer.primary, evidence.blank[primary] {
+      findings.append(
+        "the bootloader's primary slot \(primary) is blank: otad never pointed it there, so it settles nothing"
+      )
+    } else if let primary = evidence.pointer.primary {
       if let journal = evidence.journal, journal.slot == primary {
         findings.append(
           "the journal writes slot \(primary), which the bootloader boots: the journal is stale")
@@ -216,10 +226,14 @@ public struct BootStateRecovery: Equatable, Sendable {
   /// slot, or the slot it started, is one the state calls empty. (The state is always saved before
   /// the pointer moves, and a slot is emptied only when it is neither confirmed nor running; a stale
   /// copy shows exactly this.) An armed trial's slot is not asked: PREPARE may drop a trial that
-  /// never began before the bootloader hears of it, and writing over it loses nothing good.
-  public static func contradiction(_ state: BootState, _ pointer: BootPointer) -> String? {
+  /// never began before the bootloader hears of it, and writing over it loses nothing good. Nor is
+  /// a primary slot that `isBlank` says holds nothing: otad never points the bootloader at such a
+  /// slot, so that pointer is someone else's (a boot script's defaults), not a newer state's.
+  public static func contradiction(
+    _ state: BootState, _ pointer: BootPointer, isBlank: (SlotID) -> Bool = { _ in false }
+  ) -> String? {
     for (role, slot) in [("primary", pointer.primary), ("started", pointer.booted)] {
-      if let slot, state[slot].status == .empty {
+      if let slot, state[slot].status == .empty, role != "primary" || !isBlank(slot) {
         return "the bootloader's \(role) slot is \(slot), which the boot state calls empty"
       }
     }

@@ -18,6 +18,10 @@ public enum ProcessEnvironment {
     getenv(name).map { String(cString: $0) }
   }
 
+  /// Writes out what `print` buffered (every stdio stream: `fflush(NULL)`): an exec replaces the process without flushing stdio, and a
+  /// restart command may take the machine down.
+  public static func flushStandardOutput() { fflush(nil) }
+
   /// This process's id.
   public static var processID: Int32 { getpid() }
 

@@ -11,6 +11,8 @@ struct Restarter {
 
   /// Does not return unless the restart could not happen.
   func restart(into plan: BootPlan) throws -> Never {
+    // What was printed so far (`otad boot`'s decision line) must not vanish with this process.
+    ProcessEnvironment.flushStandardOutput()
     if let command = backend.restartCommand(for: plan) {
       logger.notice("restarting with \(command.joined(separator: " "))")
       try run(command)

@@ -61,6 +61,26 @@ import Testing
     #expect(recovery.state[.a] == .empty && recovery.state.securityFloor == 7)
   }
 
+  /// A pointer otad never wrote (a boot script's defaults saved, "A B" read as "primary B") at a
+  /// slot that holds nothing: found by the real U-Boot, where it made otad keep an empty slot.
+  @Test func aBlankPrimarySlotIsNoEvidence() {
+    var factory = Self.evidence(
+      pointer: BootPointer(primary: .b, trial: .a, booted: .a), a: .unverifiable, b: .unverifiable)
+    factory.blank = SlotPair(a: false, b: true)
+    let recovery = BootStateRecovery.recover(factory)
+    #expect(recovery.basis == .factory && recovery.kept == .a && recovery.certain)
+
+    var used = Self.evidence(.damaged, pointer: BootPointer(primary: .b, booted: .a), b: .unverifiable)
+    used.blank = SlotPair(a: false, b: true)
+    let rebuilt = BootStateRecovery.recover(used)
+    #expect(rebuilt.kept == .a && rebuilt.basis == .bootedSlot && !rebuilt.certain)
+    #expect(rebuilt.findings.contains { $0.contains("primary slot B is blank") })
+
+    let state = BootState.factory(version: Self.v1)
+    #expect(BootStateRecovery.contradiction(state, BootPointer(primary: .b)) != nil)
+    #expect(BootStateRecovery.contradiction(state, BootPointer(primary: .b), isBlank: { $0 == .b }) == nil)
+  }
+
   @Test func aJournalOverThePrimarySlotIsStaleAndIgnored() {
     let recovery = BootStateRecovery.recover(Self.evidence(pointer: BootPointer(primary: .b), journal: .b))
     #expect(recovery.kept == .b && recovery.certain)
