@@ -484,7 +484,7 @@ cycles=$((cycles + 1))
 # Which rows of docs/BOOT.md's decision table the boot stage took through U-Boot, from otad's logs;
 # and each `otad boot` printed its decision on standard output before any restart (the line used
 # to vanish with the exec when standard output was a file).
-all_rows="$(cat "$w"/otad-boot*.log "$w/otad.log" 2>/dev/null | grep -o 'row=[a-z ,]*' | sed 's/^row=//; s/[ ,]*$//' | sort -u | paste -sd';' -)"
+all_rows="$(cat "$w"/otad-boot*.log "$w/otad.log" 2>/dev/null | grep -o 'row=[a-z ,]*' | sed 's/^row=//; s/[ ,]*$//; s/ trial$//' | sort -u | paste -sd';' -)"
 echo "ROWS uboot: $all_rows"
 decided="$(grep -c 'boot stage: slot' "$w/otad-boot.log" || true)"
 printed="$(grep -cE '^slot [AB]: ' "$w/otad-boot.log" || true)"
