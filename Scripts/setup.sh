@@ -7,9 +7,10 @@
 # put `swift` on PATH) first.
 set -euo pipefail
 
-# libubootenv-tool: the real fw_printenv/fw_setenv, for Tests/OTABootTests/UBootRealToolsTests.
+# libubootenv-tool, grub-common: the real fw_printenv/fw_setenv and grub-editenv, for
+# Tests/OTABootTests/UBootRealToolsTests and GrubRealToolsTests.
 blueota_packages=(pkg-config zlib1g-dev libdbus-1-dev libbluetooth-dev python3 python3-pip python3-venv ca-certificates
-  libubootenv-tool)
+  libubootenv-tool grub-common)
 
 blueota_missing_packages() {
   local missing=()
@@ -132,25 +133,31 @@ blueota_install_smpclient() {
   export BLUEOTA_SMPCLIENT_PYTHON="$venv/bin/python"
 }
 
+# Installs the Debian packages named that are missing (apt-get update first), quietly, without
+# stopping the caller: returns non-zero when they cannot be installed.
+blueota_install_debian() {
+  local missing=() sudo=() package
+  for package in "$@"; do
+    dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
+  done
+  ((${#missing[@]} > 0)) || return 0
+  if [[ "$(id -u)" != 0 ]]; then
+    command -v sudo >/dev/null || { echo "setup: need root (or sudo) to install: ${missing[*]}" >&2; return 1; }
+    sudo=(sudo)
+  fi
+  echo "setup: installing Debian packages: ${missing[*]}" >&2
+  export DEBIAN_FRONTEND=noninteractive
+  { "${sudo[@]}" apt-get update -qq &&
+    "${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" </dev/null; } >&2
+}
+
 # The lab's browser test (Scripts/lab/test_lab.py): Debian's chromium and chromium-driver, and
 # selenium, pinned, in its own venv at <repo>/.build-selenium. Exports BLUEOTA_SELENIUM_PYTHON, the
 # venv's python. Fails (without stopping the caller) when either cannot be installed.
 blueota_selenium_version=4.43.0
 blueota_install_lab_browser() {
-  local venv missing=() sudo=()
-  for package in chromium chromium-driver; do
-    dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
-  done
-  if ((${#missing[@]} > 0)); then
-    if [[ "$(id -u)" != 0 ]]; then
-      command -v sudo >/dev/null || { echo "setup: need root (or sudo) to install: ${missing[*]}" >&2; return 1; }
-      sudo=(sudo)
-    fi
-    echo "setup: installing Debian packages: ${missing[*]}" >&2
-    export DEBIAN_FRONTEND=noninteractive
-    { "${sudo[@]}" apt-get update -qq &&
-      "${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" </dev/null; } >&2 || return 1
-  fi
+  local venv
+  blueota_install_debian chromium chromium-driver || return 1
   venv="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/.build-selenium"
   blueota_install_pinned_venv "$venv" selenium "$blueota_selenium_version" "selenium==$blueota_selenium_version" ||
     return 1

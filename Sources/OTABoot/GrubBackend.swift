@@ -27,12 +27,31 @@ public struct GrubBackend: BootBackend {
   }
 
   /// Reads the block with `grub-editenv FILE list` and, when anything differs, sets all five variables
-  /// in one `grub-editenv FILE set` call, one rewrite of the 1 KiB block.
+  /// in one `grub-editenv FILE set` call, one rewrite of the 1 KiB block. A block grub-editenv calls
+  /// invalid (zeroed, torn, or cut to 0 bytes by a power cut between `set`'s truncation and its
+  /// write) is first replaced with a blank one (`grub-editenv FILE create`, which writes a new file
+  /// and renames it over): left as it is, GRUB could not save to it and would boot its defaults.
   public func apply(_ plan: BootPlan) throws(BootBackendError) {
     let wanted = variables(for: plan)
-    let current = VariableListing.parse(try tools.runText("grub-editenv", [environmentFile, "list"]))
-    if VariableListing.differences(between: current, and: wanted).isEmpty { return }
+    let (current, valid) = try listing()
+    if valid, VariableListing.differences(between: current, and: wanted).isEmpty { return }
+    if !valid { try tools.runText("grub-editenv", [environmentFile, "create"]) }
     try tools.runText("grub-editenv", [environmentFile, "set"] + wanted.map { "\($0.name)=\($0.value)" })
+  }
+
+  /// The block's variables, and whether the block is valid: one that grub-editenv refuses as invalid
+  /// or too small holds no variables (and so no pointer) rather than stopping the boot stage. A
+  /// missing block is made by grub-editenv itself.
+  private func listing() throws(BootBackendError) -> (variables: [String: String], valid: Bool) {
+    do {
+      return (VariableListing.parse(try tools.runText("grub-editenv", [environmentFile, "list"])), true)
+    } catch {
+      let text = error.description
+      guard text.contains("invalid environment block") || text.contains("environment block too small") else {
+        throw error
+      }
+      return ([:], false)
+    }
   }
 
   public func restartCommand(for plan: BootPlan) -> [String]? { nil }
@@ -40,8 +59,7 @@ public struct GrubBackend: BootBackend {
   /// The order variable read back (its last slot is the primary, a first one before it a trial)
   /// and the slot the kernel command line names.
   public func pointer() throws(BootBackendError) -> BootPointer {
-    let variables = VariableListing.parse(try tools.runText("grub-editenv", [environmentFile, "list"]))
-    return BootPointer.fromOrder(variables["ORDER"], booted: try bootedSlot())
+    return BootPointer.fromOrder(try listing().variables["ORDER"], booted: try bootedSlot())
   }
 
   /// The variables for `plan`, in the order they are written. A trial T over P: order "T P", both OK

@@ -141,7 +141,13 @@ struct FakeTools {
     command=$2
     shift 2
     [ -f "$file" ] || printf '# GRUB Environment Block\\n' > "$file"
+    # As the real one for the damage a power cut leaves: a block cut to 0 bytes or zeroed is
+    # invalid, until `create` (the real one also checks the header this fake does not write).
+    if [ "$command" != create ] && { [ ! -s "$file" ] || [ "$(head -c 1 "$file" | od -An -tx1 | tr -d ' ')" = 00 ]; }; then
+      echo "grub-editenv: error: invalid environment block." >&2; exit 1
+    fi
     case "$command" in
+      create) printf '# GRUB Environment Block\\n' > "$file" ;;
       list) grep -v '^#' "$file" || true ;;
       set)
         for assignment in "$@"; do

@@ -55,6 +55,28 @@ struct GrubBackendTests {
     }
   }
 
+  /// Found by the real GRUB test: a power cut between grub-editenv's truncation and its write leaves
+  /// a 0-byte block, and a zeroed one is as bad; grub-editenv refuses both as invalid. The backend
+  /// reads such a block as holding nothing and replaces it with a blank one before writing.
+  @Test(arguments: ["empty", "zeroed"])
+  func anInvalidBlockIsReplacedNotAStop(damage: String) throws {
+    try withTemporaryDirectory { directory in
+      let tools = try FakeTools(in: directory)
+      let backend = backend(tools)
+      let file = backend.environmentFile
+      try Data(count: damage == "empty" ? 0 : 1024).write(to: URL(fileURLWithPath: file))
+      try writeText("root=/dev/vda2 rauc.slot=A\n", to: tools.directory + "/cmdline")
+      #expect(try backend.pointer() == BootPointer(booted: .a), "no variables, so no pointer")
+      tools.clearLog()
+      try backend.apply(BootPlan(primary: .b))
+      #expect(
+        tools.log() == [
+          list(backend), "grub-editenv \(file) create", set(backend, "ORDER=B A_OK=0 B_OK=1 A_TRY=0 B_TRY=0"),
+        ])
+      #expect(try tools.variables(in: file)["ORDER"] == "B")
+    }
+  }
+
   @Test func rollbackToAAfterATrialOfB() throws {
     try withTemporaryDirectory { directory in
       let tools = try FakeTools(in: directory)
