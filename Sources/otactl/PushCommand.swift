@@ -78,6 +78,13 @@ struct PushCommand: ParsableCommand {
   var trialTimeout = 300.0
 
   @Option(
+    name: .customLong("restart-timeout"),
+    help:
+      "Seconds to wait for the device to come back after ACTIVATE's restart (default 60; a board that reboots through slow firmware may need more)."
+  )
+  var restartTimeout = 60.0
+
+  @Option(
     name: .customLong("max-reconnects"), help: "Connection attempts in a row without progress (default 8).")
   var maxReconnects = 8
 
@@ -140,6 +147,7 @@ struct PushCommand: ParsableCommand {
     }
     try OptionChecks.seconds(timeout, "--timeout", maximum: 3600)
     try OptionChecks.seconds(trialTimeout, "--trial-timeout", maximum: 7 * 24 * 3600)
+    try OptionChecks.seconds(restartTimeout, "--restart-timeout", maximum: 24 * 3600)
     try OptionChecks.count(maxReconnects, "--max-reconnects", 0...1000)
     if full, base != nil {
       throw ValidationError("--full sends plain chunks: it cannot use --base")
@@ -223,7 +231,8 @@ struct PushCommand: ParsableCommand {
   func senderConfiguration(version: Version, simulated: Bool) throws -> SenderConfiguration {
     var configuration = SenderConfiguration(
       version: version, activate: !noActivate, permanent: permanent,
-      responseTimeout: .milliseconds(Int64(timeout * 1000)), maxConnectAttempts: maxReconnects,
+      responseTimeout: .milliseconds(Int64(timeout * 1000)),
+      restartTimeout: .milliseconds(Int64(restartTimeout * 1000)), maxConnectAttempts: maxReconnects,
       confirm: confirm, trialTimeout: .milliseconds(Int64(trialTimeout * 1000)), force: force,
       writeSize: writeSize,
       linkLayerDataLength: simulated ? try options.conditions().dataLength : WriteSize.assumedDataLength,

@@ -104,6 +104,7 @@ import Testing
     ["--timeout", "0"], ["--timeout=-1"], ["--timeout", "nan"], ["--timeout", "1e300"],
     ["--max-reconnects=-1"], ["--max-reconnects", "100000"],
     ["--trial-timeout=-5"], ["--trial-timeout", "0"], ["--trial-timeout", "inf"],
+    ["--restart-timeout", "0"], ["--restart-timeout", "1e9"],
   ]
 
   /// Absurd numbers on otactl push: refused with the flag named, before it connects to the device.

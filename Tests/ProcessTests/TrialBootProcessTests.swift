@@ -35,6 +35,24 @@ import Testing
     (status["slots"] as? [[String: Any]] ?? []).first { $0["slot"] as? String == name } ?? [:]
   }
 
+  /// A device whose restart takes 4 s (its restart command sleeps, then otad re-executes): a push
+  /// that waits 1 s for it fails as "stopped answering" (exit 8), one that waits the default 60 s
+  /// sees the trial through. Found by the GRUB test, whose reboots under emulation outlast 60 s.
+  @Test func theRestartTimeoutIsHowLongThePushWaitsForTheDeviceToComeBack() throws {
+    let daemon = try device()
+    try daemon.start(extra: ["--health-check", Self.healthCheck, "--restart", "sleep 4"])
+    let impatient = try push("firmware-v2.bin", to: daemon, ["--restart-timeout", "1"])
+    #expect(impatient.status == 8, "\(impatient.output)\n\(impatient.errors)")
+    let status = try daemon.waitForStatus {
+      $0["onTrial"] as? Bool == false && $0["running"] as? String == "B"
+    }
+    #expect(status["confirmed"] as? String == "B", "the device went on to its verdict: \(status)")
+
+    let patient = try push("firmware-v3.bin", to: daemon)
+    #expect(patient.status == 7, "waited through the slow restarts to the rollback: \(patient.errors)")
+    #expect(daemon.stop() == 0)
+  }
+
   @Test func v2PassesItsHealthCheckAndV3FailsItAndRollsBackToV2() throws {
     let daemon = try device()
     try daemon.start(extra: [
