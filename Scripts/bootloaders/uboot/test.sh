@@ -196,33 +196,33 @@ fi
 cycles=$((cycles + 1))
 start_otad
 
+# One push through the real U-Boot: passes when otactl exits RC, U-Boot's boots since were BOOTS,
+# BOOT_ORDER ends "B", and otad's status line matches PATTERN (case-insensitive).
+push_cycle() { # title image jsonl rc boots pattern what-passed
+  local n rc s
+  n=$(boot_count)
+  rc="$(push "$2" "$w/$3")"
+  show_boots_since "$n"
+  s="$(status_line)"
+  note "otad: $s; otactl exit $rc; BOOT_ORDER=$(env_get BOOT_ORDER)"
+  if [[ "$rc" == "$4" && "$(boots_since "$n")" == "$5" && "$(env_get BOOT_ORDER)" == B ]] \
+    && echo "$s" | grep -qi "$6"; then
+    pass "$1: $7"
+  else
+    fail "$1"
+  fi
+  cycles=$((cycles + 1))
+}
+
 echo "== cycle 1: v2 on trial in B, its health check passes"
-n=$(boot_count)
-rc="$(push "$root/Images/firmware-v2.bin" "$w/push-v2.jsonl")"
-show_boots_since "$n"
-s="$(status_line)"
-note "otad: $s; otactl exit $rc; BOOT_ORDER=$(env_get BOOT_ORDER)"
-if [[ "$rc" == 0 && "$(boots_since "$n")" == "B:started" && "$(env_get BOOT_ORDER)" == B ]] \
-  && echo "$s" | grep -qi '^confirmed=b running=b trial=none outcome=succeeded'; then
-  pass "cycle 1 (trial confirms): U-Boot started B, otactl exit 0, otad confirmed B, BOOT_ORDER=B (A gone)"
-else
-  fail "cycle 1 (trial confirms)"
-fi
-cycles=$((cycles + 1))
+push_cycle "cycle 1 (trial confirms)" "$root/Images/firmware-v2.bin" push-v2.jsonl 0 "B:started" \
+  '^confirmed=b running=b trial=none outcome=succeeded' \
+  "U-Boot started B, otactl exit 0, otad confirmed B, BOOT_ORDER=B (A gone)"
 
 echo "== cycle 2: v3 on trial in A, its health check fails on both boots"
-n=$(boot_count)
-rc="$(push "$root/Images/firmware-v3.bin" "$w/push-v3.jsonl")"
-show_boots_since "$n"
-s="$(status_line)"
-note "otad: $s; otactl exit $rc; BOOT_ORDER=$(env_get BOOT_ORDER)"
-if [[ "$rc" == 7 && "$(boots_since "$n")" == "A:started A:started B:started" && "$(env_get BOOT_ORDER)" == B ]] \
-  && echo "$s" | grep -qi '^confirmed=b running=b trial=none outcome=rolled back reason=health check failed'; then
-  pass "cycle 2 (health check fails): U-Boot started A twice then B, otactl exit 7, otad rolled back"
-else
-  fail "cycle 2 (health check fails)"
-fi
-cycles=$((cycles + 1))
+push_cycle "cycle 2 (health check fails)" "$root/Images/firmware-v3.bin" push-v3.jsonl 7 \
+  "A:started A:started B:started" '^confirmed=b running=b trial=none outcome=rolled back reason=health check failed' \
+  "U-Boot started A twice then B, otactl exit 7, otad rolled back"
 stop_otad
 
 # The device as it is now (otad stopped), to come back to after a cycle that loses otad's state.
