@@ -25,7 +25,8 @@ exec {nap_fd}<> <(:)
 nap() { read -r -t "$1" -u "$nap_fd" _ || true; }
 
 slot=none
-for word in $(cat /proc/cmdline); do
+read -r -a words </proc/cmdline
+for word in "${words[@]}"; do
   case "$word" in rauc.slot=*) slot="${word#rauc.slot=}" ;; esac
 done
 echo "BLUEOTA-BOOT slot=$slot up=$(up) cmdline=$(cat /proc/cmdline)"
