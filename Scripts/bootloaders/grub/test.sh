@@ -183,6 +183,9 @@ start_vm() {
   vm_count=$((vm_count + 1))
   console="$tmp/console-$vm_count.log"
   : >"$console"
+  # Under TCG, OVMF sometimes hangs after a guest reboot (qemu busy, nothing on the serial console
+  # for minutes): seen once in about 45 resets with -smp 2, and at the first reset with -smp 1;
+  # its reset path also took up to 34 s at times. next_boot then fails after 150 s.
   qemu-system-x86_64 -accel "$accel" -cpu "$cpu" -smp 2 -m 1024 -M q35 -nodefaults \
     -display none -monitor none -serial "file:$console" \
     -drive "if=pflash,format=raw,readonly=on,file=$ovmf_code" -drive "if=pflash,format=raw,file=$tmp/vars.fd" \
