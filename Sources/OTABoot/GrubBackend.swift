@@ -26,17 +26,26 @@ public struct GrubBackend: BootBackend {
     try KernelCommandLine.bootedSlot(path: cmdline, hint: "on each menuentry's linux line in grub.cfg,")
   }
 
-  /// Reads the block with `grub-editenv FILE list` and, when anything differs, sets all five variables
-  /// in one `grub-editenv FILE set` call, one rewrite of the 1 KiB block. A block grub-editenv calls
-  /// invalid (zeroed, torn, or cut to 0 bytes by a power cut between `set`'s truncation and its
-  /// write) is first replaced with a blank one (`grub-editenv FILE create`, which writes a new file
-  /// and renames it over): left as it is, GRUB could not save to it and would boot its defaults.
+  /// Reads the block with `grub-editenv FILE list` and, when anything differs, writes a new block
+  /// with every variable it had and the five set: made beside the old one by grub-editenv
+  /// (`FILE.tmp`: `create`, then one `set`), then put in its place as the record store does it
+  /// (fsync, rename over FILE, fsync the directory). grub-editenv's own `set` truncates FILE and
+  /// then writes it, so a power cut between the two left a 0-byte block, which GRUB cannot read
+  /// (it boots its defaults, slot A, whatever that holds) nor save to: seen with the real GRUB.
+  /// A block grub-editenv calls invalid (zeroed, torn, 0 bytes) is replaced the same way.
   public func apply(_ plan: BootPlan) throws(BootBackendError) {
     let wanted = variables(for: plan)
     let (current, valid) = try listing()
     if valid, VariableListing.differences(between: current, and: wanted).isEmpty { return }
-    if !valid { try tools.runText("grub-editenv", [environmentFile, "create"]) }
-    try tools.runText("grub-editenv", [environmentFile, "set"] + wanted.map { "\($0.name)=\($0.value)" })
+    let staging = environmentFile + ".tmp"
+    let kept = current.filter { name, _ in !wanted.contains { $0.name == name } }.sorted { $0.key < $1.key }
+      .map { "\($0.key)=\($0.value)" }
+    try tools.runText("grub-editenv", [staging, "create"])
+    try tools.runText("grub-editenv", [staging, "set"] + kept + wanted.map { "\($0.name)=\($0.value)" })
+    guard let block = try BootFileSystem.contents(of: staging) else {
+      throw BootBackendError("grub-editenv left no \(staging)")
+    }
+    try BootFileSystem.replace(environmentFile, with: block)
   }
 
   /// The block's variables, and whether the block is valid: one that grub-editenv refuses as invalid
