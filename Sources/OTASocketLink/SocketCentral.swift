@@ -45,6 +45,11 @@ public final class SocketCentral: CentralLink {
   private var decoder = FrameDecoder()
   private var mtu = ATTMTU.minimum.value
   private var connected = false
+  /// When the hello went out and its answer has not come yet: a peer that accepts the connection
+  /// and never answers (a forwarder whose far end is down, as socat over qemu's user network while
+  /// the guest reboots) is given up after `helloPatience`, so the central tries again.
+  private var helloSentAt: Duration?
+  public static let helloPatience: Duration = .seconds(5)
   private var pendingEvents: [CentralEvent] = []
   private var requests: [Request] = []
   private var requestInFlight: Request?
@@ -81,6 +86,7 @@ public final class SocketCentral: CentralLink {
   public var descriptors: [Int32] { socket.map { [$0.descriptor] } ?? [] }
   public var nextDeadline: Duration? {
     if !pendingEvents.isEmpty { return .zero }
+    if let helloSentAt { return helloSentAt + Self.helloPatience }
     return connected ? nextEvent : nil
   }
 
@@ -97,6 +103,7 @@ public final class SocketCentral: CentralLink {
     do {
       try socket.send(.hello(mtu: UInt16(conditions.mtu)))
       self.socket = socket
+      helloSentAt = now
     } catch {
       // A device busy with another central answers busy and closes at once, often before the
       // hello is out: its answer still waits to be read.
@@ -120,6 +127,11 @@ public final class SocketCentral: CentralLink {
     var events = pendingEvents
     pendingEvents.removeAll()
     if let socket, readable.contains(socket.descriptor) { receive(from: socket, &events) }
+    if let sent = helloSentAt, !connected, socket != nil, now >= sent + Self.helloPatience {
+      reset()
+      events.append(
+        .connectFailed("the device accepted the connection but did not answer within \(Self.helloPatience)"))
+    }
     if connected, now >= nextEvent {
       connectionEvent(now: now, &events)
     }
@@ -150,6 +162,7 @@ public final class SocketCentral: CentralLink {
     socket?.close()
     socket = nil
     connected = false
+    helloSentAt = nil
     decoder = FrameDecoder()
     requests.removeAll()
     requestInFlight = nil
@@ -195,6 +208,7 @@ public final class SocketCentral: CentralLink {
     case .welcome(let mtu):
       self.mtu = Int(mtu)
       connected = true
+      helloSentAt = nil
       if let radio, !onRadio {
         // The first event was due when the central connected; on a shared radio, its slot's.
         nextEvent = radio.join(ObjectIdentifier(self), air: air, at: nextEvent)
