@@ -2,14 +2,15 @@
 # The whole test suite, from a fresh Debian 12 machine: installs the Debian packages it needs,
 # builds, runs every Swift test, the Raspberry Pi install script staged into a temporary root, then
 # a short run of each fuzz target (Scripts/fuzz.sh), then the real-stack test (bluetoothd in a VM
-# with two virtual controllers, Scripts/test-bluez.sh; it installs qemu and fetches Debian's kernel itself).
+# with two virtual controllers, Scripts/test-bluez.sh; it installs qemu and fetches Debian's kernel itself),
+# then the real bootloaders (Debian's U-Boot and GRUB under qemu, Scripts/test-bootloaders.sh).
 # The lint (`swift format lint --strict`, the project's .swift-format) runs first and fails the run;
 # the statement check (Scripts/check-statements.py: every statement of docs/PROTOCOL.md and
 # docs/SMP.md named by a test) runs always and counts as one test. Non-interactive; CI runs exactly
 # this (.ci/run).
 #
 #   Scripts/test.sh                      # everything
-#   Scripts/test.sh --filter PowerCut    # extra arguments go to `swift test`; the four stages after
+#   Scripts/test.sh --filter PowerCut    # extra arguments go to `swift test`; the five stages after
 #                                        # it are left out (it says which) and counted as skipped
 #
 # The closing line is "N passed, M failed, K skipped": skipped counts the Swift tests Swift Testing
@@ -57,8 +58,8 @@ for check_status in "$lint_status" "$statements_status"; do
 done
 
 if [[ $# -ne 0 ]]; then
-  echo "== left out by the arguments ($*), counted as 4 skipped: Raspberry Pi install kit, lab browser test, fuzzing, real BlueZ stack (VM)"
-  skipped=$((skipped + 4))
+  echo "== left out by the arguments ($*), counted as 5 skipped: Raspberry Pi install kit, lab browser test, fuzzing, real BlueZ stack (VM), real bootloaders (qemu)"
+  skipped=$((skipped + 5))
 fi
 
 if [[ $# -eq 0 ]]; then
@@ -113,6 +114,19 @@ if [[ $# -eq 0 ]]; then
   total=$((total + 2))
   failed=$((failed + $(grep -cE '^EATT (on|off): FAIL' "$log" || true)))
   ((bluez_status == 0)) || status=1
+
+  echo "== real bootloaders (Scripts/test-bootloaders.sh: Debian's U-Boot and GRUB under qemu)"
+  bootloaders_status=0
+  bash Scripts/test-bootloaders.sh 2>&1 | tee "$log" || bootloaders_status=$?
+  bootloaders_line="$(grep -E '^bootloaders: [0-9]+ passed, [0-9]+ failed$' "$log" | tail -n 1)"
+  if [[ -n "$bootloaders_line" ]]; then
+    total=$((total + $(echo "$bootloaders_line" | cut -d' ' -f2) + $(echo "$bootloaders_line" | cut -d' ' -f4)))
+    failed=$((failed + $(echo "$bootloaders_line" | cut -d' ' -f4)))
+  else
+    total=$((total + 1))
+    failed=$((failed + 1))
+  fi
+  ((bootloaders_status == 0)) || status=1
 fi
 
 echo

@@ -22,7 +22,9 @@
 # Needs: root, BLUEOTA_BIN (otad, otactl), Debian 12 packages ovmf grub-efi-amd64-bin grub-common
 # mtools dosfstools e2fsprogs fdisk socat qemu-system-x86 strace busybox-static; Scripts/vm's cache
 # (Scripts/vm/prepare.sh fills it) for the kernel. Environment: BLUEOTA_VM_CACHE, GRUB_TEST_KEEP=1
-# (keep the temp dir), GRUB_TEST_ACCEL (kvm or tcg; default kvm when /dev/kvm works).
+# (keep the temp dir), GRUB_TEST_ACCEL (kvm or tcg; default kvm when /dev/kvm works),
+# GRUB_TEST_FULL=1 (cycles 2 and 3 and all four cut steps: five more boots, 3-4 minutes more under
+# TCG; without it the test command runs the factory boot, cycles 1 and 4 and one cut).
 set -euo pipefail
 export PATH="/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin:$PATH"
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -299,7 +301,7 @@ print(json.dumps(r, separators=(",", ":")) if isinstance(r, (dict, list)) else r
 result_json() { grep -a '"event":"result"' "$1" | tail -n 1 || true; }
 push() { # push LABEL IMAGE: otactl push in the background; push_pid, push_out
   push_out="$tmp/push-$1.jsonl"
-  "$bin/otactl" push "$2" --device "$tmp/otad.sock" --json --trial-timeout 240 --max-reconnects 100 \
+  "$bin/otactl" push "$2" --device "$tmp/otad.sock" --json --trial-timeout 240 --restart-timeout 300 --max-reconnects 100 \
     >"$push_out" 2>"$tmp/push-$1.err" &
   push_pid=$!
 }
@@ -308,32 +310,16 @@ push_wait() { # sets push_rc
   wait "$push_pid" || push_rc=$?
   push_pid=""
 }
-# verdict VERSION: after push_wait, what otactl says of the push: v_rc (push's exit), v_version (the
-# running version), v_outcome (the device's last outcome: result, reason). otactl waits a fixed 60 s
-# (SenderConfiguration.restartTimeout) for the device to come back after a restart; a reboot through
-# OVMF, GRUB and the kernel under TCG takes longer here, and the push then ends with exit 8 ("the
-# device stopped answering (restarting)"). Then `otactl info --json`, once the trial is decided,
-# gives the verdict the push would have given (see the finding list).
+# verdict VERSION: after push_wait, what otactl says of the push: v_version (the running version),
+# v_outcome (the device's last outcome: result, reason). The push waits up to 300 s for each reboot
+# (--restart-timeout; its default, 60 s, is shorter than a reboot through OVMF, GRUB and the kernel
+# under TCG, 25-98 s here: the finding that made otactl grow the flag).
 verdict() {
-  local r info deadline
+  local r
   r="$(result_json "$push_out")"
-  v_via=push
   v_version="$(jget "$r" 'd.get("runningVersion")')"
   v_outcome="$(jget "$r" 'd.get("lastOutcome")')"
-  if [[ "$push_rc" == 8 && "$(jget "$r" 'd.get("error")')" == *restarting* ]]; then
-    v_via="info"
-    deadline=$((SECONDS + 240))
-    while ((SECONDS < deadline)); do
-      info="$("$bin/otactl" info --device "$tmp/otad.sock" --json 2>/dev/null)" || { sleep 2; continue; }
-      if [[ "$(jget "$info" 'd["onTrial"]')" == False && "$(jget "$info" 'd["lastOutcome"]["to"]')" == "$1"* ]]; then
-        v_version="$(jget "$info" 'd["runningVersion"]')"
-        v_outcome="$(jget "$info" 'd["lastOutcome"]')"
-        break
-      fi
-      sleep 2
-    done
-  fi
-  echo "  otactl push exit $push_rc$([[ $v_via == info ]] && echo " (its 60 s restart wait ran out; verdict from otactl info --json)"): running $v_version, last outcome $v_outcome"
+  echo "  otactl push exit $push_rc: running $v_version, last outcome $v_outcome"
 }
 # settled EXPECTED-SLOT: otad has no trial, runs and confirms EXPECTED, and ORDER ends with it.
 settled() {
@@ -358,8 +344,8 @@ next_boot "cycle 1: the trial of 2.0.0" || true
 check "cycle 1: GRUB booted the trial slot B" [ "$booted" == B ]
 push_wait
 verdict 2.0.0
-check "cycle 1: otactl: 2.0.0 runs confirmed (push exit 0, or its verdict read with info)" \
-  [ "$v_version" == "2.0.0+0" -a \( "$push_rc" == 0 -o "$v_via" == info \) ]
+check "cycle 1: otactl: 2.0.0 runs confirmed (push exit 0)" \
+  [ "$v_version" == "2.0.0+0" -a "$push_rc" == 0 ]
 # (A push that ends confirmed reports lastOutcome null: it did not need to read it.)
 check "cycle 1: otactl: the push succeeded (exit 0, or the device's last outcome: succeeded)" \
   [ "$push_rc" == 0 -o "$(jget "$v_outcome" 'd["result"]')" == succeeded ]
@@ -376,6 +362,12 @@ next_boot "cycle 4: otad points GRUB back at B" || true
 check "cycle 4: otad's recovery ends on slot B (its confirmed 2.0.0)" [ "$booted" == B ]
 check "cycle 4: otad and the grubenv agree on B" settled B
 
+# Cycles 2 and 3 (and all four cut steps) take five more boots, 3-4 minutes under TCG: the test
+# command runs the quick set (the U-Boot test crosses the same rows through the real U-Boot);
+# GRUB_TEST_FULL=1 runs everything (docs/BOOT-BACKENDS.md has a full run).
+cycles=3
+if [[ "${GRUB_TEST_FULL:-0}" == 1 ]]; then
+cycles=5
 # --- cycle 2: a trial whose health check fails on both of its boots ------------------------------
 log "cycle 2: push 3.0.0 (fails its health check)"
 push c2 "$tmp/v3.img"
@@ -387,8 +379,8 @@ next_boot "cycle 2: after the rollback" || true
 check "cycle 2: GRUB boots B after the rollback" [ "$booted" == B ]
 push_wait
 verdict 3.0.0
-check "cycle 2: otactl: rolled back, \"health check failed\" (push exit 7, or its verdict read with info)" \
-  [ "$(jget "$v_outcome" '"rolled" in d["result"].lower() and "healthcheckfailed" in d["reason"].replace(" ", "").lower()')" == True -a \( "$push_rc" == 7 -o "$v_via" == info \) ]
+check "cycle 2: otactl: rolled back, \"health check failed\" (push exit 7)" \
+  [ "$(jget "$v_outcome" '"rolled" in d["result"].lower() and "healthcheckfailed" in d["reason"].replace(" ", "").lower()')" == True -a "$push_rc" == 7 ]
 check "cycle 2: otad confirms B, grubenv ORDER \"B\"" settled B
 
 # --- cycle 3: a trial that hangs, reset by the watchdog ------------------------------------------
@@ -403,17 +395,24 @@ unset 'boot_secs[-1]'   # (not a boot time: it includes the watchdog's wait)
 check "cycle 3: after the watchdog reset GRUB falls back to B by itself" [ "$booted" == B ]
 push_wait
 verdict 4.0.0
-check "cycle 3: otactl: rolled back, \"did not start\" (push exit 7, or its verdict read with info)" \
-  [ "$(jget "$v_outcome" '"rolled" in d["result"].lower() and "didnotstart" in d["reason"].replace(" ", "").lower()')" == True -a \( "$push_rc" == 7 -o "$v_via" == info \) ]
+check "cycle 3: otactl: rolled back, \"did not start\" (push exit 7)" \
+  [ "$(jget "$v_outcome" '"rolled" in d["result"].lower() and "didnotstart" in d["reason"].replace(" ", "").lower()')" == True -a "$push_rc" == 7 ]
 check "cycle 3: otad confirms B, grubenv ORDER \"B\"" settled B
+
+fi
 
 # --- cuts: qemu SIGKILLed at each step of otad's grub-editenv write -------------------------------
 # The write cut is ACTIVATE's (the trial pointer): test.sh arms the wrapper (grub-editenv-cut), pushes
 # a new image, waits for the wrapper's BLUEOTA-CUT-POINT and kills qemu. Then a new qemu: the slot
 # GRUB boots must hold good firmware (the confirmed one, or the new image, which passes its health
-# check), and once otad has settled, otad and the grubenv agree.
+# check), and once otad has settled, otad and the grubenv agree. otad's GRUB backend now has
+# grub-editenv write the new block beside the old one (grubenv.tmp) and renames it over: a cut at
+# any step of grub-editenv's write leaves the old block. The test command cuts the step that used to
+# leave a 0-byte grubenv (truncated, synced, nothing written); GRUB_TEST_FULL=1 cuts all four.
 cuts=0 cuts_good=0 k=0
-for step in before-write before-write+sync before-fsync before-close; do
+steps=(before-write+sync)
+[[ "${GRUB_TEST_FULL:-0}" == 1 ]] && steps=(before-write before-write+sync before-fsync before-close)
+for step in "${steps[@]}"; do
   k=$((k + 1))
   guest "arm-$k" "echo ${step%+sync} >/run/cut-step" >/dev/null
   log "cut $k: push 5.0.$k, qemu killed at grub-editenv's $step"
@@ -469,6 +468,6 @@ check "cuts: $cuts cuts, all good" [ "$cuts" -gt 0 -a "$cuts" == "$cuts_good" ]
 
 kill_vm
 secs_per_boot="$(printf '%s\n' "${boot_secs[@]}" | awk '{ s += $1; n++ } END { printf "%.1f", n ? s / n : 0 }')"
-echo "BOOTLOADER grub boots=$boots cycles=5 cuts=$cuts seconds_per_boot=$secs_per_boot kvm=$kvm wall=$(since "$wall_start")"
+echo "BOOTLOADER grub boots=$boots cycles=$cycles cuts=$cuts seconds_per_boot=$secs_per_boot kvm=$kvm wall=$(since "$wall_start")"
 echo "(passed $passes, failed $failures)"
 ((failures == 0))
