@@ -236,6 +236,12 @@ note_restart() { # when the host sees a restart line, a new boot begins
   if ((n > restarts_seen)); then restarts_seen=$n; boot_mark="$(now)"; fi
 }
 booted=""
+# after_mark_has TEXT: the console shows TEXT since the last restart began (or since qemu started).
+after_mark_has() {
+  local restarts; restarts="$(count BLUEOTA-RESTART)"
+  awk -v r="$restarts" -v t="$1" 'index($0, "BLUEOTA-RESTART") { seen++; found = 0; next }
+    seen >= r && index($0, t) { found = 1 } END { exit !found }' "$console" 2>/dev/null
+}
 # after_boot: the console lines since the last BLUEOTA-BOOT (this boot's own).
 after_boot() { tac "$console" 2>/dev/null | sed '/BLUEOTA-BOOT/q' | tac; }
 boot_restarting() { after_boot | grep -a -q -E 'BLUEOTA-RESTART|BLUEOTA-HANG'; }
@@ -243,11 +249,24 @@ boot_restarting() { after_boot | grep -a -q -E 'BLUEOTA-RESTART|BLUEOTA-HANG'; }
 # and then for otad (BLUEOTA-READY) or for that boot's end (a restart before otad listened, a hang).
 boots_seen=0 boot_end=""
 next_boot() {
-  local deadline=$((SECONDS + ${2:-150})) n secs boot_mark_before
+  local deadline=$((SECONDS + ${2:-150})) n secs boot_mark_before power_cycled=0 since_mark
   while :; do
     note_restart
     n="$(count BLUEOTA-BOOT)"
     ((n > boots_seen)) && break
+    # OVMF hung after a reset (above): nothing from GRUB 90 s after the boot began. Power the board
+    # off and on, once: nothing has run yet that writes (GRUB's save_env comes after its menu), so
+    # the next boot reads what the last one left.
+    since_mark="$(since "$boot_mark")"
+    if ((power_cycled == 0 && ${since_mark%.*} >= 90)) && ! after_mark_has 'Booting `Slot'; then
+      power_cycled=1
+      log "$1: OVMF gave no sign of GRUB within 90 s of the reset: the harness power-cycles the VM once"
+      kill_vm
+      start_vm
+      new_vm_console
+      deadline=$((SECONDS + ${2:-150}))
+      continue
+    fi
     if ((SECONDS >= deadline)) || ! kill -0 "$qemu_pid" 2>/dev/null; then
       booted=""
       fail "$1: no boot within ${2:-150} s (console $(basename "$console"))"
