@@ -34,6 +34,9 @@ let package = Package(
       name: "CDBus", pkgConfig: "dbus-1", providers: [.apt(["libdbus-1-dev"])]),
     // The Bluetooth socket headers (L2CAP LE channels): headers only, nothing linked.
     .systemLibrary(name: "CBluetooth", providers: [.apt(["libbluetooth-dev"])]),
+    // libcurl (OpenSSL flavour): the gateway's HTTP client, TLS verified, with a shim for its variadics.
+    .systemLibrary(
+      name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
 
     // The one system layer: file descriptors, errno, durable writes, poll, signals, spawn, sockets,
     // every call behind one seam that tests can trace or fail. The only target that reaches the OS.
@@ -128,6 +131,17 @@ let package = Package(
         .product(name: "Logging", package: "swift-log"),
       ]),
 
+    // The gateway's pure part: hawkBit DDI's messages, SWUpdate archives and sw-description, the
+    // artifact's checks. No IO.
+    .target(
+      name: "OTAGateway", dependencies: ["OTAWire", .product(name: "Crypto", package: "swift-crypto")]),
+    // The gateway's IO edge: HTTP over libcurl, the DDI client, the artifact cache.
+    .target(
+      name: "OTAGatewayHTTP",
+      dependencies: [
+        "OTAGateway", "CCurl", "OTASystem", .product(name: "Crypto", package: "swift-crypto"),
+      ]),
+
     // The engines over an in-memory link in virtual time: for tests, benchmarks and the demo.
     .target(
       name: "OTASimulation",
@@ -148,7 +162,8 @@ let package = Package(
       name: "otactl",
       dependencies: [
         "OTACentral", "OTASender", "OTALink", "OTASocketLink", "OTASystem", "OTAWire", "OTABlueZ", "OTADBus",
-        "OTATrust", "OTATrace", "OTAReport",
+        "OTATrust", "OTATrace", "OTAReport", "OTAGateway", "OTAGatewayHTTP",
+        .product(name: "Crypto", package: "swift-crypto"),
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
         .product(name: "Logging", package: "swift-log"),
       ]),
@@ -201,6 +216,14 @@ let package = Package(
       ]),
     // Runs the built otad and otactl as separate processes (build them first: Scripts/test.sh does).
     .testTarget(name: "ProcessTests", dependencies: ["OTATestSupport"]),
+    .testTarget(
+      name: "OTAGatewayTests",
+      dependencies: [
+        "OTAGateway", "OTAGatewayHTTP", "OTATestSupport", "OTATrust", "OTAWire", "OTASystem",
+        .product(name: "Crypto", package: "swift-crypto"),
+        .product(name: "FlyingFox", package: "FlyingFox"),
+      ],
+      exclude: ["Fixtures"]),
     // The test support's own checks: the decoder verifier finds a decoder that breaks its promise.
     .testTarget(name: "OTATestSupportTests", dependencies: ["OTATestSupport", "OTAWire"]),
     // Reads docs/ARCHITECTURE.md, Package.swift and the import lines; imports no project target.

@@ -8,9 +8,10 @@
 set -euo pipefail
 
 # libubootenv-tool, grub-common: the real fw_printenv/fw_setenv and grub-editenv, for
-# Tests/OTABootTests/UBootRealToolsTests and GrubRealToolsTests.
+# Tests/OTABootTests/UBootRealToolsTests and GrubRealToolsTests. libcurl4-openssl-dev: the gateway's
+# HTTP client (CCurl). cpio: Tests/OTAGatewayTests check our .swu archives against GNU cpio.
 blueota_packages=(pkg-config zlib1g-dev libdbus-1-dev libbluetooth-dev python3 python3-pip python3-venv ca-certificates
-  libubootenv-tool grub-common)
+  libubootenv-tool grub-common libcurl4-openssl-dev cpio)
 
 blueota_missing_packages() {
   local missing=()

@@ -37,6 +37,8 @@ public struct FileStatus: Equatable, Sendable {
   public var inode: UInt64
   /// The last change of the content (st_mtim), in nanoseconds since 1970.
   public var modified: Int64
+  /// The permission bits (st_mode & 07777): who may read and write it.
+  public var permissions: UInt32 = 0
 
   init(_ info: stat) {
     switch info.st_mode & S_IFMT {
@@ -50,6 +52,7 @@ public struct FileStatus: Equatable, Sendable {
     device = UInt64(info.st_dev)
     inode = UInt64(info.st_ino)
     modified = Int64(info.st_mtim.tv_sec) * 1_000_000_000 + Int64(info.st_mtim.tv_nsec)
+    permissions = UInt32(info.st_mode & 0o7777)
   }
 }
 

@@ -1,0 +1,106 @@
+import OTAGateway
+import Testing
+
+/// sw-description as SWUpdate writes it (libconfig), read for its version, boards and images.
+struct SWDescriptionTests {
+  /// In the shapes SWUpdate's documentation shows: comments of all three kinds, `:` and `=`,
+  /// board sections with hardware-compatibility, a nested selection, joined strings, numbers.
+  static let text = """
+    # A release for two boards
+    software =
+    {
+      version = "2.1.0+7";
+      description = "Firmware " "update";   // joined
+      bootloader_transaction_marker = false;
+      rpi4 = {
+        hardware-compatibility: [ "1.4", "1.5" ];
+        images: (
+          {
+            filename = "fw-rpi4.bin";
+            type = "blueota-mcuboot";
+            sha256 = "ab";
+            offset = 0x1000;
+          }
+        );
+      };
+      /* a board with two selections */
+      cm4 = {
+        stable = {
+          hardware-compatibility = [ "2.0" ];
+          images: ( { filename = "fw-cm4.bin"; type = "blueota-mcuboot"; } );
+        };
+      };
+    };
+    """
+
+  @Test func boardsRevisionsAndImagesAreRead() throws {
+    let description = try SWDescription(text: Self.text)
+    #expect(description.version == "2.1.0+7")
+    #expect(description.targets.map(\.board) == ["rpi4", "cm4"])
+    let rpi4 = try #require(description.target(model: "rpi4", revision: "1.5"))
+    #expect(rpi4.images == [.init(filename: "fw-rpi4.bin", type: "blueota-mcuboot", sha256: "ab")])
+    #expect(description.target(model: "rpi4", revision: "1.3") == nil)
+    #expect(description.target(model: "cm4", revision: "2.0")?.images.first?.filename == "fw-cm4.bin")
+    #expect(description.target(model: "default", revision: "default") == nil)
+    #expect(description.hardwareText == "rpi4 1.4 or 1.5, cm4 2.0")
+  }
+
+  @Test func whatPackWritesReadsBack() throws {
+    let written = SWDescription(
+      version: "3.0.0+1",
+      targets: [
+        .init(
+          board: "blueota-sim", revisions: ["1.0"],
+          images: [
+            .init(filename: "f.bin", type: SWDescription.imageType, sha256: String(repeating: "c", count: 64))
+          ])
+      ])
+    let read = try SWDescription(text: written.text(description: #"a "quoted" \ line"#))
+    #expect(read == written)
+    let anyRevision = SWDescription(
+      version: "1.0.0+0",
+      targets: [
+        .init(board: "default", revisions: [], images: [.init(filename: "x", type: nil, sha256: nil)])
+      ])
+    let back = try SWDescription(text: anyRevision.text(description: "d"))
+    #expect(back == anyRevision)
+    #expect(back.target(model: "default", revision: "anything") != nil)
+  }
+
+  @Test(arguments: [
+    ("", "no 'software' group"),
+    ("software = { description = \"x\"; };", "no software.version"),
+    ("software = { version = \"1\"", "line 1: the group is not closed"),
+    ("software = {\n version = \"1\";\n version = \"2\"; };", "line 3: 'version' is set twice"),
+    ("software = { version = \"1\"; b = { hardware-compatibility = \"1.0\"; }; };", "is not an array"),
+    ("software = { version = \"1\"; b = { images: ( { type = \"x\"; } ); }; };", "has no filename"),
+    ("software = { version = \"1\nx\"; };", "runs past the end of its line"),
+    ("a = [ { b = 1; } ];", "scalars only"),
+    ("a = @;", "is not a value"),
+    ("/* open", "a comment is not closed"),
+  ])
+  func brokenTextIsRefusedWithWhereAndWhy(text: String, reason: String) {
+    do {
+      _ = try SWDescription(text: text)
+      Issue.record("read: \(text)")
+    } catch {
+      #expect(error.description.contains(reason), "\(error)")
+    }
+  }
+
+  @Test func nestingIsBounded() {
+    let deep = "a = " + String(repeating: "(", count: 40) + String(repeating: ")", count: 40) + ";"
+    #expect(throws: LibconfigError.self) { try LibconfigParser.parse(deep) }
+    let fine = "a = " + String(repeating: "(", count: 20) + String(repeating: ")", count: 20) + ";"
+    #expect(throws: Never.self) { try LibconfigParser.parse(fine) }
+  }
+
+  @Test func scalarsAreTyped() throws {
+    let value = try LibconfigParser.parse("a = 12; b = 0x10L; c = -1.5e2; d = TRUE; e = \"\\x41\\t\";")
+    #expect(value["a"] == .integer(12))
+    #expect(value["b"] == .integer(16))
+    #expect(value["c"] == .float(-150))
+    #expect(value["d"] == .boolean(true))
+    #expect(value["e"] == .string("A\t"))
+  }
+}

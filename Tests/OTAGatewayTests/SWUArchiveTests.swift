@@ -1,0 +1,94 @@
+import Foundation
+import OTAGateway
+import OTATestSupport
+import OTAWire
+import Testing
+
+/// The .swu container: cpio's "newc" format, read and written; checked against GNU cpio.
+struct SWUArchiveTests {
+  static let members = [
+    SWUArchive.Member(name: "sw-description", bytes: Array("software = { version = \"1.0.0+0\"; };\n".utf8)),
+    SWUArchive.Member(name: "firmware.bin", bytes: SeededGenerator.bytes(1001, seed: 7)),
+    SWUArchive.Member(name: "empty", bytes: []),
+  ]
+
+  @Test func whatIsWrittenReadsBack() throws {
+    let bytes = SWUArchive(members: Self.members).bytes()
+    #expect(bytes.count % 4 == 0)
+    #expect(Array(bytes.prefix(6)) == Array("070702".utf8))
+    #expect(try SWUArchive(bytes: bytes).members == Self.members)
+  }
+
+  @Test func gnuCpioExtractsWhatWeWriteAndChecksTheSums() throws {
+    let folder = try TemporaryDirectory(label: "swu-cpio")
+    defer { folder.remove() }
+    let archive = try folder.write(SWUArchive(members: Self.members).bytes(), "a.swu")
+    // -H crc: GNU cpio verifies each member's checksum as it extracts.
+    let status = try Self.run(["cpio", "-i", "-H", "crc", "--quiet", "-F", archive], in: folder.path)
+    #expect(status == 0)
+    #expect(try folder.read("firmware.bin") == Self.members[1].bytes)
+    #expect(try folder.read("sw-description") == Self.members[0].bytes)
+  }
+
+  @Test func weReadWhatGnuCpioWrites() throws {
+    let folder = try TemporaryDirectory(label: "swu-cpio")
+    defer { folder.remove() }
+    try folder.write(Self.members[0].bytes, "sw-description")
+    try folder.write(Self.members[1].bytes, "firmware.bin")
+    try folder.write(Array("sw-description\nfirmware.bin\n".utf8), "list")
+    for format in ["newc", "crc"] {
+      let status = try Self.run(
+        ["sh", "-c", "cpio -o -H \(format) --quiet < list > out-\(format).swu"], in: folder.path)
+      #expect(status == 0)
+      let read = try SWUArchive(bytes: try folder.read("out-\(format).swu"))
+      #expect(read.members.map(\.name) == ["sw-description", "firmware.bin"])
+      #expect(read.member(named: "firmware.bin")?.bytes == Self.members[1].bytes)
+    }
+  }
+
+  @Test func everyPrefixIsRefusedNeverReadPast() throws {
+    let bytes = SWUArchive(members: Self.members).bytes()
+    for length in stride(from: 0, to: bytes.count, by: 7) {
+      #expect(throws: SWUArchive.Failure.self, "\(length)") {
+        try SWUArchive(bytes: Array(bytes.prefix(length)))
+      }
+    }
+  }
+
+  @Test func aChangedByteFailsItsMembersChecksum() throws {
+    var bytes = SWUArchive(members: Self.members).bytes()
+    let data = Self.members[1].bytes
+    let start = try #require(
+      bytes.indices.first { bytes.count - $0 >= 16 && Array(bytes[$0..<$0 + 16]) == Array(data.prefix(16)) })
+    bytes[start + 500] ^= 0x01
+    #expect(throws: SWUArchive.Failure.badChecksum(member: "firmware.bin")) { try SWUArchive(bytes: bytes) }
+  }
+
+  @Test func hostileHeadersAreRefused() throws {
+    var bytes = SWUArchive(members: Self.members).bytes()
+    // The file size field of the first member: 8 hex digits at offset 54, made enormous.
+    bytes.replaceSubrange(54..<62, with: Array("7FFFFFFF".utf8))
+    #expect(throws: SWUArchive.Failure.self) { try SWUArchive(bytes: bytes) }
+    var magic = SWUArchive(members: Self.members).bytes()
+    magic[0] = UInt8(ascii: "1")
+    #expect(throws: SWUArchive.Failure.badMagic(at: 0)) { try SWUArchive(bytes: magic) }
+    var hex = SWUArchive(members: Self.members).bytes()
+    hex.replaceSubrange(54..<62, with: Array("0000zz00".utf8))
+    #expect(throws: SWUArchive.Failure.badField("file size", at: 0)) { try SWUArchive(bytes: hex) }
+  }
+
+  @Test func anArchiveWithoutSWDescriptionFirstIsNoSWUpdateFile() throws {
+    let swapped = SWUArchive(members: [Self.members[1], Self.members[0]]).bytes()
+    #expect(throws: SWUArchive.Failure.descriptionNotFirst("firmware.bin")) { try SWUArchive(bytes: swapped) }
+  }
+
+  static func run(_ arguments: [String], in directory: String) throws -> Int32 {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+    process.arguments = arguments
+    process.currentDirectoryURL = URL(fileURLWithPath: directory)
+    try process.run()
+    process.waitUntilExit()
+    return process.terminationStatus
+  }
+}
