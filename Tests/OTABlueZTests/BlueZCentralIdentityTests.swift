@@ -63,7 +63,8 @@ import Testing
     try script.connectToReady(identity: Characteristic.identity)
     _ = script.takeEmitted()
     script.feed(.readIdentity)
-    let actions = script.fail(.readIdentity(.serialNumber), "org.bluez.Error.NotPermitted", "Read not permitted")
+    let actions = script.fail(
+      .readIdentity(.serialNumber), "org.bluez.Error.NotPermitted", "Read not permitted")
     #expect(actions.contains { if case .log(.info, _) = $0 { true } else { false } })
     script.reply(.readIdentity(.modelNumber), [.bytes(Array("rpi4".utf8))])
     script.reply(.readIdentity(.hardwareRevision), [.bytes([0xFF, 0xFE])])  // not UTF-8: unknown
@@ -76,7 +77,8 @@ import Testing
     try script.connectToReady(identity: Characteristic.identity)
     _ = script.takeEmitted()
     script.feed(.readIdentity)
-    script.feed(.signal(Script.propertiesChanged(Script.device, BlueZ.device, ["Connected": .boolean(false)])))
+    script.feed(
+      .signal(Script.propertiesChanged(Script.device, BlueZ.device, ["Connected": .boolean(false)])))
     #expect(script.takeEmitted() == [.disconnected("the device disconnected")])
     #expect(script.outstanding.isEmpty)
   }
