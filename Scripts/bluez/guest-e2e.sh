@@ -47,7 +47,8 @@ fail() { echo "FAIL: $*" >&2; tail -n 40 "$results/otad.log" >&2 || true; exit 1
 
 # The device: slot A holds factory firmware 1.0.0.
 head -c 65536 "$root/Images/raw-1MiB.bin" >"$work/a.img"
-device=(--slot-a "$work/a.img" --slot-b "$work/b.img" --capacity 2MiB --state-dir "$work/state")
+device=(--slot-a "$work/a.img" --slot-b "$work/b.img" --capacity 2MiB --state-dir "$work/state"
+        --serial e2e-0001 --model blueota-vm --hardware-revision 1.0)
 
 # A scanner in these VMs sees an advertiser only at two moments: when its own scan starts (the
 # virtual controller reports every advertiser at once, once, filtering duplicates) and when the
@@ -221,6 +222,13 @@ step "5. malformed writes from another client"
 "$bin/otactl" info --device "$address" --adapter "$central" | tee "$results/info-after.txt"
 grep -q "running: slot A, version 2.0.1" "$results/info-after.txt" || fail "otad stopped serving"
 kill -0 "$otad" || fail "otad died"
+
+step "5a. the device's identity, read through bluetoothd from the Device Information Service"
+# [P-GATT-10] [P-GATT-11] [P-GATT-12]: the serial, model and hardware revision otad was given.
+"$bin/otactl" info --device "$address" --adapter "$central" --json | tee "$results/info-identity.json"
+grep -q '"serial" *: *"e2e-0001"' "$results/info-identity.json" || fail "the serial is not the configured one"
+grep -q '"model" *: *"blueota-vm"' "$results/info-identity.json" || fail "the model is not the configured one"
+grep -q '"hardwareRevision" *: *"1.0"' "$results/info-identity.json" || fail "the hardware revision is not 1.0"
 
 step "5b. malformed SDUs from a raw L2CAP client on the link of a GATT-connected central"
 # [P-CHAN-9]: through the real kernel, short SDUs are dropped before the receiver and logged.

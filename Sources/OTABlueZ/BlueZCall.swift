@@ -1,4 +1,5 @@
 import OTADBus
+import OTALink
 
 /// A call the central's machine waits for the answer to: what it was for, so the answer is read
 /// by meaning, not by method name.
@@ -26,6 +27,8 @@ public enum BlueZCall: Hashable, Sendable {
   case readInfo(offset: Int)
   /// ReadValue of the running slot's block hashes at an offset: one step of its long read.
   case readBlockHashes(offset: Int)
+  /// ReadValue of one of the Device Information Service's identity strings (BlueZ reads it whole).
+  case readIdentity(Characteristic)
 
   /// The D-Bus method, for logs.
   public var method: String {
@@ -39,7 +42,7 @@ public enum BlueZCall: Hashable, Sendable {
     case .startNotify: "StartNotify"
     case .acquireWrite: "AcquireWrite"
     case .writeControl, .writeData: "WriteValue"
-    case .readInfo, .readBlockHashes: "ReadValue"
+    case .readInfo, .readBlockHashes, .readIdentity: "ReadValue"
     }
   }
 }

@@ -118,6 +118,7 @@ public final class BlueZCentral: CentralLink {
   public func readInfo() { run(.readInfo) }
 
   public func readBlockHashes() { run(.readBlockHashes) }
+  public func readIdentity() { run(.readIdentity) }
 
   public func disconnect() {
     run(.disconnect)

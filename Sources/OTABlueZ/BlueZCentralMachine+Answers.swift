@@ -74,6 +74,13 @@ extension BlueZCentralMachine {
       infoRead(offset: offset, values.first?.byteArray ?? [])
     case .readBlockHashes(let offset):
       blockHashesRead(offset: offset, values.first?.byteArray ?? [])
+    case .readIdentity(let characteristic):
+      let bytes = values.first?.byteArray ?? []
+      let text = String(validating: bytes, as: UTF8.self)
+      if text == nil {
+        out.append(.log(.info, "the device's \(characteristic) is not UTF-8: taken as unknown"))
+      }
+      identityRead(characteristic, text)
     }
   }
 
@@ -127,6 +134,10 @@ extension BlueZCentralMachine {
       // No hashes: the push goes on without them (compressed, or plain).
       out.append(.log(.info, "reading the block hashes failed (\(detail)): no block copies"))
       blockHashesUnavailable()
+    case (.readIdentity(let characteristic), _):
+      // Unknown, not fatal: the device is still updatable.
+      out.append(.log(.info, "reading the device's \(characteristic) failed (\(detail)): taken as unknown"))
+      identityRead(characteristic, nil)
     case (_, .notConnected) where !isReady:
       // The link was still going down (a previous central's Disconnect): start over shortly, until
       // the connect deadline.

@@ -93,7 +93,8 @@ extension BlueZCentralMachine {
     }
     stopTimer(.characteristicsLate)
     let found = Characteristics(
-      control: control, data: data, info: info, blockHashes: known[OTAUUID.blockHashes], mtu: dataMTU)
+      control: control, data: data, info: info, blockHashes: known[OTAUUID.blockHashes],
+      identity: OTAUUID.identity.compactMapValues { known[$0] }, mtu: dataMTU)
     phase = .preparing(found, acquiredMTU: nil)
     start(
       .startNotify, BlueZRequest(path: control, interface: BlueZ.gattCharacteristic, method: "StartNotify"))

@@ -44,6 +44,7 @@ extension BlueZCentralMachine {
     case writeData([UInt8])
     case readInfo
     case readBlockHashes
+    case readIdentity
     /// The loop came around (`service`): flush data, report credit.
     case loopTurn
     // The bus.
@@ -99,6 +100,9 @@ extension BlueZCentralMachine {
     public var info: DBusObjectPath
     /// The running slot's block hashes: absent on a device from before data operations.
     public var blockHashes: DBusObjectPath? = nil
+    /// The Device Information Service's identity strings the device serves (`Characteristic.identity`),
+    /// by characteristic: none on an otad from before them.
+    public var identity: [Characteristic: DBusObjectPath] = [:]
     /// The data characteristic's `MTU` property (BlueZ 5.62 and later), for when AcquireWrite is refused.
     public var mtu: Int?
   }
@@ -124,6 +128,9 @@ extension BlueZCentralMachine {
     var infoRead: [UInt8]?
     /// The block hashes read so far, while their long read is under way.
     var blockHashesRead: [UInt8]?
+    /// The identity read so far, while `readIdentity`'s reads are under way, and what they still wait for.
+    var identityRead: DeviceIdentity?
+    var identityLeft: Set<Characteristic> = []
     /// The data path was chosen on this connection (at its first Info read).
     var dataPathChosen = false
     /// Info held back while the channel opens; handed on after.

@@ -55,6 +55,7 @@ public struct BlueZCentralMachine: Sendable {
     case .writeData(let bytes): writeData(bytes)
     case .readInfo: readInfo()
     case .readBlockHashes: readBlockHashes()
+    case .readIdentity: readIdentity()
     case .loopTurn: loopTurn()
     case .replied(let id, let result):
       guard let call = pending.removeValue(forKey: id) else { break }

@@ -1,4 +1,5 @@
 import OTADBus
+import OTALink
 
 /// Names and UUIDs the BlueZ roles use: BlueZ's interfaces and the OTA service of docs/PROTOCOL.md.
 public enum BlueZ {
@@ -47,6 +48,14 @@ public enum OTAUUID {
   public static let blockHashes = "d3df0006-cb6f-4f89-ab54-b800f5482b5b"
   public static let deviceInformation = "0000180a-0000-1000-8000-00805f9b34fb"
   public static let firmwareRevision = "00002a26-0000-1000-8000-00805f9b34fb"
+  public static let modelNumber = "00002a24-0000-1000-8000-00805f9b34fb"
+  public static let serialNumber = "00002a25-0000-1000-8000-00805f9b34fb"
+  public static let hardwareRevision = "00002a27-0000-1000-8000-00805f9b34fb"
+
+  /// The Device Information Service's identity strings, by the characteristic each is.
+  public static let identity: [Characteristic: String] = [
+    .modelNumber: modelNumber, .serialNumber: serialNumber, .hardwareRevision: hardwareRevision,
+  ]
 }
 
 /// The SMP (MCUmgr) service over Bluetooth and its one characteristic, as MCUmgr clients know them.

@@ -3,7 +3,7 @@ import OTALink
 
 /// The GATT application the device registers with BlueZ, as a plain value tree: the OTA service
 /// (control point, data, Info, the L2CAP channel's PSM, the running slot's block hashes), the Device Information Service
-/// with the firmware revision, the SMP service when `smp` is on, and the advertisement. Handlers
+/// (firmware revision, model number, serial number, hardware revision), the SMP service when `smp` is on, and the advertisement. Handlers
 /// only record what the central did in `PeripheralInbox`; the link turns that into
 /// `PeripheralEvent`s.
 struct GattApplication {
@@ -20,6 +20,9 @@ struct GattApplication {
   var blockHashes: DBusObjectPath { otaService.appending("char4") }
   var deviceInformation: DBusObjectPath { root.appending("service1") }
   var firmwareRevision: DBusObjectPath { deviceInformation.appending("char0") }
+  var modelNumber: DBusObjectPath { deviceInformation.appending("char1") }
+  var serialNumber: DBusObjectPath { deviceInformation.appending("char2") }
+  var hardwareRevision: DBusObjectPath { deviceInformation.appending("char3") }
   var advertisement: DBusObjectPath { root.appending("advertisement0") }
   var smpService: DBusObjectPath { root.appending("service2") }
   var smpCharacteristic: DBusObjectPath { smpService.appending("char0") }
@@ -99,6 +102,16 @@ struct GattApplication {
       characteristic(
         firmwareRevision, uuid: OTAUUID.firmwareRevision, service: deviceInformation, flags: ["read"],
         methods: [readValue(.firmwareRevision, inbox)]),
+      // Who the device is and what hardware it is (docs/PROTOCOL.md): read-only UTF-8 strings.
+      characteristic(
+        modelNumber, uuid: OTAUUID.modelNumber, service: deviceInformation, flags: ["read"],
+        methods: [readValue(.modelNumber, inbox)]),
+      characteristic(
+        serialNumber, uuid: OTAUUID.serialNumber, service: deviceInformation, flags: ["read"],
+        methods: [readValue(.serialNumber, inbox)]),
+      characteristic(
+        hardwareRevision, uuid: OTAUUID.hardwareRevision, service: deviceInformation, flags: ["read"],
+        methods: [readValue(.hardwareRevision, inbox)]),
       DBusObject(
         path: advertisement,
         interfaces: [

@@ -3,8 +3,9 @@ import OTASender
 import OTASystem
 import OTAWire
 
-/// One short conversation: connect, read Info, optionally send one control-point request and wait
-/// for its answer. For `otactl info`, `abort` and `confirm`.
+/// One short conversation: connect, read Info (and the device's identity, for `identify`),
+/// optionally send one control-point request and wait for its answer. For `otactl info`, `abort`
+/// and `confirm`.
 public enum CommandSession {
   public enum Failure: Error, Equatable, Sendable, CustomStringConvertible {
     case unreachable(String)
@@ -35,11 +36,29 @@ public enum CommandSession {
   public static func run(
     link: any CentralLink, request choose: (InfoRecord) -> Request?, timeout: Duration = .seconds(10)
   ) -> Result<(info: InfoRecord, answer: Response?), Failure> {
+    converse(link: link, request: choose, identify: false, timeout: timeout).map { ($0.info, $0.answer) }
+  }
+
+  /// Info, then the device's identity from its Device Information Service (serial, model, hardware
+  /// revision; a field nil where the device does not serve it). For `otactl info`.
+  public static func identify(link: any CentralLink, timeout: Duration = .seconds(10))
+    -> Result<(info: InfoRecord, identity: DeviceIdentity), Failure>
+  {
+    converse(link: link, request: { _ in nil }, identify: true, timeout: timeout).map {
+      ($0.info, $0.identity ?? DeviceIdentity())
+    }
+  }
+
+  /// The conversation: Info, then the identity when asked (`identify`), then the request if any.
+  private static func converse(
+    link: any CentralLink, request choose: (InfoRecord) -> Request?, identify: Bool, timeout: Duration
+  ) -> Result<(info: InfoRecord, answer: Response?, identity: DeviceIdentity?), Failure> {
     let clock = ContinuousClock()
     let started = clock.now
     var now: Duration { clock.now - started }
     link.connect(now: now)
     var info: InfoRecord?
+    var identity: DeviceIdentity?
     var request: Request?
     defer { link.disconnect() }
     while now < timeout {
@@ -68,8 +87,18 @@ public enum CommandSession {
             return .failure(.unreadableInfo("\(error)"))
           }
           info = read
+          if identify {
+            link.readIdentity()
+            continue
+          }
           request = choose(read)
-          guard let request else { return .success((read, nil)) }
+          guard let request else { return .success((read, nil, nil)) }
+          link.writeControl(request.encoded)
+        case .identity(let read):
+          guard let info, identify else { break }
+          identity = read
+          request = choose(info)
+          guard let request else { return .success((info, nil, read)) }
           link.writeControl(request.encoded)
         case .blockHashes:
           break  // never asked for here
@@ -77,7 +106,7 @@ public enum CommandSession {
           if let info, let request, let answer = try? Response(bytes: bytes),
             answer.requestOpcode == request.opcode.rawValue
           {
-            return .success((info, answer))
+            return .success((info, answer, identity))
           }
         case .writable, .controlWriteFailed, .dataChannelOpened:
           break

@@ -134,6 +134,8 @@ public final class PushSession {
       dataChannel = report
       note("data over L2CAP PSM 0x\(String(report.psm, radix: 16))")
       apply(engine.handle(.dataChannel(maxChunkPayload: report.maxChunkPayload ?? 4096, now: now)))
+    case .identity:
+      break  // never asked for by a push
     case .controlWriteFailed(let status):
       logger.warning("control-point write refused", metadata: ["att-error": "0x\(String(status, radix: 16))"])
     }

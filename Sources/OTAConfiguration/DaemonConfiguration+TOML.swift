@@ -51,10 +51,21 @@ extension DaemonConfiguration {
     if let state = try Self.section(table, "state", keys: ["directory"]) {
       stateDirectory = try Self.path(state, "directory", in: "state")
     }
-    if let device = try Self.section(table, "device", keys: ["socket", "factory-version"]) {
+    if let device = try Self.section(
+      table, "device", keys: ["socket", "factory-version", "model", "hardware-revision", "serial"])
+    {
       socket = try Self.path(device, "socket", in: "device")
       if let text = try Self.string(device, "factory-version", in: "device") {
         factoryVersion = try Self.version(text)
+      }
+      if let text = try Self.string(device, "model", in: "device") {
+        model = try Self.identityValue(text, key: "[device] model")
+      }
+      if let text = try Self.string(device, "hardware-revision", in: "device") {
+        hardwareRevision = try Self.identityValue(text, key: "[device] hardware-revision")
+      }
+      if let text = try Self.string(device, "serial", in: "device") {
+        serial = try Self.identityValue(text, key: "[device] serial")
       }
     }
     if let link = try Self.section(table, "link", keys: ["conditions", "l2cap", "l2cap-psm"]) {

@@ -114,10 +114,15 @@ public struct Daemon: Sendable {
         ? runningImage ?? (try? control.checkInstalledImage(host.running, in: host.boot)) : nil)
     let smpUDP = try openSMPOverUDP(logger: logger)
     let smpOn = smpUDP != nil || (configuration.smpBluetooth && choice.isBluetooth)
+    let identity = configuration.identity(logger: logger)
+    logger.notice(
+      "serving as serial \(identity.serial ?? "unknown"), model \(identity.model ?? "default"), hardware revision \(identity.hardwareRevision ?? "default")"
+    )
     let service = DeviceService(
       host: host, link: opened.link, logger: logger, trial: configuration.boot.trial,
       healthEnvironment: healthEnvironment,
-      smp: smpOn ? SMPService(device: SMPDevice(system: SMPDevice.systemInfo())) : nil, smpUDP: smpUDP)
+      smp: smpOn ? SMPService(device: SMPDevice(system: SMPDevice.systemInfo())) : nil, smpUDP: smpUDP,
+      identity: identity)
     service.observe = environment.observe
     let stop = try service.run(stopSignals: stopSignals)
     host = service.host

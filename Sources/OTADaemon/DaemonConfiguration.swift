@@ -42,6 +42,13 @@ public struct DaemonConfiguration: Equatable, Sendable {
   /// MCUmgr phone app needs no setup). It writes the slots as the OTA service does, under the same
   /// pairing rule (`requirePairing`).
   public var smpBluetooth = true
+  /// What the device says it is, in the Device Information Service (docs/PROTOCOL.md): the hardware
+  /// model and its revision ("default" when not stated, as hawkBit-style update servers take a
+  /// target without hardware), and the serial, its identity (nil: derived from /etc/machine-id,
+  /// `identity(machineIDPath:logger:)`). Each is checked by `identityValue`.
+  public var model = "default"
+  public var hardwareRevision = "default"
+  public var serial: String?
 
   public init() {}
 
@@ -112,6 +119,20 @@ public struct DaemonConfiguration: Equatable, Sendable {
       throw ConfigurationError("'\(text)' is not a version like 1.2.3 or 1.2.3+4")
     }
     return version
+  }
+
+  /// A model, hardware revision or serial: 1 to 64 printable ASCII characters, no space and no '/'
+  /// (an update server puts them in names and paths). `key` names where it came from in the
+  /// complaint (`[device] serial`, `--serial`).
+  public static func identityValue(_ text: String, key: String) throws(ConfigurationError) -> String {
+    let bytes = Array(text.utf8)
+    guard (1...64).contains(bytes.count),
+      bytes.allSatisfy({ (0x21...0x7E).contains($0) && $0 != UInt8(ascii: "/") })
+    else {
+      throw ConfigurationError(
+        "\(key) '\(text)': use 1 to 64 printable ASCII characters, without spaces or '/'")
+    }
+    return text
   }
 
   /// An LE PSM for the data channel: 0 (the kernel picks) or a dynamic one, 0x80 to 0xFF.

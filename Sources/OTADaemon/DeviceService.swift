@@ -44,16 +44,22 @@ public final class DeviceService {
   /// OTA transfer is under way (one transfer at a time).
   var otaConnected = false
   var lastOTAWrite: Duration?
+  /// What the device says it is in the Device Information Service (serial, model, hardware
+  /// revision); a nil field reads empty.
+  public let identity: DeviceIdentity
   /// Told each request, answer, connection and trial step as it happens (`otad run --trace`).
   public var observe: (DeviceActivity) -> Void = { _ in }
 
   /// `trial` says how a slot on trial proves itself; `healthEnvironment` is what the health check
-  /// learns about the trial (OTAD_SLOT, OTAD_VERSION, ...).
+  /// learns about the trial (OTAD_SLOT, OTAD_VERSION, ...); `identity` is what the Device
+  /// Information Service says the device is.
   public init(
     host: ReceiverHost, link: any PeripheralLink, logger: Logger, trial: TrialPolicy = TrialPolicy(),
-    healthEnvironment: [String: String] = [:], smp: SMPService? = nil, smpUDP: SMPEndpoint? = nil
+    healthEnvironment: [String: String] = [:], smp: SMPService? = nil, smpUDP: SMPEndpoint? = nil,
+    identity: DeviceIdentity = DeviceIdentity()
   ) {
     self.host = host
+    self.identity = identity
     self.smp = smp
     self.smpUDP = smpUDP
     smpBluetooth = SMPBluetoothSessions(maxMessage: smp?.bufferSize ?? SMPServerConfiguration().bufferSize)
@@ -126,6 +132,7 @@ public final class DeviceService {
     case .firmwareRevision: Array(host.info().runningVersion.description.utf8)
     case .l2capPSM: [UInt8(truncatingIfNeeded: link.dataChannelPSM), UInt8(link.dataChannelPSM >> 8)]
     case .blockHashes: host.blockHashes().encoded
+    case .modelNumber, .serialNumber, .hardwareRevision: Array((identity[characteristic] ?? "").utf8)
     case .controlPoint, .data: []
     }
   }

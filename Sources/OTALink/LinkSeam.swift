@@ -80,6 +80,44 @@ public enum CentralEvent: Equatable, Sendable {
   case controlWriteFailed(UInt8)
   /// Data now goes over this L2CAP channel (before the Info read that follows its opening).
   case dataChannelOpened(DataChannelReport)
+  /// What the device says it is, after `readIdentity`: once, when all three reads have ended.
+  case identity(DeviceIdentity)
+}
+
+/// Who a device is and what hardware it is, from its Device Information Service (docs/PROTOCOL.md):
+/// Serial Number String (0x2A25), Model Number String (0x2A24), Hardware Revision String (0x2A27).
+/// Each is nil when the device does not serve that characteristic (an otad from before them) or
+/// its read failed.
+public struct DeviceIdentity: Equatable, Sendable {
+  public var serial: String?
+  public var model: String?
+  public var hardwareRevision: String?
+
+  public init(serial: String? = nil, model: String? = nil, hardwareRevision: String? = nil) {
+    self.serial = serial
+    self.model = model
+    self.hardwareRevision = hardwareRevision
+  }
+
+  /// The value of one of the three characteristics (`Characteristic.identity`); nil for the others.
+  public subscript(_ characteristic: Characteristic) -> String? {
+    get {
+      switch characteristic {
+      case .serialNumber: serial
+      case .modelNumber: model
+      case .hardwareRevision: hardwareRevision
+      default: nil
+      }
+    }
+    set {
+      switch characteristic {
+      case .serialNumber: serial = newValue
+      case .modelNumber: model = newValue
+      case .hardwareRevision: hardwareRevision = newValue
+      default: break
+      }
+    }
+  }
 }
 
 public protocol CentralLink: AnyObject {
@@ -97,5 +135,9 @@ public protocol CentralLink: AnyObject {
   /// Starts a long read of the running slot's block hashes; `.blockHashes` follows, empty when the
   /// device has no such characteristic or the read fails (never nothing: the sender waits for it).
   func readBlockHashes()
+  /// Starts reading the Device Information Service's serial number, model number and hardware
+  /// revision; one `.identity` follows when all three reads have ended, a field nil where the
+  /// device has no such characteristic or refused the read (never nothing: the caller waits for it).
+  func readIdentity()
   func disconnect()
 }

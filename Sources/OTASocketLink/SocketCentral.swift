@@ -60,6 +60,9 @@ public final class SocketCentral: CentralLink {
   private var downlink: FragmentQueue<LinkFrame>
   /// The long read under way, so far.
   private var readValue: [UInt8] = []
+  /// The identity read so far, and the characteristics whose reads have not ended yet, while
+  /// `readIdentity`'s reads are under way.
+  private var identityRead: (identity: DeviceIdentity, left: Set<Characteristic>)?
   private var nextEvent: Duration = .zero
   private var dataBytesSent = 0
   private var forcedDisconnectDone = false
@@ -151,6 +154,14 @@ public final class SocketCentral: CentralLink {
     requests.append(.read(.blockHashes, offset: 0))
   }
 
+  /// Reads the three identity strings one after the other (long reads, as any); a device that
+  /// lacks one answers "read not permitted" and that field stays nil.
+  public func readIdentity() {
+    guard connected, identityRead == nil else { return }
+    identityRead = (DeviceIdentity(), Set(Characteristic.identity))
+    for characteristic in Characteristic.identity { requests.append(.read(characteristic, offset: 0)) }
+  }
+
   public func disconnect() {
     let was = socket != nil
     reset()
@@ -167,6 +178,7 @@ public final class SocketCentral: CentralLink {
     requests.removeAll()
     requestInFlight = nil
     readValue = []
+    identityRead = nil
     dataQueue.removeAll()
     uplink.removeAll()
     downlink.removeAll()
@@ -227,6 +239,12 @@ public final class SocketCentral: CentralLink {
         if case .read(let which, _) = requestInFlight { which } else { .info }
       requestInFlight = nil
       guard status == 0 else {
+        if Characteristic.identity.contains(characteristic) {
+          // An otad from before the identity strings: that one is unknown.
+          readValue = []
+          identityEnded(characteristic, nil, &events)
+          return
+        }
         if characteristic == .blockHashes {
           // A device without the characteristic: no hashes, the push goes on without them.
           readValue = []
@@ -245,13 +263,29 @@ public final class SocketCentral: CentralLink {
         if characteristic == .info, channel == nil, let shape = conditions.channel {
           openChannel(shape, &events)
         }
-        events.append(characteristic == .blockHashes ? .blockHashes(whole) : .info(whole))
+        switch characteristic {
+        case .blockHashes: events.append(.blockHashes(whole))
+        case .serialNumber, .modelNumber, .hardwareRevision:
+          identityEnded(characteristic, String(validating: whole, as: UTF8.self), &events)
+        default: events.append(.info(whole))
+        }
       }
     case .notification(_, let value):
       events.append(.notification(value))
     case .hello, .writeRequest, .writeCommand, .readRequest, .sdu:
       lose("the device sent \(frame)", &events)
     }
+  }
+
+  /// One of `readIdentity`'s reads ended: `.identity` once all three have.
+  private func identityEnded(
+    _ characteristic: Characteristic, _ value: String?, _ events: inout [CentralEvent]
+  ) {
+    guard var read = identityRead else { return }
+    read.identity[characteristic] = value
+    read.left.remove(characteristic)
+    identityRead = read.left.isEmpty ? nil : read
+    if read.left.isEmpty { events.append(.identity(read.identity)) }
   }
 
   /// The connection's end: the radio's other links share its air from their next events on.

@@ -40,6 +40,16 @@ public final class SocketPeripheral: PeripheralLink {
   private var pendingEvents: [PeripheralEvent] = []
   private var dataBytes = 0
   private var forcedDisconnectDone = false
+  /// The characteristics a central may read; the others answer "read not permitted", as ATT does
+  /// for a handle the device lacks. All of them by default; fewer stand for an older otad (one
+  /// from before the identity strings, say).
+  public var readable: Set<Characteristic> = SocketPeripheral.readableCharacteristics
+
+  /// Every characteristic that can be read: Info, the Device Information Service's strings and the
+  /// block hashes.
+  public static let readableCharacteristics: Set<Characteristic> = [
+    .info, .firmwareRevision, .blockHashes, .modelNumber, .serialNumber, .hardwareRevision,
+  ]
 
   public init(path: String, conditions: LinkConditions, limits: Limits = Limits()) throws(LinkError) {
     self.path = path
@@ -165,9 +175,7 @@ public final class SocketPeripheral: PeripheralLink {
       events.append(.dataWrite(bytes))
       countData(handle: Characteristic.data.rawValue, bytes.count, &events)
     case .readRequest(let handle, let offset):
-      guard let characteristic = Characteristic(rawValue: handle),
-        characteristic == .info || characteristic == .firmwareRevision || characteristic == .blockHashes
-      else {
+      guard let characteristic = Characteristic(rawValue: handle), readable.contains(characteristic) else {
         try connection.send(.readResponse(status: ATTError.readNotPermitted.rawValue, value: []))
         return
       }

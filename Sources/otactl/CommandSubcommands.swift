@@ -12,14 +12,20 @@ struct InfoCommand: ParsableCommand {
   @OptionGroup var device: DeviceOptions
 
   func run() throws {
-    let info = try talk(device, request: nil).info
+    let (info, identity) = try talk(device) { link, timeout in
+      CommandSession.identify(link: link, timeout: timeout)
+    }
     if device.json {
-      JSONOutput.document(InfoJSON(info))
+      JSONOutput.document(InfoJSON(info, identity: identity))
       return
     }
     print(
       "running: slot \(info.runningSlot), version \(info.runningVersion)\(info.flags.contains(.runningOnTrial) ? " (on trial)" : "")"
     )
+    let unknown = "unknown (the device does not say)"
+    print("serial: \(identity.serial ?? unknown)")
+    print("model: \(identity.model ?? unknown)")
+    print("hardware revision: \(identity.hardwareRevision ?? unknown)")
     for slot in SlotID.allCases {
       let marker = info.runningSlot == slot ? "▶" : " "
       let version = info.slotVersions[slot]
@@ -115,9 +121,18 @@ private func talk(_ device: DeviceOptions, request: Request?) throws -> (info: I
 private func talk(_ device: DeviceOptions, request: (InfoRecord) -> Request?) throws -> (
   info: InfoRecord, answer: Response?
 ) {
+  try talk(device) { link, timeout in CommandSession.run(link: link, request: request, timeout: timeout) }
+}
+
+/// One `CommandSession` conversation with the device; a failure is said on standard error and
+/// becomes the exit status.
+private func talk<Answer>(
+  _ device: DeviceOptions,
+  _ converse: (any CentralLink, Duration) -> Result<Answer, CommandSession.Failure>
+) throws -> Answer {
   let link = try device.openLink()
   let timeout: Duration = device.isSimulated ? .seconds(10) : .seconds(30)
-  switch CommandSession.run(link: link, request: request, timeout: timeout) {
+  switch converse(link, timeout) {
   case .success(let result):
     return result
   case .failure(.busy):

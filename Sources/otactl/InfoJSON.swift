@@ -1,6 +1,9 @@
+import OTALink
 import OTAWire
 
-/// `otactl info --json`: the device's Info, field by field.
+/// `otactl info --json`: the device's Info, field by field, and its identity from the Device
+/// Information Service (`serial`, `model`, `hardwareRevision`: null from a device that does not
+/// serve them).
 struct InfoJSON: Encodable {
   struct Transfer: Encodable {
     let state: String
@@ -29,8 +32,14 @@ struct InfoJSON: Encodable {
   let runningImageCRC32: String
   let transfer: Transfer
   let lastOutcome: OutcomeJSON
+  let serial: Nullable<String>
+  let model: Nullable<String>
+  let hardwareRevision: Nullable<String>
 
-  init(_ info: InfoRecord) {
+  init(_ info: InfoRecord, identity: DeviceIdentity) {
+    serial = Nullable(identity.serial)
+    model = Nullable(identity.model)
+    hardwareRevision = Nullable(identity.hardwareRevision)
     state = "\(info.state)"
     runningSlot = "\(info.runningSlot)"
     runningVersion = "\(info.runningVersion)"

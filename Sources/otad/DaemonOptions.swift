@@ -69,6 +69,16 @@ struct DaemonOptions: ParsableArguments {
   @Option(name: .customLong("factory-version"), help: "The version slot A runs on a device never updated.")
   var factoryVersion: String?
 
+  @Option(help: "The device's serial, its identity (default: derived from /etc/machine-id).")
+  var serial: String?
+
+  @Option(help: "The hardware model the device says it is, e.g. rpi4 (default: default).")
+  var model: String?
+
+  @Option(
+    name: .customLong("hardware-revision"), help: "The hardware's revision, e.g. 1.0 (default: default).")
+  var hardwareRevision: String?
+
   @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error or critical.")
   var logLevel: String?
 
@@ -148,6 +158,12 @@ struct DaemonOptions: ParsableArguments {
           throw ValidationError("--factory-version \(factoryVersion) is not a version like 1.2.3")
         }
         configuration.factoryVersion = version
+      }
+      if let serial { configuration.serial = try DaemonConfiguration.identityValue(serial, key: "--serial") }
+      if let model { configuration.model = try DaemonConfiguration.identityValue(model, key: "--model") }
+      if let hardwareRevision {
+        configuration.hardwareRevision = try DaemonConfiguration.identityValue(
+          hardwareRevision, key: "--hardware-revision")
       }
       if let healthCheck { configuration.boot.trial.healthCheck = healthCheck.isEmpty ? nil : healthCheck }
       if let confirm { configuration.boot.trial.manual = try BootConfiguration.manual(confirm) }

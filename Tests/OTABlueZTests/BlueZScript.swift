@@ -21,6 +21,13 @@ struct BlueZScript {
   static let data = service.appending("char0013")
   static let info = service.appending("char0015")
   static let blockHashes = service.appending("char0017")
+  /// The Device Information Service's identity strings (`connectToReady(identity:)`).
+  static let deviceInformation = device.appending("service0020")
+  static let identityPaths: [Characteristic: DBusObjectPath] = [
+    .modelNumber: deviceInformation.appending("char0021"),
+    .serialNumber: deviceInformation.appending("char0023"),
+    .hardwareRevision: deviceInformation.appending("char0025"),
+  ]
 
   var machine: BlueZCentralMachine
   /// Calls started and not yet answered or cancelled, oldest first.
@@ -118,14 +125,23 @@ struct BlueZScript {
 
   /// All the way to `.connected`: the services resolve, the characteristics are listed,
   /// notifications started and the data socket acquired (MTU `mtu`) and adopted.
-  /// `blockHashes`: the device has the running-slot block hashes characteristic (data operations).
-  mutating func connectToReady(mtu: UInt16 = 517, blockHashes: Bool = false) throws {
+  /// `blockHashes`: the device has the running-slot block hashes characteristic (data operations);
+  /// `identity`: the Device Information Service's identity strings it serves.
+  mutating func connectToReady(
+    mtu: UInt16 = 517, blockHashes: Bool = false, identity: [Characteristic] = []
+  ) throws {
     connectToDevice()
     reply(.checkServicesResolved(Self.device), [.vardict(Self.deviceProperties(servicesResolved: false))])
     feed(.signal(Self.propertiesChanged(Self.device, BlueZ.device, ["ServicesResolved": .boolean(true)])))
     var characteristics = Self.otaCharacteristics()
     if blockHashes {
       characteristics[Self.blockHashes] = [BlueZ.gattCharacteristic: Self.characteristic(OTAUUID.blockHashes)]
+    }
+    for characteristic in identity {
+      guard let path = Self.identityPaths[characteristic], let uuid = OTAUUID.identity[characteristic] else {
+        continue
+      }
+      characteristics[path] = [BlueZ.gattCharacteristic: Self.characteristic(uuid)]
     }
     reply(.listCharacteristics, [Self.managedObjects(characteristics)])
     reply(.startNotify)

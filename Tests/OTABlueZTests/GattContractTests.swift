@@ -40,12 +40,15 @@ import Testing
 
   @Test func theUUIDsAreTheOnesTheDocPrints() throws {
     // [P-GATT-1] [P-GATT-2] [P-GATT-3] [P-GATT-4] [P-GATT-5] [P-GATT-6] [P-GATT-7]
+    // [P-GATT-10] [P-GATT-11] [P-GATT-12]
     let named: [(String, String)] = [
       ("OTA service", OTAUUID.service), ("Control Point", OTAUUID.controlPoint), ("Data", OTAUUID.data),
       ("Info", OTAUUID.info), ("L2CAP PSM", OTAUUID.l2capPSM),
       ("Running-slot block hashes", OTAUUID.blockHashes),
       ("Device Information Service", OTAUUID.deviceInformation),
       ("Firmware Revision String", OTAUUID.firmwareRevision),
+      ("Model Number String", OTAUUID.modelNumber), ("Serial Number String", OTAUUID.serialNumber),
+      ("Hardware Revision String", OTAUUID.hardwareRevision),
     ]
     for (name, uuid) in named {
       #expect(try Self.documentedUUID(name) == uuid, "\(name)")
@@ -55,7 +58,7 @@ import Testing
   }
 
   @Test func theFlagsAreTheDocsAndPairingMakesTheWritesAuthenticated() {
-    // [P-GATT-2] [P-GATT-3] [P-GATT-4] [P-GATT-5] [P-GATT-6] [P-GATT-9]
+    // [P-GATT-2] [P-GATT-3] [P-GATT-4] [P-GATT-5] [P-GATT-6] [P-GATT-9] [P-GATT-10] [P-GATT-11] [P-GATT-12]
     let open = Self.tree(requireEncryption: false)
     #expect(open[OTAUUID.controlPoint] == ["write", "notify"])
     #expect(open[OTAUUID.data] == ["write-without-response", "write"])
@@ -63,7 +66,10 @@ import Testing
     #expect(paired[OTAUUID.controlPoint] == ["encrypt-authenticated-write", "notify"])
     #expect(paired[OTAUUID.data] == ["write-without-response", "encrypt-authenticated-write"])
     // "Reads stay open."
-    for uuid in [OTAUUID.info, OTAUUID.l2capPSM, OTAUUID.blockHashes, OTAUUID.firmwareRevision] {
+    for uuid in [
+      OTAUUID.info, OTAUUID.l2capPSM, OTAUUID.blockHashes, OTAUUID.firmwareRevision, OTAUUID.modelNumber,
+      OTAUUID.serialNumber, OTAUUID.hardwareRevision,
+    ] {
       #expect(open[uuid] == ["read"] && paired[uuid] == ["read"], "\(uuid)")
     }
   }

@@ -167,6 +167,22 @@ import Testing
     #expect(try daemon.status()["transfer"] as? String == "missing")
   }
 
+  /// The identity otad is given on its command line, as `otactl info` shows it in text and JSON.
+  @Test func infoShowsTheIdentityOtadWasGiven() throws {
+    // [P-GATT-10] [P-GATT-11] [P-GATT-12]
+    let daemon = try Daemon(firmware: Self.firmware)
+    try daemon.start(extra: ["--serial", "SN-42", "--model", "blueota-sim", "--hardware-revision", "1.0"])
+    let text = try runTool("otactl", ["info", "--device", daemon.socket])
+    #expect(text.status == 0, "\(text.errors)\n\(daemon.log)")
+    for line in ["serial: SN-42", "model: blueota-sim", "hardware revision: 1.0"] {
+      #expect(text.output.contains(line), "\(text.output)")
+    }
+    let json = try runTool("otactl", ["info", "--device", daemon.socket, "--json"])
+    let info = try #require(try JSONSerialization.jsonObject(with: Data(json.output.utf8)) as? [String: Any])
+    #expect(info["serial"] as? String == "SN-42" && info["model"] as? String == "blueota-sim")
+    #expect(info["hardwareRevision"] as? String == "1.0")
+  }
+
   /// Anything at all sent to the device's socket: it drops that client and keeps serving.
   @Test func garbageOnTheLinkDropsThatClientOnly() throws {
     let daemon = try Daemon(firmware: Self.firmware)
