@@ -147,7 +147,7 @@ public struct CurlHTTPClient: Sendable {
       throw HTTPFailure(url: request.url, reason: "the answer is longer than \(sink.limit) bytes")
     }
     guard code == CURLE_OK else {
-      let detail = String(cString: errorText)
+      let detail = String(decoding: errorText.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
       let summary = String(cString: curl_easy_strerror(code))
       throw HTTPFailure(url: request.url, reason: detail.isEmpty ? summary : "\(summary): \(detail)")
     }

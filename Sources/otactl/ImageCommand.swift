@@ -20,5 +20,6 @@ struct ImageCommand: ParsableCommand {
       """,
     subcommands: [
       ImageKeygenCommand.self, ImageCreateCommand.self, ImageSignCommand.self, ImageInspectCommand.self,
+      ImagePackCommand.self,
     ])
 }

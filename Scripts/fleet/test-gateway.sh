@@ -1,0 +1,198 @@
+#!/usr/bin/env bash
+# otactl gateway end to end, on the simulated link: a real goosebit (hawkBit's DDI API, PyPI) on
+# 127.0.0.1, five otad devices, one rollout; then a DDI server that misbehaves on purpose
+# (fake_ddi.py). Prints PASS/FAIL lines and exits non-zero when any check fails.
+#   1. goosebit: an MCUboot image 2.0.0+0 packed by `otactl image pack` for board blueota-sim 1.0,
+#      uploaded, one rollout. Devices sim-000..sim-004 (slot A 1.0.0), each naming itself by its
+#      serial (otad --serial): sim-003's new firmware fails its health check, sim-004 is other
+#      hardware (model other-board), which goosebit itself never offers the release. The gateway
+#      is killed (kill -9) once a device has committed part of the image, and started again: the
+#      device resumes from its journal, and goosebit sees each device's result once (its rollout
+#      counts 3 successes and 1 failure, the device's reason in its log).
+#   2. HTTPS: goosebit behind TLS with its own CA: the gateway with --ca-file reaches it, without
+#      it refuses the certificate; a token file others can read is refused before anything is sent.
+#   3. A server that lies: wrong hash, truncated artifact, an artifact for other hardware, expired
+#      token, garbage, `null` deployment, a link to another server, a cancel: each refused or
+#      handled with its own log line, and the device untouched (still 1.0.0, no transfer begun).
+# Needs otad and otactl built (BLUEOTA_BIN, default: swift build's debug folder).
+#
+#   Scripts/fleet/test-gateway.sh
+set -uo pipefail
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+root="$(cd "$here/../.." && pwd)"
+# shellcheck source=Scripts/fleet/goosebit.sh
+source "$here/goosebit.sh"
+bin="${BLUEOTA_BIN:-$root/.build/debug}"
+admin() { "$goosebit_venv/bin/python" "$here/goosebit_admin.py" "$@"; }
+failures=0
+passes=0
+check() { # NAME COMMAND...: PASS when the command succeeds
+  local name="$1"
+  shift
+  if "$@"; then
+    echo "PASS $name"
+    passes=$((passes + 1))
+  else
+    echo "FAIL $name"
+    failures=$((failures + 1))
+  fi
+}
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+json() { python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$@"; }
+
+work="$(mktemp -d "${TMPDIR:-/tmp}/gateway-test.XXXXXX")"
+pids=()
+cleanup() {
+  local pid
+  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null; done
+  for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null; done
+  goosebit_stop "$work/gb" 2>/dev/null
+  goosebit_stop "$work/gb-tls" 2>/dev/null
+  rm -rf "$work"
+}
+trap cleanup EXIT
+started=$SECONDS
+
+# The devices: otad on a socket each, slot A holding firmware 1.0.0.
+mkdir -p "$work/sockets" "$work/images"
+start_device() { # index serial model health-check
+  local dir="$work/dev/$2"
+  mkdir -p "$dir"
+  [[ -f "$dir/a.img" ]] || cp "$root/Images/firmware-v1.bin" "$dir/a.img"
+  "$bin/otad" run --slot-a "$dir/a.img" --slot-b "$dir/b.img" --capacity 1MiB --state-dir "$dir/state" \
+    --socket "$work/sockets/$2.sock" --serial "$2" --model "$3" --hardware-revision 1.0 --attempts 1 \
+    --health-check "$4" --log-level info >>"$dir/otad.log" 2>&1 &
+  pids+=($!)
+  for _ in $(seq 250); do [[ -S "$work/sockets/$2.sock" ]] && return 0; sleep 0.02; done
+  echo "otad $2 did not start:" >&2
+  tail -n 5 "$dir/otad.log" >&2
+  return 1
+}
+info_of() { "$bin/otactl" info --device "$work/sockets/$1.sock" --json 2>/dev/null; }
+
+# The release: an MCUboot image 2.0.0+0 of 128 KiB, packed for blueota-sim 1.0.
+head -c 131072 "$root/Images/raw-1MiB.bin" >"$work/images/payload.bin"
+"$bin/otactl" image create "$work/images/payload.bin" "$work/images/fw-2.0.0.img" --version 2.0.0+0 >/dev/null
+check "otactl image pack makes the .swu" \
+  "$bin/otactl" image pack "$work/images/fw-2.0.0.img" "$work/images/fw-2.0.0.swu" --board blueota-sim --revision 1.0
+"$bin/otactl" image pack "$work/images/fw-2.0.0.img" "$work/images/fw-rpi4.swu" --board rpi4 --revision 1.4 >/dev/null
+
+# ---- 1. goosebit, five devices, one rollout, the gateway killed and started again ----
+check "goosebit installs" goosebit_install
+port="$(free_port)"
+check "goosebit starts on 127.0.0.1:$port" goosebit_start "$work/gb" "$port"
+# shellcheck disable=SC2016 # $OTAD_VERSION is otad's to expand, in the health check's shell
+ok='echo "self-test of $OTAD_VERSION passed"'
+bad='echo "self-test of $OTAD_VERSION: no sensor on this board"; exit 3'
+for i in 0 1 2; do start_device "$i" "sim-00$i" blueota-sim "$ok" || exit 1; done
+start_device 3 sim-003 blueota-sim "$bad" || exit 1
+start_device 4 sim-004 other-board "$ok" || exit 1
+software="$(admin upload "$work/images/fw-2.0.0.swu")"
+check "goosebit takes the .swu and reads its version and hardware" \
+  test "$(admin software | python3 -c 'import json,sys; s=json.load(sys.stdin)[0]; print(s["version"], s["hardware"])')" \
+  = "2.0.0+0 [{'model': 'blueota-sim', 'revision': '1.0'}]"
+admin rollout --software "$software" --name "room 1" >/dev/null
+
+gateway() { # log-file extra-arguments...: the gateway for goosebit, in the background
+  local log="$1"
+  shift
+  "$bin/otactl" gateway --server "$GOOSEBIT_URL" --socket-dir "$work/sockets" --state-dir "$work/gw" \
+    --parallel 2 --restart-timeout 30 --trial-timeout 60 "$@" >>"$log" 2>&1 </dev/null &
+  gateway_pid=$!
+}
+gateway "$work/gateway-1.log" --until-idle
+# Killed once a device has committed part of the image (its progress feedback says so on the server).
+committed() { admin device sim-000 2>/dev/null | grep -q 'Downloaded [1-9]'; }
+for _ in $(seq 600); do committed && break; sleep 0.1; done
+kill -9 "$gateway_pid" 2>/dev/null
+wait "$gateway_pid" 2>/dev/null
+check "the first gateway was killed mid-push, sim-000 part-way" \
+  bash -c "grep -q 'pushing 2.0.0+0' '$work/gateway-1.log' && ! grep -q 'sim-000: runs' '$work/gateway-1.log'"
+gateway "$work/gateway-2.log" --until-idle
+if ! wait "$gateway_pid"; then echo "the second gateway failed:" >&2; tail -n 20 "$work/gateway-2.log" >&2; fi
+admin devices >"$work/devices.json"
+admin rollouts >"$work/rollouts.json"
+state() { json "$work/devices.json" "[d for d in j if d['id'] == '$1'][0]['$2']"; }
+for id in sim-000 sim-001 sim-002; do
+  check "$id: goosebit shows it finished on 2.0.0+0" test "$(state $id last_state) $(state $id sw_version)" = "Finished 2.0.0+0"
+  check "$id: the device runs 2.0.0+0, confirmed" \
+    test "$(info_of $id | python3 -c 'import json,sys; i=json.load(sys.stdin); print(i["runningVersion"], i["onTrial"])')" = "2.0.0+0 False"
+done
+log_of() { admin device "$1" | python3 -c 'import json,sys; print(json.load(sys.stdin).get("log") or "")'; }
+check "sim-003: goosebit shows the error with the device's reason (health check failed)" \
+  bash -c "test '$(state sim-003 last_state)' = Error && grep -q 'health check failed' <<<\"\$0\"" "$(log_of sim-003)"
+check "sim-003: the device rolled back to 1.0.0" \
+  test "$(info_of sim-003 | python3 -c 'import json,sys; print(json.load(sys.stdin)["runningVersion"])')" = "1.0.0+0"
+check "sim-004 (other hardware): goosebit offers it nothing, it stays registered on 1.0.0+0" \
+  test "$(state sim-004 last_state) $(state sim-004 sw_version)" = "Registered 1.0.0+0"
+check "the rollout counts each result once: 3 successes, 1 failure" \
+  test "$(json "$work/rollouts.json" "(j[0]['success_count'], j[0]['failure_count'])")" = "(3, 1)"
+check "the restarted gateway resumed sim-000 from its committed offset" \
+  grep -q "sim-000: runs 2.0.0+0, confirmed; .* resumed at byte [1-9]" "$work/gateway-2.log"
+check "the artifact was downloaded once (the restart found it in the cache)" \
+  test "$(cat "$work/gateway-1.log" "$work/gateway-2.log" | grep -c 'downloaded fw-2.0.0.swu')" = 1
+check "the devices reported their attributes (goosebit read hardware from config data)" \
+  test "$(json "$work/devices.json" "sorted(set(str(d['hardware']) for d in j))")" \
+  = "[\"{'model': 'blueota-sim', 'revision': '1.0'}\", \"{'model': 'other-board', 'revision': '1.0'}\"]"
+grep -h "otactl.gateway" "$work/gateway-2.log" | sed 's/^/     /' | tail -n 12
+echo "GATEWAY-CAMPAIGN devices=5 seconds=$((SECONDS - started))"
+
+# ---- 2. HTTPS with a private CA, and tokens ----
+tls_port="$(free_port)"
+check "goosebit starts behind TLS" goosebit_start "$work/gb-tls" "$tls_port" --tls
+"$bin/otactl" gateway --server "$GOOSEBIT_URL" --device "$work/sockets/sim-000.sock" --state-dir "$work/gw-tls" \
+  --ca-file "$GOOSEBIT_CA" --once >"$work/tls-ok.log" 2>&1
+check "HTTPS with --ca-file: the target is registered" \
+  bash -c "admin() { \"$goosebit_venv/bin/python\" \"$here/goosebit_admin.py\" \"\$@\"; }; admin devices | grep -q sim-000"
+"$bin/otactl" gateway --server "$GOOSEBIT_URL" --device "$work/sockets/sim-000.sock" --state-dir "$work/gw-tls" \
+  --once >"$work/tls-bad.log" 2>&1
+check "HTTPS without the CA: the certificate is refused, said in the log" grep -q "SSL certificate problem" "$work/tls-bad.log"
+printf 'secret-token\n' >"$work/token"
+chmod 644 "$work/token"
+"$bin/otactl" gateway --server "$GOOSEBIT_URL" --device "$work/sockets/sim-000.sock" --token-file "$work/token" \
+  --once >"$work/token.log" 2>&1
+status=$?
+check "a token file others can read is refused (exit 64, chmod 600 named)" \
+  bash -c "test $status = 64 && grep -q 'chmod 600' '$work/token.log'"
+goosebit_stop "$work/gb-tls"
+
+# ---- 3. a DDI server that lies ----
+start_device 9 sim-009 blueota-sim "$ok" || exit 1
+untouched() { # the device still runs 1.0.0 and began no transfer
+  test "$(info_of sim-009 | python3 -c 'import json,sys; i=json.load(sys.stdin); print(i["runningVersion"], i["transfer"]["size"])')" = "1.0.0+0 0"
+}
+hostile() { # mode expected-log-line [artifact]
+  local mode="$1" expected="$2" artifact="${3:-$work/images/fw-2.0.0.swu}" fport
+  fport="$(free_port)"
+  python3 "$here/fake_ddi.py" --port "$fport" --artifact "$artifact" --log "$work/fake-$mode.jsonl" \
+    --mode "${mode%%:*}" &
+  local fake=$!
+  for _ in $(seq 100); do curl -s -o /dev/null "http://127.0.0.1:$fport/" && break; sleep 0.05; done
+  "$bin/otactl" gateway --server "http://127.0.0.1:$fport" --device "$work/sockets/sim-009.sock" \
+    --state-dir "$work/gw-$mode" --once >"$work/hostile-$mode.log" 2>&1
+  kill "$fake"
+  wait "$fake" 2>/dev/null
+  check "$mode: said in the gateway's log ($expected)" grep -qF "$expected" "$work/hostile-$mode.log"
+  check "$mode: the device is untouched" untouched
+}
+hostile wrong-hash "the server said"
+closed_failure() { # fake-log: a closing failure feedback was posted
+  python3 -c 'import json,sys
+bodies = [json.loads(json.loads(l)["body"] or "{}") for l in open(sys.argv[1])]
+sys.exit(0 if any(b.get("status", {}).get("execution") == "closed" and b["status"]["result"]["finished"] == "failure" for b in bodies) else 1)' "$1"
+}
+check "wrong-hash: the failure went to the server as closing feedback" closed_failure "$work/fake-wrong-hash.jsonl"
+hostile truncated "ended after"
+hostile good:other-hardware "it is for rpi4 1.4; this device is blueota-sim revision 1.0" "$work/images/fw-rpi4.swu"
+check "other-hardware: the refusal went to the server as closing feedback" \
+  closed_failure "$work/fake-good:other-hardware.jsonl"
+hostile expired "the server refused the token (HTTP 401)"
+check "expired: nothing was downloaded" bash -c "! grep -q '/download' '$work/fake-expired.jsonl'"
+hostile garbage "is not a DDI controller base"
+hostile null-deploy "serving devices"
+hostile foreign-link "a link to another server"
+hostile cancel "cancelled by the server; nothing pushed"
+check "cancel: the cancel was closed on the server" grep -q 'cancelAction/9/feedback' "$work/fake-cancel.jsonl"
+
+echo "gateway: $passes passed, $failures failed ($((SECONDS - started)) s)"
+((failures == 0))

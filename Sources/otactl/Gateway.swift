@@ -1,0 +1,268 @@
+import Foundation
+import Logging
+import OTACentral
+import OTAGateway
+import OTAGatewayHTTP
+import OTAWire
+
+/// The gateway's work, one poll cycle at a time: each device near it a DDI target named by its own
+/// serial, its attributes reported, its deployment's artifact downloaded once for every device that
+/// has it, pushed to them at once, and each result reported once.
+final class Gateway {
+  struct Settings {
+    var parallel: Int
+    var defaultSleep: Duration
+    var sleepBounds: ClosedRange<Duration>
+  }
+
+  /// One device's action in this cycle.
+  struct Job {
+    var device: String
+    var facts: TargetFacts
+    var link: DDILink
+    var actionId: String
+    var deployment: DDIDeploymentBase
+  }
+
+  let settings: Settings
+  /// The devices near the gateway, found before each cycle.
+  var devices: [String] = []
+  let ddi: DDIClient
+  let cache: ArtifactCache
+  let journal: GatewayJournal
+  let feedback: GatewayFeedback
+  let logger: Logger
+  /// Reads a device's Info and identity (a short connection).
+  let probe: (String) -> Result<TargetFacts, GatewayProbe.Failure>
+  /// Pushes images to devices at once; calls back per device as each ends.
+  let push: GatewayPush
+
+  /// What the gateway last learnt of each device, by device.
+  private(set) var facts: [String: TargetFacts] = [:]
+  /// The attributes last reported, by controller id.
+  private var reported: [String: [String: String]] = [:]
+  /// Results delivered since the gateway started, by controller id: for the figures.
+  private(set) var results: [(controllerId: String, success: Bool, detail: String)] = []
+
+  init(
+    settings: Settings, ddi: DDIClient, cache: ArtifactCache, journal: GatewayJournal, logger: Logger,
+    probe: @escaping (String) -> Result<TargetFacts, GatewayProbe.Failure>, push: GatewayPush
+  ) {
+    self.settings = settings
+    self.ddi = ddi
+    self.cache = cache
+    self.journal = journal
+    self.logger = logger
+    self.probe = probe
+    self.push = push
+    feedback = GatewayFeedback(client: ddi, logger: logger)
+  }
+
+  /// One cycle: returns how long to sleep before the next, and whether any device had an action
+  /// (or was still being registered).
+  func cycle() -> (sleep: Duration, busy: Bool) {
+    let targets = probeDevices()
+    var jobs: [Job] = []
+    var sleeps: [Duration] = []
+    var registering = false
+    for (device, facts) in targets {
+      let id = facts.controllerId
+      let base: DDIControllerBase
+      do {
+        base = try ddi.poll(id)
+      } catch {
+        logger.error("\(id) (\(device)): poll failed: \(error)")
+        continue
+      }
+      if let interval = base.pollingInterval { sleeps.append(interval) }
+      if base.configData != nil || reported[id] != facts.attributes { report(facts) }
+      // A server that asks for attributes is still taking the target on: not idle yet.
+      registering = registering || base.configData != nil
+      if let cancel = base.cancelAction { cancelled(cancel, facts) }
+      guard let link = base.deploymentBase else { continue }
+      do {
+        guard let deployment = try ddi.deployment(link, for: id) else { continue }
+        jobs.append(
+          Job(device: device, facts: facts, link: link, actionId: deployment.id, deployment: deployment))
+      } catch {
+        logger.error("\(id): the deployment could not be read: \(error)")
+      }
+    }
+    run(jobs)
+    let sleep = DDIPollingInterval.clamped(
+      sleeps.min(), default: settings.defaultSleep, bounds: settings.sleepBounds)
+    return (sleep, !jobs.isEmpty || registering)
+  }
+
+  /// Each device's facts, probed when not known yet; a device that two devices' serials collide on
+  /// is left out, with the reason.
+  private func probeDevices() -> [(String, TargetFacts)] {
+    var byId: [String: String] = [:]
+    var out: [(String, TargetFacts)] = []
+    for device in devices {
+      if facts[device] == nil {
+        switch probe(device) {
+        case .success(let found):
+          facts[device] = found
+          logger.info(
+            "\(found.controllerId): found at \(device): \(found.model) revision \(found.hardwareRevision), runs \(found.runningVersion)\(found.confirmed ? "" : " on trial")"
+          )
+        case .failure(let reason):
+          logger.warning("\(device): not reached (tried again next poll): \(reason)")
+          continue
+        }
+      }
+      guard let known = facts[device] else { continue }
+      if let other = byId[known.controllerId] {
+        logger.error(
+          "\(device) and \(other) both answer as serial \(known.controllerId): \(device) is left out; give each device its own serial ([device] serial in otad.toml)"
+        )
+        continue
+      }
+      byId[known.controllerId] = device
+      out.append((device, known))
+    }
+    return out
+  }
+
+  private func report(_ facts: TargetFacts) {
+    do {
+      try ddi.configData(facts.attributes, for: facts.controllerId)
+      reported[facts.controllerId] = facts.attributes
+    } catch {
+      logger.warning("\(facts.controllerId): attributes not delivered: \(error)")
+    }
+  }
+
+  /// A cancel the server sends between pushes: the gateway has nothing under way for the target
+  /// (pushes run inside a cycle), so it is taken, and the device is left as it is.
+  private func cancelled(_ link: DDILink, _ facts: TargetFacts) {
+    let id = facts.controllerId
+    do {
+      let cancel = try ddi.cancelAction(link, for: id)
+      let accepted = feedback.close(
+        DDIFeedback(
+          execution: .closed, finished: .success,
+          details: [
+            "cancelled action \(cancel.cancelAction.stopId): nothing was under way; the device keeps \(facts.runningVersion)"
+          ]),
+        on: link, for: id)
+      if accepted {
+        try? journal.closed(on: id)
+        logger.info("\(id): action \(cancel.cancelAction.stopId) cancelled by the server; nothing pushed")
+      }
+    } catch {
+      logger.error("\(id): the cancel could not be read: \(error)")
+    }
+  }
+
+  /// Refuses a job with a closing failure that says why; nothing is pushed.
+  func refuse(_ job: Job, _ reason: String) {
+    logger.error("\(job.facts.controllerId): action \(job.actionId): \(reason); nothing pushed")
+    close(job, success: false, [reason])
+  }
+
+  func close(_ job: Job, success: Bool, _ details: [String]) {
+    let id = job.facts.controllerId
+    let sent = feedback.close(success ? .success(details) : .failure(details), on: job.link, for: id)
+    if sent {
+      try? journal.closed(on: id)
+      results.append((id, success, details.first ?? ""))
+    }
+  }
+
+  /// The cycle's jobs: artifacts chosen and fetched once each, each device's image checked, then
+  /// pushed together.
+  private func run(_ jobs: [Job]) {
+    var groups: [String: (reference: ArtifactReference, jobs: [Job])] = [:]
+    var order: [String] = []
+    for job in jobs {
+      if job.deployment.deployment.update?.lowercased() == "skip"
+        || job.deployment.deployment.maintenanceWindow?.lowercased() == "unavailable"
+      {
+        logger.info(
+          "\(job.facts.controllerId): action \(job.actionId) is not to be installed yet (update skip or outside its maintenance window)"
+        )
+        continue
+      }
+      do {
+        let reference = try ArtifactReference.choose(from: job.deployment, serverScheme: ddi.scheme)
+        if groups[reference.key] == nil { order.append(reference.key) }
+        groups[reference.key, default: (reference, [])].jobs.append(job)
+      } catch {
+        refuse(job, error.description)
+      }
+    }
+    var pushes: [GatewayPush.Item] = []
+    for key in order {
+      guard let (reference, group) = groups[key] else { continue }
+      let artifact: GatewayArtifact
+      do {
+        let fetch = try cache.fetch(reference, client: ddi, for: group[0].facts.controllerId)
+        if fetch.downloaded > 0 {
+          logger.info(
+            "downloaded \(reference.filename) (\(fetch.downloaded) bytes\(fetch.resumedFrom > 0 ? ", resumed at \(fetch.resumedFrom)" : ""), \(reference.algorithm.rawValue) checked) for \(group.count) device(s)"
+          )
+        }
+        artifact = try GatewayArtifact(bytes: fetch.bytes)
+      } catch let refusal as GatewayRefusal {
+        if case .download(let reason) = refusal, reason.contains("kept to resume") {
+          logger.warning("\(refusal): tried again next poll")
+        } else {
+          for job in group { refuse(job, refusal.description) }
+        }
+        continue
+      } catch {
+        logger.error("\(reference.filename): the download failed (tried again next poll): \(error)")
+        continue
+      }
+      for job in group {
+        if let item = plan(job, artifact) { pushes.append(item) }
+      }
+    }
+    guard !pushes.isEmpty else { return }
+    push.run(pushes, gateway: self)
+  }
+
+  /// What to do with one device's job once its artifact is here: push, report without pushing, or
+  /// refuse.
+  private func plan(_ job: Job, _ artifact: GatewayArtifact) -> GatewayPush.Item? {
+    let facts = job.facts
+    let image: (bytes: [UInt8], version: Version)
+    do {
+      image = try artifact.image(model: facts.model, revision: facts.hardwareRevision)
+    } catch {
+      refuse(job, error.description)
+      return nil
+    }
+    if facts.runningVersion == image.version, facts.confirmed {
+      logger.info("\(facts.controllerId): already runs \(image.version), confirmed")
+      close(job, success: true, ["runs \(image.version), confirmed"])
+      return nil
+    }
+    if journal.started[facts.controllerId] == job.actionId, facts.rolledBack(from: image.version) {
+      let reason =
+        "rolled back from \(image.version): \(facts.info.lastOutcome.reason); runs \(facts.runningVersion)"
+      logger.error("\(facts.controllerId): action \(job.actionId): \(reason)")
+      close(job, success: false, [reason])
+      return nil
+    }
+    do {
+      try journal.began(job.actionId, on: facts.controllerId)
+    } catch {
+      logger.error("\(facts.controllerId): the gateway's journal cannot be written (\(error)); not pushed")
+      return nil
+    }
+    return GatewayPush.Item(job: job, image: image.bytes, version: image.version)
+  }
+
+  /// A device's push ended: its facts are what the device said last.
+  func learnt(_ info: InfoRecord?, for job: Job) {
+    if let info {
+      facts[job.device]?.info = info
+    } else {
+      facts[job.device] = nil
+    }
+    if let known = facts[job.device], reported[known.controllerId] != known.attributes { report(known) }
+  }
+}

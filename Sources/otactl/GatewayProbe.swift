@@ -1,0 +1,39 @@
+import OTACentral
+import OTAGateway
+import OTALink
+
+/// A short conversation with one device: its Info and its identity, as the gateway's facts.
+enum GatewayProbe {
+  struct Failure: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+  }
+
+  static func facts(of device: String, options: LinkOptions) -> Result<TargetFacts, Failure> {
+    let link: any CentralLink
+    do {
+      link = try options.makeLink(to: device)
+    } catch {
+      return .failure(Failure("\(error)"))
+    }
+    switch CommandSession.identify(link: link) {
+    case .success(let (info, identity)):
+      // A device from before the identity characteristics: its address (or socket name) names it,
+      // stable as long as it keeps that address; its hardware is unstated ("default").
+      let serial = identity.serial ?? fallbackSerial(device)
+      return .success(
+        TargetFacts(
+          serial: serial, model: identity.model ?? "default",
+          hardwareRevision: identity.hardwareRevision ?? "default",
+          info: info))
+    case .failure(let failure):
+      return .failure(Failure(failure.description))
+    }
+  }
+
+  static func fallbackSerial(_ device: String) -> String {
+    let last = device.split(separator: "/").last.map(String.init) ?? device
+    let name = last.hasSuffix(".sock") ? String(last.dropLast(5)) : last
+    return "blueota-" + name.lowercased().replacingOccurrences(of: ":", with: "")
+  }
+}
