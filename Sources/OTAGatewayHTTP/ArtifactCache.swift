@@ -99,6 +99,27 @@ public struct ArtifactCache: Sendable {
     return Fetch(bytes: bytes, downloaded: received, resumedFrom: resumedFrom)
   }
 
+  /// Removes downloads no deployment uses now: whole artifacts beyond the newest `keeping` (and
+  /// never one in `inUse`), and partial ones a week old. A gateway that runs for years keeps a few
+  /// releases, not every one.
+  public func prune(keeping: Int, inUse: Set<String>) throws(SystemError) {
+    var whole: [(name: String, modified: Int64)] = []
+    let weekAgo = Int64(ProcessEnvironment.wallClockMicroseconds) * 1000 - 7 * 24 * 3600 * 1_000_000_000
+    for name in try FileSystem.directoryEntries(directory) {
+      let path = "\(directory)/\(name)"
+      guard let status = try FileSystem.status(ofPath: path) else { continue }
+      let key = String(name.split(separator: ".").first ?? "")
+      if name.hasSuffix(".swu"), !inUse.contains(key) {
+        whole.append((name, status.modified))
+      } else if name.hasSuffix(".part"), !inUse.contains(key), status.modified < weekAgo {
+        try FileSystem.unlinkIfPresent(path)
+      }
+    }
+    for old in whole.sorted(by: { $0.modified > $1.modified }).dropFirst(keeping) {
+      try FileSystem.unlinkIfPresent("\(directory)/\(old.name)")
+    }
+  }
+
   static func digest(_ bytes: [UInt8], _ algorithm: ArtifactReference.Algorithm) -> String {
     switch algorithm {
     case .sha256: SHA256.hash(data: bytes).map { hex($0) }.joined()

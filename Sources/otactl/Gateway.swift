@@ -13,6 +13,9 @@ final class Gateway {
     var parallel: Int
     var defaultSleep: Duration
     var sleepBounds: ClosedRange<Duration>
+    /// How old a device's facts may grow before the gateway asks the device again (its state may
+    /// change without the gateway: a rollback, an update from another central).
+    var probeInterval: Duration = .seconds(600)
   }
 
   /// One device's action in this cycle.
@@ -39,6 +42,9 @@ final class Gateway {
 
   /// What the gateway last learnt of each device, by device.
   private(set) var facts: [String: TargetFacts] = [:]
+  /// When each device was last asked.
+  private var probedAt: [String: ContinuousClock.Instant] = [:]
+  private let clock = ContinuousClock()
   /// The attributes last reported, by controller id.
   private var reported: [String: [String: String]] = [:]
   /// Results delivered since the gateway started, by controller id: for the figures.
@@ -100,15 +106,21 @@ final class Gateway {
     var byId: [String: String] = [:]
     var out: [(String, TargetFacts)] = []
     for device in devices {
-      if facts[device] == nil {
+      let stale = probedAt[device].map { clock.now - $0 > settings.probeInterval } ?? true
+      if facts[device] == nil || stale {
+        let before = facts[device]
         switch probe(device) {
         case .success(let found):
           facts[device] = found
+          probedAt[device] = clock.now
+          if before != nil { break }
           logger.info(
             "\(found.controllerId): found at \(device): \(found.model) revision \(found.hardwareRevision), runs \(found.runningVersion)\(found.confirmed ? "" : " on trial")"
           )
         case .failure(let reason):
           logger.warning("\(device): not reached (tried again next poll): \(reason)")
+          probedAt[device] = nil
+          facts[device] = nil
           continue
         }
       }
@@ -220,6 +232,11 @@ final class Gateway {
         if let item = plan(job, artifact) { pushes.append(item) }
       }
     }
+    do {
+      try cache.prune(keeping: 3, inUse: Set(order))
+    } catch {
+      logger.warning("the download cache could not be pruned: \(error)")
+    }
     guard !pushes.isEmpty else { return }
     push.run(pushes, gateway: self)
   }
@@ -260,6 +277,7 @@ final class Gateway {
   func learnt(_ info: InfoRecord?, for job: Job) {
     if let info {
       facts[job.device]?.info = info
+      probedAt[job.device] = clock.now
     } else {
       facts[job.device] = nil
     }

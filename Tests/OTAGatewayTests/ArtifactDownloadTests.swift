@@ -159,3 +159,25 @@ struct ArtifactDownloadTests {
     await server.stop()
   }
 }
+
+/// The cache keeps a few releases, not every one.
+struct ArtifactCachePruneTests {
+  @Test func theNewestAndTheOnesInUseStay() throws {
+    let folder = try TemporaryDirectory(label: "gateway-prune")
+    defer { folder.remove() }
+    let cache = try ArtifactCache(directory: folder.path)
+    for index in 0..<6 {
+      let path = try folder.write([UInt8(index)], "sha256-\(index).swu")
+      // Older names first: each file a minute older than the next.
+      let date = Date(timeIntervalSinceNow: Double(index - 10) * 60)
+      try FileManager.default.setAttributes([.modificationDate: date], ofItemAtPath: path)
+    }
+    let oldPart = try folder.write([1], "sha256-9.part")
+    try FileManager.default.setAttributes(
+      [.modificationDate: Date(timeIntervalSinceNow: -8 * 86400)], ofItemAtPath: oldPart)
+    try folder.write([1], "sha256-8.part")
+    try cache.prune(keeping: 2, inUse: ["sha256-0"])
+    let left = try FileManager.default.contentsOfDirectory(atPath: folder.path).sorted()
+    #expect(left == ["sha256-0.swu", "sha256-4.swu", "sha256-5.swu", "sha256-8.part"])
+  }
+}
