@@ -3,14 +3,16 @@
 # builds, runs every Swift test, the Raspberry Pi install script staged into a temporary root, then
 # a short run of each fuzz target (Scripts/fuzz.sh), then the real-stack test (bluetoothd in a VM
 # with two virtual controllers, Scripts/test-bluez.sh; it installs qemu and fetches Debian's kernel itself),
-# then the real bootloaders (Debian's U-Boot and GRUB under qemu, Scripts/test-bootloaders.sh).
+# then the real bootloaders (Debian's U-Boot and GRUB under qemu, Scripts/test-bootloaders.sh). The
+# gateway (otactl gateway) runs against a real goosebit from PyPI (Scripts/fleet/test-gateway.sh)
+# after the lab test.
 # The lint (`swift format lint --strict`, the project's .swift-format) runs first and fails the run;
 # the statement check (Scripts/check-statements.py: every statement of docs/PROTOCOL.md and
 # docs/SMP.md named by a test) runs always and counts as one test. Non-interactive; CI runs exactly
 # this (.ci/run).
 #
 #   Scripts/test.sh                      # everything
-#   Scripts/test.sh --filter PowerCut    # extra arguments go to `swift test`; the five stages after
+#   Scripts/test.sh --filter PowerCut    # extra arguments go to `swift test`; the six stages after
 #                                        # it are left out (it says which) and counted as skipped
 #
 # The closing line is "N passed, M failed, K skipped": skipped counts the Swift tests Swift Testing
@@ -58,8 +60,8 @@ for check_status in "$lint_status" "$statements_status"; do
 done
 
 if [[ $# -ne 0 ]]; then
-  echo "== left out by the arguments ($*), counted as 5 skipped: Raspberry Pi install kit, lab browser test, fuzzing, real BlueZ stack (VM), real bootloaders (qemu)"
-  skipped=$((skipped + 5))
+  echo "== left out by the arguments ($*), counted as 6 skipped: Raspberry Pi install kit, lab browser test, gateway against goosebit, fuzzing, real BlueZ stack (VM), real bootloaders (qemu)"
+  skipped=$((skipped + 6))
 fi
 
 if [[ $# -eq 0 ]]; then
@@ -92,6 +94,19 @@ if [[ $# -eq 0 ]]; then
   else
     echo "lab: SKIPPED: chromium, chromium-driver or selenium could not be installed (see above)"
     skipped=$((skipped + 1))
+  fi
+
+  echo "== the gateway against goosebit (Scripts/fleet/test-gateway.sh: hawkBit's DDI API from PyPI)"
+  gateway_status=0
+  BLUEOTA_BIN="$(swift build --show-bin-path)" bash Scripts/fleet/test-gateway.sh 2>&1 | tee "$log" || gateway_status=$?
+  gateway_line="$(grep -E '^gateway: [0-9]+ passed, [0-9]+ failed' "$log" | tail -n 1)"
+  if [[ -n "$gateway_line" ]]; then
+    total=$((total + $(echo "$gateway_line" | cut -d' ' -f2) + $(echo "$gateway_line" | cut -d' ' -f4)))
+    failed=$((failed + $(echo "$gateway_line" | cut -d' ' -f4)))
+  fi
+  if ((gateway_status != 0)); then
+    [[ -n "$gateway_line" && "$(echo "$gateway_line" | cut -d' ' -f4)" != 0 ]] || { total=$((total + 1)); failed=$((failed + 1)); }
+    status=1
   fi
 
   echo "== fuzzing (Scripts/fuzz.sh: each libFuzzer target for 20 s; docs/FUZZING.md)"

@@ -15,6 +15,8 @@ Modes:
   null-deploy   the deploymentBase link answers `null`, as goosebit does once the action is gone
   foreign-link  the deploymentBase link points at another server
   cancel        the poll carries a cancelAction for action 9 and no deployment
+  cancel-late   the first poll offers the deployment, every later one cancels it (the cancel
+                arrives while the device waits its turn)
 """
 import argparse
 import hashlib
@@ -30,6 +32,7 @@ parser.add_argument("--mode", required=True)
 args = parser.parse_args()
 artifact = open(args.artifact, "rb").read()
 base = f"http://127.0.0.1:{args.port}"
+polls = 0
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -60,7 +63,9 @@ class Handler(BaseHTTPRequestHandler):
             if args.mode == "garbage":
                 return self.answer(200, b"<html><body>502 Bad Gateway</body></html>", "text/html")
             target = f"{base}/{'/'.join(parts)}"
-            if args.mode == "cancel":
+            global polls
+            polls += 1
+            if args.mode == "cancel" or (args.mode == "cancel-late" and polls > 1):
                 links = {"cancelAction": {"href": f"{target}/cancelAction/9"}}
             elif args.mode == "foreign-link":
                 links = {"deploymentBase": {"href": "http://127.0.0.2:9/DEFAULT/controller/v1/x/deploymentBase/9"}}

@@ -12,8 +12,9 @@
 #   2. HTTPS: goosebit behind TLS with its own CA: the gateway with --ca-file reaches it, without
 #      it refuses the certificate; a token file others can read is refused before anything is sent.
 #   3. A server that lies: wrong hash, truncated artifact, an artifact for other hardware, expired
-#      token, garbage, `null` deployment, a link to another server, a cancel: each refused or
-#      handled with its own log line, and the device untouched (still 1.0.0, no transfer begun).
+#      token, garbage, `null` deployment, a link to another server; and a cancel, at the poll and
+#      while the device waits its turn: each refused or handled with its own log line, and the
+#      device untouched (still 1.0.0, no transfer begun).
 # Needs otad and otactl built (BLUEOTA_BIN, default: swift build's debug folder).
 #
 #   Scripts/fleet/test-gateway.sh
@@ -83,6 +84,7 @@ port="$(free_port)"
 check "goosebit starts on 127.0.0.1:$port" goosebit_start "$work/gb" "$port"
 # shellcheck disable=SC2016 # $OTAD_VERSION is otad's to expand, in the health check's shell
 ok='echo "self-test of $OTAD_VERSION passed"'
+# shellcheck disable=SC2016 # the same
 bad='echo "self-test of $OTAD_VERSION: no sensor on this board"; exit 3'
 for i in 0 1 2; do start_device "$i" "sim-00$i" blueota-sim "$ok" || exit 1; done
 start_device 3 sim-003 blueota-sim "$bad" || exit 1
@@ -193,6 +195,9 @@ hostile null-deploy "serving devices"
 hostile foreign-link "a link to another server"
 hostile cancel "cancelled by the server; nothing pushed"
 check "cancel: the cancel was closed on the server" grep -q 'cancelAction/9/feedback' "$work/fake-cancel.jsonl"
+hostile cancel-late "cancelled by the server; nothing pushed"
+check "cancel-late: the artifact was fetched, the cancel taken before the push began" \
+  bash -c "grep -q '/download' '$work/fake-cancel-late.jsonl' && grep -q 'cancelAction/9/feedback' '$work/fake-cancel-late.jsonl'"
 
 echo "gateway: $passes passed, $failures failed ($((SECONDS - started)) s)"
 ((failures == 0))

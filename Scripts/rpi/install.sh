@@ -96,7 +96,7 @@ config="$confdir/otad.toml"
 statedir="$root/var/lib/otad"
 btconf="$root/etc/bluetooth/main.conf"
 
-for file in otad.service otad-boot.service otad-dbus.conf otad.toml otad-app-slots.toml \
+for file in otad.service otad-boot.service otactl-gateway.service otad-dbus.conf otad.toml otad-app-slots.toml \
   bluetooth-main.conf health-check; do
   [[ -f "$here/$file" ]] || die "$here/$file is missing: run install.sh from a complete Scripts/rpi"
 done
@@ -234,6 +234,8 @@ fi
 
 put "$here/otad-boot.service" "$unitdir/otad-boot.service" 0644
 put "$here/otad.service" "$unitdir/otad.service" 0644
+# The gateway's unit, not enabled: docs/FLEET.md says how to set it up and enable it.
+put "$here/otactl-gateway.service" "$unitdir/otactl-gateway.service" 0644
 put "$here/otad-dbus.conf" "$dbusdir/otad.conf" 0644
 
 directory "$confdir" 0755
@@ -268,6 +270,9 @@ for file in otad.toml otad-app-slots.toml bluetooth-main.conf health-check; do
 done
 if [[ -f "$repo/docs/RASPBERRY-PI.md" ]]; then
   put "$repo/docs/RASPBERRY-PI.md" "$docdir/RASPBERRY-PI.md" 0644
+fi
+if [[ -f "$repo/docs/FLEET.md" ]]; then
+  put "$repo/docs/FLEET.md" "$docdir/FLEET.md" 0644
 fi
 
 # --- /etc/bluetooth/main.conf ------------------------------------------------------------------

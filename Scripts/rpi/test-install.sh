@@ -144,6 +144,8 @@ expect_tree() { # the files every successful run leaves
   check "otad.service installed 0644" has_mode "$dest/etc/systemd/system/otad.service" 644 f
   check "otad-boot.service is the shipped one" same "$here/otad-boot.service" "$dest/etc/systemd/system/otad-boot.service"
   check "otad.service is the shipped one" same "$here/otad.service" "$dest/etc/systemd/system/otad.service"
+  check "otactl-gateway.service installed 0644, the shipped one" \
+    same "$here/otactl-gateway.service" "$dest/etc/systemd/system/otactl-gateway.service"
   check "D-Bus policy installed 0644" has_mode "$dest/etc/dbus-1/system.d/otad.conf" 644 f
   check "D-Bus policy is the shipped one" same "$here/otad-dbus.conf" "$dest/etc/dbus-1/system.d/otad.conf"
   check "/etc/otad is 0755" has_mode "$dest/etc/otad" 755 d
@@ -274,19 +276,21 @@ if command -v systemd-analyze >/dev/null; then
   # program to exist); everything else unchanged.
   units="$work/units"
   mkdir -p "$units"
-  for unit in otad.service otad-boot.service; do
-    sed "s|/usr/local/bin/otad|$dest/usr/local/bin/otad|g" "$dest/etc/systemd/system/$unit" >"$units/$unit"
+  for unit in otad.service otad-boot.service otactl-gateway.service; do
+    sed -e "s|/usr/local/bin/otad |$dest/usr/local/bin/otad |g" -e "s|/usr/local/bin/otactl |$dest/usr/local/bin/otactl |g" \
+      "$dest/etc/systemd/system/$unit" >"$units/$unit"
   done
   verify() {
     local output status=0
-    output="$(systemd-analyze verify "$units/otad-boot.service" "$units/otad.service" 2>&1)" || status=$?
+    output="$(systemd-analyze verify "$units/otad-boot.service" "$units/otad.service" \
+      "$units/otactl-gateway.service" 2>&1)" || status=$?
     if [[ "$status" != 0 ]] || grep -q "otad" <<<"$output"; then
       echo "systemd-analyze verify (exit $status):"
       echo "$output"
       return 1
     fi
   }
-  check "systemd-analyze verify accepts otad.service and otad-boot.service" verify
+  check "systemd-analyze verify accepts otad.service, otad-boot.service and otactl-gateway.service" verify
 else
   echo "rpi install: systemd-analyze not found: skipping systemd-analyze verify"
 fi

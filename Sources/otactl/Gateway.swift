@@ -146,6 +146,16 @@ final class Gateway {
     }
   }
 
+  /// Just before a device's push begins (it may have waited its turn behind others): whether the
+  /// server has cancelled the action since the cycle's poll. A cancel found is taken.
+  func cancelledBeforePush(_ job: Job) -> Bool {
+    guard let base = try? ddi.poll(job.facts.controllerId), let cancel = base.cancelAction else {
+      return false
+    }
+    cancelled(cancel, job.facts)
+    return true
+  }
+
   /// A cancel the server sends between pushes: the gateway has nothing under way for the target
   /// (pushes run inside a cycle), so it is taken, and the device is left as it is.
   private func cancelled(_ link: DDILink, _ facts: TargetFacts) {

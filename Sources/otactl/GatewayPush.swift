@@ -35,11 +35,16 @@ struct GatewayPush {
     let origin = ContinuousClock().now
     let logger = gateway.logger
     var lastStep = [Int](repeating: -1, count: items.count)
+    var cancelled = Set<Int>()
     let fleet = FleetPush(
       count: items.count, parallel: parallel,
       makeSession: { index in
         let item = items[index]
         let id = item.job.facts.controllerId
+        if gateway.cancelledBeforePush(item.job) {
+          cancelled.insert(index)
+          return .failure(.init("cancelled by the server before its push began"))
+        }
         let simulated = LinkOptions.isSimulated(item.job.device)
         let link: any CentralLink
         let sender: SenderConfiguration
@@ -74,6 +79,7 @@ struct GatewayPush {
             }))
       },
       onEnded: { index, ending, session in
+        guard !cancelled.contains(index) else { return }
         ended(items[index], ending, session, gateway: gateway)
       })
     fleet.run()
