@@ -222,6 +222,7 @@ let package = Package(
         "OTAGateway", "OTAGatewayHTTP", "OTATestSupport", "OTATrust", "OTAWire", "OTASystem",
         .product(name: "Crypto", package: "swift-crypto"),
         .product(name: "FlyingFox", package: "FlyingFox"),
+        .product(name: "FlyingSocks", package: "FlyingFox"),
       ],
       exclude: ["Fixtures"]),
     // The test support's own checks: the decoder verifier finds a decoder that breaks its promise.
