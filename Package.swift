@@ -139,7 +139,7 @@ let package = Package(
     .target(
       name: "OTAGatewayHTTP",
       dependencies: [
-        "OTAGateway", "CCurl", "OTASystem", .product(name: "Crypto", package: "swift-crypto"),
+        "OTAGateway", "CCurl", "OTASystem", "OTAWire", .product(name: "Crypto", package: "swift-crypto"),
       ]),
 
     // The engines over an in-memory link in virtual time: for tests, benchmarks and the demo.
@@ -221,8 +221,6 @@ let package = Package(
       dependencies: [
         "OTAGateway", "OTAGatewayHTTP", "OTATestSupport", "OTATrust", "OTAWire", "OTASystem",
         .product(name: "Crypto", package: "swift-crypto"),
-        .product(name: "FlyingFox", package: "FlyingFox"),
-        .product(name: "FlyingSocks", package: "FlyingFox"),
       ],
       exclude: ["Fixtures"]),
     // The test support's own checks: the decoder verifier finds a decoder that breaks its promise.

@@ -64,6 +64,21 @@ if [[ $# -ne 0 ]]; then
   skipped=$((skipped + 6))
 fi
 
+# A stage that prints "N passed, M failed": its counts join the total. A stage that failed without
+# such a line, or with no failure in it, counts as one failed test.
+count_stage() { # status "N passed, M failed"
+  local stage_status="$1" line="$2" stage_failed=0
+  if [[ -n "$line" ]]; then
+    stage_failed="$(echo "$line" | cut -d' ' -f3)"
+    total=$((total + $(echo "$line" | cut -d' ' -f1) + stage_failed))
+    failed=$((failed + stage_failed))
+  fi
+  if ((stage_status != 0)); then
+    ((stage_failed != 0)) || { total=$((total + 1)); failed=$((failed + 1)); }
+    status=1
+  fi
+}
+
 if [[ $# -eq 0 ]]; then
   echo "== Raspberry Pi install kit (staged into a temporary root)"
   rpi_status=0
@@ -82,15 +97,7 @@ if [[ $# -eq 0 ]]; then
     "$BLUEOTA_SELENIUM_PYTHON" Scripts/lab/test_lab.py --bin "$(swift build --show-bin-path)" --shots "$shots" 2>&1 |
       tee "$log" || lab_status=$?
     rm -rf "$shots"
-    lab_line="$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$log" | tail -n 1)"
-    if [[ -n "$lab_line" ]]; then
-      total=$((total + $(echo "$lab_line" | cut -d' ' -f1) + $(echo "$lab_line" | cut -d' ' -f3)))
-      failed=$((failed + $(echo "$lab_line" | cut -d' ' -f3)))
-    fi
-    if ((lab_status != 0)); then
-      [[ -n "$lab_line" && "$(echo "$lab_line" | cut -d' ' -f3)" != 0 ]] || { total=$((total + 1)); failed=$((failed + 1)); }
-      status=1
-    fi
+    count_stage "$lab_status" "$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$log" | tail -n 1)"
   else
     echo "lab: SKIPPED: chromium, chromium-driver or selenium could not be installed (see above)"
     skipped=$((skipped + 1))
@@ -99,15 +106,7 @@ if [[ $# -eq 0 ]]; then
   echo "== the gateway against goosebit (Scripts/fleet/test-gateway.sh: hawkBit's DDI API from PyPI)"
   gateway_status=0
   BLUEOTA_BIN="$(swift build --show-bin-path)" bash Scripts/fleet/test-gateway.sh 2>&1 | tee "$log" || gateway_status=$?
-  gateway_line="$(grep -E '^gateway: [0-9]+ passed, [0-9]+ failed' "$log" | tail -n 1)"
-  if [[ -n "$gateway_line" ]]; then
-    total=$((total + $(echo "$gateway_line" | cut -d' ' -f2) + $(echo "$gateway_line" | cut -d' ' -f4)))
-    failed=$((failed + $(echo "$gateway_line" | cut -d' ' -f4)))
-  fi
-  if ((gateway_status != 0)); then
-    [[ -n "$gateway_line" && "$(echo "$gateway_line" | cut -d' ' -f4)" != 0 ]] || { total=$((total + 1)); failed=$((failed + 1)); }
-    status=1
-  fi
+  count_stage "$gateway_status" "$(grep -E '^gateway: [0-9]+ passed, [0-9]+ failed' "$log" | tail -n 1 | cut -d' ' -f2-)"
 
   echo "== fuzzing (Scripts/fuzz.sh: each libFuzzer target for 20 s; docs/FUZZING.md)"
   fuzz_status=0

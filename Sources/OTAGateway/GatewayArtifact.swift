@@ -46,7 +46,7 @@ public struct GatewayArtifact: Sendable {
     guard let expected = image.sha256?.lowercased() else {
       throw .format("sw-description gives \(image.filename) no sha256")
     }
-    let actual = SHA256.hash(data: member.bytes).map { String(format2: $0) }.joined()
+    let actual = Hex.string(SHA256.hash(data: member.bytes))
     guard actual == expected else {
       throw .format("\(image.filename) has SHA-256 \(actual), sw-description says \(expected)")
     }
@@ -63,13 +63,5 @@ public struct GatewayArtifact: Sendable {
         "\(image.filename) is version \(header.version), sw-description says \(description.version)")
     }
     return (member.bytes, header.version)
-  }
-}
-
-extension String {
-  /// Two lowercase hexadecimal digits.
-  init(format2 byte: UInt8) {
-    let digits = Array("0123456789abcdef")
-    self = String([digits[Int(byte >> 4)], digits[Int(byte & 15)]])
   }
 }

@@ -1,6 +1,7 @@
 import Crypto
 import OTAGateway
 import OTASystem
+import OTAWire
 
 /// The gateway's downloads, one file per artifact named by its hash: `<algorithm>-<hash>.swu` once
 /// whole and checked, `<algorithm>-<hash>.part` while it arrives. A download that stops (the
@@ -46,7 +47,6 @@ public struct ArtifactCache: Sendable {
       try file.truncate(to: 0)
       offset = 0
     }
-    let resumedFrom = offset
     var received = 0
     var writeError: (any Error)?
     let headers = client.downloadHeaders(reference.url, for: controllerId)
@@ -96,7 +96,7 @@ public struct ArtifactCache: Sendable {
           + "(deleted)")
     }
     try DurableWrite.rename(partial, to: whole)
-    return Fetch(bytes: bytes, downloaded: received, resumedFrom: resumedFrom)
+    return Fetch(bytes: bytes, downloaded: received, resumedFrom: offset)
   }
 
   /// Removes downloads no deployment uses now: whole artifacts beyond the newest `keeping` (and
@@ -122,13 +122,8 @@ public struct ArtifactCache: Sendable {
 
   static func digest(_ bytes: [UInt8], _ algorithm: ArtifactReference.Algorithm) -> String {
     switch algorithm {
-    case .sha256: SHA256.hash(data: bytes).map { hex($0) }.joined()
-    case .sha1: Insecure.SHA1.hash(data: bytes).map { hex($0) }.joined()
+    case .sha256: Hex.string(SHA256.hash(data: bytes))
+    case .sha1: Hex.string(Insecure.SHA1.hash(data: bytes))
     }
-  }
-
-  static func hex(_ byte: UInt8) -> String {
-    let digits = Array("0123456789abcdef")
-    return String([digits[Int(byte >> 4)], digits[Int(byte & 15)]])
   }
 }

@@ -61,10 +61,7 @@ struct ImagePackCommand: ParsableCommand {
         "pack", "\(image) is not an MCUboot image (make one with `otactl image create`)", .imageUnusable)
     }
     let name = "firmware-\(header.version).mcuboot.bin"
-    let sha256 = SHA256.hash(data: bytes).map { byte in
-      let digits = Array("0123456789abcdef")
-      return String([digits[Int(byte >> 4)], digits[Int(byte & 15)]])
-    }.joined()
+    let sha256 = Hex.string(SHA256.hash(data: bytes))
     let swDescription = SWDescription(
       version: "\(header.version)",
       targets: [

@@ -11,12 +11,7 @@ struct GatewayArtifactTests {
     try MCUbootImageBuilder(version: version).build(payload: SeededGenerator.bytes(3000, seed: 3))
   }
 
-  static func sha256(_ bytes: [UInt8]) -> String {
-    SHA256.hash(data: bytes).map {
-      String($0, radix: 16).count == 1 ? "0" + String($0, radix: 16) : String($0, radix: 16)
-    }
-    .joined()
-  }
+  static func sha256(_ bytes: [UInt8]) -> String { Hex.string(SHA256.hash(data: bytes)) }
 
   static func swu(
     version: String = "2.0.0+0", board: String = "blueota-sim", revisions: [String] = ["1.0"],

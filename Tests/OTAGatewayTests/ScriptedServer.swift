@@ -1,64 +1,83 @@
-import FlyingFox
-import FlyingSocks
 import Foundation
-import Synchronization
+import OTASystem
+import OTATestSupport
+import OTAWire
 
-/// A DDI server for one test on 127.0.0.1: each route answers as the test says, and every request
-/// is kept (method, path, headers) so the test can check what the gateway sent.
+/// An HTTP server for one test on 127.0.0.1, in its own process (Fixtures/scripted_http.py), so
+/// that a busy test run cannot starve it: each route answers as the test says, and every request
+/// is kept (method, path, headers, body) so the test can check what the client sent.
 final class ScriptedServer: Sendable {
-  struct Seen: Sendable {
+  struct Route: Encodable {
+    var status = 200
+    var headers: [String: String] = [:]
+    var body: [UInt8] = []
+    /// Answer "Range: bytes=N-" with 206 and the body from N.
+    var ranges = false
+
+    enum CodingKeys: String, CodingKey { case status, headers, ranges, bodyHex = "body_hex" }
+    func encode(to encoder: any Encoder) throws {
+      var container = encoder.container(keyedBy: CodingKeys.self)
+      try container.encode(status, forKey: .status)
+      try container.encode(headers, forKey: .headers)
+      try container.encode(ranges, forKey: .ranges)
+      try container.encode(Hex.string(body), forKey: .bodyHex)
+    }
+  }
+
+  struct Seen: Decodable, Sendable {
     var method: String
     var path: String
     var headers: [String: String]
     var body: String
   }
 
-  let server: HTTPServer
-  let port: UInt16
-  private let task: Task<Void, any Error>
-  private final class Log: Sendable {
-    let items = Mutex<[Seen]>([])
-  }
-  private let seen = Log()
+  let port: Int
+  private let child: ChildProcessID
+  private let folder: TemporaryDirectory
 
   var url: String { "http://127.0.0.1:\(port)" }
-  var requests: [Seen] { seen.items.withLock { $0 } }
 
-  /// `routes`: "METHOD /path" to a handler of the request (its Range header among the headers).
-  init(_ routes: [(String, @Sendable (Seen) -> (Int, [String: String], Data))]) async throws {
-    server = HTTPServer(
-      address: try sockaddr_in.inet(ip4: "127.0.0.1", port: 0), logger: DisabledLogger.disabled)
-    for (route, handler) in routes {
-      await server.appendRoute(HTTPRoute(stringLiteral: route)) { [seen] request in
-        var headers: [String: String] = [:]
-        for (name, value) in request.headers { headers[name.rawValue.lowercased()] = value }
-        let body = String(decoding: try await request.bodyData, as: UTF8.self)
-        let entry = Seen(method: request.method.rawValue, path: request.path, headers: headers, body: body)
-        seen.items.withLock { $0.append(entry) }
-        let (status, answerHeaders, data) = handler(entry)
-        var out = HTTPHeaders()
-        for (name, value) in answerHeaders { out[HTTPHeader(name)] = value }
-        return HTTPResponse(statusCode: HTTPStatusCode(status, phrase: "X"), headers: out, body: data)
-      }
+  /// The requests so far, in order.
+  var requests: [Seen] {
+    guard let text = try? String(contentsOfFile: folder.path("log.jsonl"), encoding: .utf8) else { return [] }
+    return text.split(separator: "\n").compactMap {
+      try? JSONDecoder().decode(Seen.self, from: Data($0.utf8))
     }
-    let server = self.server
-    task = Task { try await server.run() }
-    try await server.waitUntilListening()
-    guard case .ip4(_, let port) = await server.listeningAddress else {
-      throw CocoaError(.fileReadUnknown)
+  }
+
+  /// `routes`: "METHOD /path" to its answer.
+  init(_ routes: [String: Route]) throws {
+    folder = try TemporaryDirectory(label: "scripted-http")
+    try JSONEncoder().encode(routes).write(to: URL(fileURLWithPath: folder.path("routes.json")))
+    // OTASystem's spawn, not Foundation's Process: its wait is a plain waitpid.
+    var spawn = Spawn(
+      "/usr/bin/env",
+      arguments: [
+        "python3", RepositoryRoot.url("Tests/OTAGatewayTests/Fixtures/scripted_http.py").path,
+        folder.path("routes.json"), folder.path("log.jsonl"), folder.path("port"),
+      ])
+    spawn.standardOutput = .null
+    child = try spawn.start()
+    // The server writes its port once it listens (at most 10 s).
+    var port: Int?
+    for _ in 0..<1000 {
+      if let text = try? String(contentsOfFile: folder.path("port"), encoding: .utf8), let value = Int(text) {
+        port = value
+        break
+      }
+      Thread.sleep(forTimeInterval: 0.01)
+    }
+    guard let port else {
+      child.kill()
+      _ = try? child.waitForExit()
+      throw CocoaError(.fileReadNoSuchFile)
     }
     self.port = port
   }
 
-  func stop() async {
-    await server.stop()
-    task.cancel()
-  }
-}
-
-/// Runs blocking work (curl) on its own thread, so the server's tasks keep their threads.
-func offThread<T: Sendable>(_ work: @escaping @Sendable () -> T) async -> T {
-  await withCheckedContinuation { continuation in
-    Thread { continuation.resume(returning: work()) }.start()
+  func stop() {
+    child.kill()
+    _ = try? child.waitForExit()
+    folder.remove()
   }
 }
