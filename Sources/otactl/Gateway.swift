@@ -4,6 +4,7 @@ import OTACentral
 import OTAGateway
 import OTAGatewayHTTP
 import OTAWire
+import Synchronization
 
 /// The gateway's work, one poll cycle at a time: each device near it a DDI target named by its own
 /// serial, its attributes reported, its deployment's artifact downloaded once for every device that
@@ -36,7 +37,7 @@ final class Gateway {
   let feedback: GatewayFeedback
   let logger: Logger
   /// Reads a device's Info and identity (a short connection).
-  let probe: (String) -> Result<TargetFacts, GatewayProbe.Failure>
+  let probe: (_ device: String, _ fallback: Bool) -> Result<TargetFacts, GatewayProbe.Failure>
   /// Pushes images to devices at once; calls back per device as each ends.
   let push: GatewayPush
 
@@ -44,15 +45,22 @@ final class Gateway {
   private(set) var facts: [String: TargetFacts] = [:]
   /// When each device was last asked.
   private var probedAt: [String: ContinuousClock.Instant] = [:]
+  /// Probes in a row that failed, by device: a device that does not say its serial is named by
+  /// its address only after three.
+  private var failedProbes: [String: Int] = [:]
+  /// A probe failed in this cycle: the next cycle asks again (`--until-idle` waits for it).
+  private var probesPending = false
   private let clock = ContinuousClock()
   /// The attributes last reported, by controller id.
   private var reported: [String: [String: String]] = [:]
-  /// Results delivered since the gateway started, by controller id: for the figures.
-  private(set) var results: [(controllerId: String, success: Bool, detail: String)] = []
+  /// Results delivered since the gateway started: for the closing line. Added to from the
+  /// feedback queue's thread.
+  let results = GatewayResults()
 
   init(
     settings: Settings, ddi: DDIClient, cache: ArtifactCache, journal: GatewayJournal, logger: Logger,
-    probe: @escaping (String) -> Result<TargetFacts, GatewayProbe.Failure>, push: GatewayPush
+    probe: @escaping (_ device: String, _ fallback: Bool) -> Result<TargetFacts, GatewayProbe.Failure>,
+    push: GatewayPush
   ) {
     self.settings = settings
     self.ddi = ddi
@@ -73,17 +81,22 @@ final class Gateway {
     var registering = false
     for (device, facts) in targets {
       let id = facts.controllerId
-      let base: DDIControllerBase
+      var base: DDIControllerBase
       do {
         base = try ddi.poll(id)
       } catch {
         logger.error("\(id) (\(device)): poll failed: \(error)")
         continue
       }
-      if let interval = base.pollingInterval { sleeps.append(interval) }
-      if base.configData != nil || reported[id] != facts.attributes { report(facts) }
-      // A server that asks for attributes is still taking the target on: not idle yet.
+      if base.configData != nil || reported[id] != facts.attributes {
+        report(facts)
+        // The server asked for the attributes to take the target on: what it wants of the target
+        // now is worth asking at once, rather than after the short sleep it gave for that.
+        if base.configData != nil, let again = try? ddi.poll(id) { base = again }
+      }
+      // A server that still asks for attributes is still taking the target on: not idle yet.
       registering = registering || base.configData != nil
+      if let interval = base.pollingInterval { sleeps.append(interval) }
       if let cancel = base.cancelAction { cancelled(cancel, facts) }
       guard let link = base.deploymentBase else { continue }
       do {
@@ -97,22 +110,24 @@ final class Gateway {
     run(jobs)
     let sleep = DDIPollingInterval.clamped(
       sleeps.min(), default: settings.defaultSleep, bounds: settings.sleepBounds)
-    return (sleep, !jobs.isEmpty || registering)
+    return (sleep, !jobs.isEmpty || registering || probesPending)
   }
 
   /// Each device's facts, probed when not known yet; a device that two devices' serials collide on
   /// is left out, with the reason.
   private func probeDevices() -> [(String, TargetFacts)] {
+    probesPending = false
     var byId: [String: String] = [:]
     var out: [(String, TargetFacts)] = []
     for device in devices {
       let stale = probedAt[device].map { clock.now - $0 > settings.probeInterval } ?? true
       if facts[device] == nil || stale {
         let before = facts[device]
-        switch probe(device) {
+        switch probe(device, failedProbes[device, default: 0] >= 2) {
         case .success(let found):
           facts[device] = found
           probedAt[device] = clock.now
+          failedProbes[device] = nil
           if before != nil { break }
           logger.info(
             "\(found.controllerId): found at \(device): \(found.model) revision \(found.hardwareRevision), runs \(found.runningVersion)\(found.confirmed ? "" : " on trial")"
@@ -121,6 +136,8 @@ final class Gateway {
           logger.warning("\(device): not reached (tried again next poll): \(reason)")
           probedAt[device] = nil
           facts[device] = nil
+          failedProbes[device, default: 0] += 1
+          if failedProbes[device, default: 0] <= 3 { probesPending = true }
           continue
         }
       }
@@ -184,12 +201,21 @@ final class Gateway {
     close(job, success: false, [reason])
   }
 
-  func close(_ job: Job, success: Bool, _ details: [String]) {
+  /// Closes the job's action on the server. `wait: false` (from the push loop): queued, so that
+  /// the other devices' links go on; the journal forgets the action once the server has it.
+  func close(_ job: Job, success: Bool, _ details: [String], wait: Bool = true) {
     let id = job.facts.controllerId
-    let sent = feedback.close(success ? .success(details) : .failure(details), on: job.link, for: id)
-    if sent {
+    let message: DDIFeedback = success ? .success(details) : .failure(details)
+    let (journal, results) = (self.journal, self.results)
+    let delivered: @Sendable (Bool) -> Void = { sent in
+      guard sent else { return }
       try? journal.closed(on: id)
-      results.append((id, success, details.first ?? ""))
+      results.add(success: success)
+    }
+    if wait {
+      delivered(feedback.close(message, on: job.link, for: id))
+    } else {
+      feedback.closeLater(message, on: job.link, for: id, delivered: delivered)
     }
   }
 
@@ -267,7 +293,7 @@ final class Gateway {
       close(job, success: true, ["runs \(image.version), confirmed"])
       return nil
     }
-    if journal.started[facts.controllerId] == job.actionId, facts.rolledBack(from: image.version) {
+    if journal.action(on: facts.controllerId) == job.actionId, facts.rolledBack(from: image.version) {
       let reason =
         "rolled back from \(image.version): \(facts.info.lastOutcome.reason); runs \(facts.runningVersion)"
       logger.error("\(facts.controllerId): action \(job.actionId): \(reason)")
@@ -283,7 +309,8 @@ final class Gateway {
     return GatewayPush.Item(job: job, image: image.bytes, version: image.version)
   }
 
-  /// A device's push ended: its facts are what the device said last.
+  /// A device's push ended: its facts are what the device said last (sent to the server as its
+  /// attributes at the next poll, off the push loop).
   func learnt(_ info: InfoRecord?, for job: Job) {
     if let info {
       facts[job.device]?.info = info
@@ -291,6 +318,17 @@ final class Gateway {
     } else {
       facts[job.device] = nil
     }
-    if let known = facts[job.device], reported[known.controllerId] != known.attributes { report(known) }
   }
+}
+
+/// How many results the server took, success and failure.
+final class GatewayResults: Sendable {
+  private let counts = Mutex((success: 0, failure: 0))
+
+  func add(success: Bool) {
+    counts.withLock { success ? ($0.success += 1) : ($0.failure += 1) }
+  }
+
+  var success: Int { counts.withLock { $0.success } }
+  var failure: Int { counts.withLock { $0.failure } }
 }

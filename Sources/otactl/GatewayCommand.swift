@@ -160,7 +160,7 @@ struct GatewayCommand: ParsableCommand {
         parallel: parallel, defaultSleep: .seconds(60),
         sleepBounds: .seconds(1)...(.milliseconds(Int64(maxPoll * 1000)))),
       ddi: ddi, cache: cache, journal: journal, logger: logger,
-      probe: { GatewayProbe.facts(of: $0, options: linkOptions) }, push: push)
+      probe: { GatewayProbe.facts(of: $0, options: linkOptions, fallback: $1) }, push: push)
     logger.info("serving devices for \(server) (tenant \(tenant)), state in \(state)")
     var cycles = 0
     while true {
@@ -171,10 +171,9 @@ struct GatewayCommand: ParsableCommand {
       Thread.sleep(
         forTimeInterval: Double(sleep.components.seconds) + Double(sleep.components.attoseconds) / 1e18)
     }
-    let results = gateway.results
-    let ok = results.filter(\.success).count
+    let (ok, failed) = (gateway.results.success, gateway.results.failure)
     logger.info(
-      "after \(cycles) poll(s): \(results.count) result(s) reported, \(ok) success, \(results.count - ok) failure; \(push.totals.bytesOnAir) bytes on air in \(push.totals.pushes) push(es)"
+      "after \(cycles) poll(s): \(ok + failed) result(s) reported, \(ok) success, \(failed) failure; \(push.totals.bytesOnAir) bytes on air in \(push.totals.pushes) push(es)"
     )
   }
 

@@ -26,6 +26,26 @@ final class GatewayFeedback: Sendable {
     }
   }
 
+  /// Queues closing feedback: the push loop goes on; `delivered` runs on the queue's thread with
+  /// whether the server took it.
+  func closeLater(
+    _ feedback: DDIFeedback, on link: DDILink, for controllerId: String,
+    delivered: @escaping @Sendable (Bool) -> Void
+  ) {
+    queue.async { [client, logger] in
+      do {
+        try client.feedback(feedback, on: link, for: controllerId)
+        delivered(true)
+      } catch {
+        logger.error("\(controllerId): the result was not delivered (sent again next poll): \(error)")
+        delivered(false)
+      }
+    }
+  }
+
+  /// Waits until every queued feedback is sent (or failed).
+  func drain() { queue.sync {} }
+
   /// Sends closing feedback after every queued one; true when the server took it.
   func close(_ feedback: DDIFeedback, on link: DDILink, for controllerId: String) -> Bool {
     queue.sync {}

@@ -9,7 +9,10 @@ enum GatewayProbe {
     init(_ description: String) { self.description = description }
   }
 
-  static func facts(of device: String, options: LinkOptions) -> Result<TargetFacts, Failure> {
+  /// `fallback`: name a device that does not say its serial by its address; otherwise such a
+  /// device is a failed probe (asked again: bluetoothd may not have listed its Device Information
+  /// Service yet).
+  static func facts(of device: String, options: LinkOptions, fallback: Bool) -> Result<TargetFacts, Failure> {
     let link: any CentralLink
     do {
       link = try options.makeLink(to: device)
@@ -20,6 +23,9 @@ enum GatewayProbe {
     case .success(let (info, identity)):
       // A device from before the identity characteristics: its address (or socket name) names it,
       // stable as long as it keeps that address; its hardware is unstated ("default").
+      guard identity.serial != nil || fallback else {
+        return .failure(Failure("the device did not say its serial (Device Information Service)"))
+      }
       let serial = identity.serial ?? fallbackSerial(device)
       return .success(
         TargetFacts(

@@ -83,6 +83,7 @@ struct GatewayPush {
         ended(items[index], ending, session, gateway: gateway)
       })
     fleet.run()
+    gateway.feedback.drain()
     logger.info("pushed to \(items.count) device(s), at most \(fleet.peakRunning) at a time")
   }
 
@@ -101,7 +102,7 @@ struct GatewayPush {
       let detail = "runs \(runs), confirmed; \(report.bytesOnAir) bytes on air\(resumed)"
       gateway.logger.info("\(id): \(detail)")
       gateway.learnt(after, for: item.job)
-      gateway.close(item.job, success: true, [detail])
+      gateway.close(item.job, success: true, [detail], wait: false)
     case .finished(.failed(let failure, let report)):
       totals.bytesOnAir += Int(report.bytesOnAir)
       totals.pushes += 1
@@ -114,7 +115,7 @@ struct GatewayPush {
       case .unreachable, .deviceBusy, .timedOut(.connecting):
         gateway.logger.warning("\(id): left open, tried again next poll")
       default:
-        gateway.close(item.job, success: false, [reason])
+        gateway.close(item.job, success: false, [reason], wait: false)
       }
     case .unreachable(let reason):
       gateway.logger.warning("\(id): not reached (tried again next poll): \(reason)")
