@@ -74,7 +74,7 @@ gb_dirs=()
 cleanup() {
   local f
   for f in "$work"/*/dev/*/pid "$work"/*/pid.*; do
-    [[ -f "$f" ]] && kill "$(cat "$f")" 2>/dev/null || true
+    if [[ -f "$f" ]]; then kill "$(cat "$f")" 2>/dev/null || true; fi
   done
   for dir in "${gb_dirs[@]}"; do goosebit_stop "$dir" 2>/dev/null || true; done
   jobs -p | xargs -r kill 2>/dev/null || true
@@ -162,7 +162,8 @@ done
 
 # ---- One campaign ----
 campaign() { # parallel
-  local p="$1" run="$work/campaign-$p" keep="$out/parallel-$p" port gb software
+  local p="$1"
+  local run="$work/campaign-$p" keep="$out/parallel-$p" port gb software
   mkdir -p "$run" "$keep"
   gb="$run/gb"
   gb_dirs+=("$gb")
@@ -227,7 +228,8 @@ campaign() { # parallel
 }
 
 control_run() { # parallel: otactl push to every device at once, no server
-  local p="$1" run="$work/control-$p" targets=() i t0 t1
+  local p="$1"
+  local run="$work/control-$p" targets=() i t0 t1
   start_fleet "$run" "$devices"
   for ((i = 0; i < devices; i++)); do targets+=(--device "$run/sockets/$(serial $i).sock"); done
   t0="$(now)"
