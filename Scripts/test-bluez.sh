@@ -5,7 +5,9 @@
 # A third VM run, Scripts/bluez/guest-multi.sh with four controllers, has one otactl push update
 # three otads at once (hci0-hci2, pushed from hci3, three links up at once): one device's self-test
 # fails and rolls back, one otad is killed mid-transfer and resumes, the push exits 14 with two of
-# three confirmed; its FIGURES multi line has the aggregate and per-device goodput.
+# three confirmed; its FIGURES multi line has the aggregate and per-device goodput. Then, in the
+# same VM, `otactl gateway` on hci3 serves the three as targets of goosebit (run in the guest from
+# the host's venv, installed here first): "PASS gateway: ..." lines and GATEWAY-VM seconds.
 # Prints the figures of each run. Part of Scripts/test.sh; also runnable by hand.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -21,6 +23,12 @@ bin="$(swift build -c release --show-bin-path)"
 # nearly three minutes of the test command for the same figure.
 blueota_install_smpclient
 blueota_install_imgtool
+# The multi run's gateway step runs goosebit in the guest from the host's venv (.build-goosebit).
+# shellcheck source=Scripts/fleet/goosebit.sh
+source Scripts/fleet/goosebit.sh
+goosebit_install
+# ... and its empty schema, which the guest copies instead of running aerich (a minute under emulation).
+[[ -s "$goosebit_venv/schema-$goosebit_version.sqlite3" ]] || goosebit_make_schema "$goosebit_venv/schema-$goosebit_version.sqlite3"
 smp_image="$PWD/.build-smpclient/smp-4.0.0-256KiB.bin"
 if [[ ! -s "$smp_image" ]]; then
   head -c 262144 Images/raw-1MiB.bin >"$smp_image.raw"
@@ -59,14 +67,15 @@ echo "== real BlueZ in a VM, several devices at once (4 controllers, EATT on)"
 run=0
 for attempt in 1 2; do
   run=0
-  Scripts/vm/run.sh Scripts/bluez/guest-multi.sh --controllers 4 --env "BLUEOTA_BIN=$bin" --timeout 400 \
+  Scripts/vm/run.sh Scripts/bluez/guest-multi.sh --controllers 4 --env "BLUEOTA_BIN=$bin" --timeout 600 \
     >/tmp/blueota-bluez-multi.log 2>&1 || run=$?
   # 125: the harness failed (as above): once more. A test failure is never retried.
   ((run == 125 && attempt == 1)) || break
   echo "the VM did not come up; trying once more"
 done
 if ((run == 0)); then
-  grep -E '^FIGURES multi|"event":"summary"|otad \(kill -9\)|^BlueOTA-M[0-9]: ok|run.sh: PASS' /tmp/blueota-bluez-multi.log || true
+  grep -E '^FIGURES multi|"event":"summary"|otad \(kill -9\)|^BlueOTA-M[0-9]: ok|^(PASS|FAIL) gateway|^GATEWAY-VM|^gateway: |run.sh: PASS' \
+    /tmp/blueota-bluez-multi.log || true
   echo "several devices: PASS"
 else
   status=$run

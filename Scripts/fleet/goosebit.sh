@@ -5,6 +5,7 @@
 #   Scripts/fleet/goosebit.sh install
 #   Scripts/fleet/goosebit.sh start DIR PORT [--tls] [--device-auth MODE]
 #   Scripts/fleet/goosebit.sh stop DIR
+#   Scripts/fleet/goosebit.sh make-schema FILE
 #
 # goosebit_install   pip-installs goosebit (pinned) into <repo>/.build-goosebit; fast when done.
 # goosebit_start     runs it on 127.0.0.1:PORT with everything under DIR: goosebit.yaml (its
@@ -15,6 +16,11 @@
 #                    Polls every 2 s (GOOSEBIT_POLL_TIME), 1000 concurrent updates.
 #                    --device-auth MODE: setup, strict, lax or external (default: off).
 # goosebit_stop      stops the server started in DIR.
+# goosebit_make_schema FILE
+#                    writes an empty database with goosebit's schema (aerich's migrations) to FILE;
+#                    goosebit_start copies GOOSEBIT_DB_TEMPLATE, when it names such a file, instead
+#                    of running aerich (a Python start less: under emulation, as in the BlueZ VM,
+#                    that is most of a minute).
 #
 # After goosebit_start: GOOSEBIT_URL (http(s)://127.0.0.1:PORT), GOOSEBIT_CA (with --tls),
 # GOOSEBIT_ADMIN_USER, GOOSEBIT_ADMIN_PASSWORD are exported.
@@ -54,6 +60,32 @@ goosebit_make_certs() {
         -extfile server.ext -out server.crt 2>/dev/null &&
       rm -f server.csr server.ext ca.srl
   )
+}
+
+# aerich creates the schema in DIR's database (goosebit only checks that it is there), as
+# goosebit's Dockerfile does. DIR has goosebit.yaml.
+goosebit_migrate() {
+  local dir="$1" migrations
+  migrations="$(cd "$dir" && GOOSEBIT_SETTINGS="$dir/goosebit.yaml" "$goosebit_venv/bin/python" -c \
+    'import importlib.util,os;print(os.path.dirname(importlib.util.find_spec("goosebit").origin)+"/db/migrations")')" || return 1
+  printf '[tool.aerich]\ntortoise_orm = "goosebit.db.config.TORTOISE_CONF"\nlocation = "%s"\n' "$migrations" >"$dir/aerich.toml"
+  (cd "$dir" && GOOSEBIT_SETTINGS="$dir/goosebit.yaml" TMPDIR="$dir/tmp" \
+    "$goosebit_venv/bin/aerich" --config "$dir/aerich.toml" upgrade </dev/null >>"$dir/goosebit.log" 2>&1) || {
+    echo "goosebit: aerich upgrade failed, see $dir/goosebit.log" >&2; return 1
+  }
+}
+
+goosebit_make_schema() {
+  local file="$1" dir
+  goosebit_install || return 1
+  dir="$(mktemp -d "${TMPDIR:-/tmp}/goosebit-schema.XXXXXX")" || return 1
+  mkdir -p "$dir/tmp"
+  printf 'db_uri: "sqlite://%s/db.sqlite3"\nartifacts_dir: "%s/artifacts"\n' "$dir" "$dir" >"$dir/goosebit.yaml"
+  goosebit_migrate "$dir" && cp "$dir/db.sqlite3" "$file.tmp" && mv "$file.tmp" "$file"
+  local status=$?
+  ((status == 0)) || cat "$dir/goosebit.log" >&2
+  rm -rf "$dir"
+  return "$status"
 }
 
 goosebit_start() {
@@ -105,15 +137,11 @@ goosebit_start() {
     echo "  prometheus:"
     echo "    enable: false"
   } >"$dir/goosebit.yaml"
-  # aerich creates the schema (goosebit only checks that it is there), as goosebit's Dockerfile does.
-  local migrations
-  migrations="$(cd "$dir" && GOOSEBIT_SETTINGS="$dir/goosebit.yaml" "$goosebit_venv/bin/python" -c \
-    'import importlib.util,os;print(os.path.dirname(importlib.util.find_spec("goosebit").origin)+"/db/migrations")')" || return 1
-  printf '[tool.aerich]\ntortoise_orm = "goosebit.db.config.TORTOISE_CONF"\nlocation = "%s"\n' "$migrations" >"$dir/aerich.toml"
-  (cd "$dir" && GOOSEBIT_SETTINGS="$dir/goosebit.yaml" TMPDIR="$dir/tmp" \
-    "$goosebit_venv/bin/aerich" --config "$dir/aerich.toml" upgrade </dev/null >>"$dir/goosebit.log" 2>&1) || {
-    echo "goosebit: aerich upgrade failed, see $dir/goosebit.log" >&2; return 1
-  }
+  if [[ -n "${GOOSEBIT_DB_TEMPLATE:-}" && -s "$GOOSEBIT_DB_TEMPLATE" && ! -e "$dir/db.sqlite3" ]]; then
+    cp "$GOOSEBIT_DB_TEMPLATE" "$dir/db.sqlite3" || return 1
+  else
+    goosebit_migrate "$dir" || return 1
+  fi
   (
     cd "$dir" || exit 1
     GOOSEBIT_SETTINGS="$dir/goosebit.yaml" TMPDIR="$dir/tmp" PYTHONDONTWRITEBYTECODE=1 \
@@ -164,6 +192,7 @@ if [[ "${BASH_SOURCE[0]}" == "$0" ]]; then
       goosebit_start "$@"
       echo "goosebit: $GOOSEBIT_URL (admin: $GOOSEBIT_ADMIN_USER / $GOOSEBIT_ADMIN_PASSWORD)${GOOSEBIT_CA:+, CA $GOOSEBIT_CA}" ;;
     stop) goosebit_stop "$@" ;;
-    *) echo "usage: $0 install | start DIR PORT [--tls [CERT KEY]] [--device-auth MODE] | stop DIR" >&2; exit 2 ;;
+    make-schema) goosebit_make_schema "$@" ;;
+    *) echo "usage: $0 install | start DIR PORT [--tls [CERT KEY]] [--device-auth MODE] | stop DIR | make-schema FILE" >&2; exit 2 ;;
   esac
 fi
