@@ -97,7 +97,11 @@ final class Gateway {
       // A server that still asks for attributes is still taking the target on: not idle yet.
       registering = registering || base.configData != nil
       if let interval = base.pollingInterval { sleeps.append(interval) }
-      if let cancel = base.cancelAction { cancelled(cancel, facts) }
+      // A cancel is taken before anything else: the action it stops is not pushed this cycle.
+      if let cancel = base.cancelAction {
+        cancelled(cancel, facts)
+        continue
+      }
       guard let link = base.deploymentBase else { continue }
       do {
         guard let deployment = try ddi.deployment(link, for: id) else { continue }
