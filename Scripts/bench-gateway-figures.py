@@ -123,10 +123,13 @@ def main():
           f"(aggregateCapacity of otactl push --parallel {a.parallel}); ceiling {ceiling / 1000:.1f} kB/s")
     print(f"  air model           {air_model:7.1f} s   done / air model = {done / air_model:.2f} (target ≤ 1.2)")
     if push_start and push_end:
+        # Pushing ends at the last device's result; the feedback queue's drain (the results' closing
+        # feedback and attributes, sent off the push loop) ends at 'pushed to N device(s)'.
+        last_result = max(ends.values()) if ends else push_end
         print(f"  phases              registering {push_start - t0:5.1f} s (last probe at {probed - t0 if probed else float('nan'):.1f} s, "
-              f"download at {download - t0 if download else float('nan'):.1f} s) | pushing {push_end - push_start:5.1f} s "
-              f"({on_air / (push_end - push_start) / 1000:.1f} kB/s on air, {on_air / (push_end - push_start) / capacity:.0%} of capacity) "
-              f"| closing {t1 - push_end:4.1f} s")
+              f"download at {download - t0 if download else float('nan'):.1f} s) | pushing {last_result - push_start:5.1f} s "
+              f"({on_air / (last_result - push_start) / 1000:.1f} kB/s on air, {on_air / (last_result - push_start) / capacity:.0%} of capacity) "
+              f"| feedback drained {push_end - last_result:4.1f} s | closing {t1 - push_end:4.1f} s")
     if slots:
         slots.sort()
         print(f"  per device          'pushing' to its result: median {slots[len(slots) // 2]:.2f} s, "

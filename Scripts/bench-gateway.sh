@@ -17,8 +17,8 @@
 #               `otactl push --parallel P --json` to P devices over the same link), and done's
 #               ratio to it
 #   phases      from the gateway's log, each line timestamped as it is written: registering (probes,
-#               polls, goosebit's registration sleep, deployments, the download), pushing (first
-#               'pushing' to the last result), and the closing poll cycle
+#               polls, attributes, deployments, the download), pushing (first 'pushing' to the last
+#               result), the feedback queue's drain (to 'pushed to N device(s)'), the closing poll cycle
 #   control     `otactl push --parallel P` of the same image to N fresh devices (same health
 #               checks, no power cuts, no server): the push phase without DDI
 # Keeps each run's server view (rollouts.json, devices.json), logs and figures in --out.
