@@ -11,7 +11,6 @@ import Synchronization
 /// has it, pushed to them at once, and each result reported once.
 final class Gateway {
   struct Settings {
-    var parallel: Int
     var defaultSleep: Duration
     var sleepBounds: ClosedRange<Duration>
     /// How old a device's facts may grow before the gateway asks the device again (its state may

@@ -157,7 +157,7 @@ struct GatewayCommand: ParsableCommand {
       }, options: linkOptions, dataPath: .auto, parallel: parallel)
     let gateway = Gateway(
       settings: Gateway.Settings(
-        parallel: parallel, defaultSleep: .seconds(60),
+        defaultSleep: .seconds(60),
         sleepBounds: .seconds(1)...(.milliseconds(Int64(maxPoll * 1000)))),
       ddi: ddi, cache: cache, journal: journal, logger: logger,
       probe: { GatewayProbe.facts(of: $0, options: linkOptions, fallback: $1) }, push: push)
