@@ -61,6 +61,15 @@ public struct ByteRanges: Equatable, Sendable {
 
   public mutating func removeAll() { ranges.removeAll(keepingCapacity: true) }
 
+  /// Forgets the highest range.
+  public mutating func removeLast() { if !ranges.isEmpty { ranges.removeLast() } }
+
+  /// Whether inserting `range` would add a range of its own: it overlaps and touches none.
+  public func isSeparate(_ range: Range<UInt32>) -> Bool {
+    let index = firstIndex { $0.upperBound >= range.lowerBound }
+    return index == ranges.count || ranges[index].lowerBound > range.upperBound
+  }
+
   /// Binary search: the first index whose range satisfies `predicate` (monotone over the sorted list).
   private func firstIndex(where predicate: (Range<UInt32>) -> Bool) -> Int {
     var low = 0

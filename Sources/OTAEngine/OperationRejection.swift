@@ -9,6 +9,8 @@ public enum OperationRejection: Error, Equatable, Sendable, CustomStringConverti
   case sourceOutsideRunningImage(Range<UInt64>, imageSize: UInt32)
   case badDeflate(InflateError)
   case runningSlotUnreadable(String)
+  /// The stored ranges past the committed offset are at their limit and this one touches none.
+  case tooScattered(Range<UInt64>, ranges: Int)
 
   public var description: String {
     switch self {
@@ -21,6 +23,9 @@ public enum OperationRejection: Error, Equatable, Sendable, CustomStringConverti
       "operation's source \(range.lowerBound)..<\(range.upperBound) outside the running image (\(size) bytes)"
     case .badDeflate(let error): "operation's deflate payload: \(error)"
     case .runningSlotUnreadable(let reason): "running slot unreadable: \(reason)"
+    case .tooScattered(let range, let ranges):
+      "operation's target \(range.lowerBound)..<\(range.upperBound) would open a range of its own past "
+        + "\(ranges) apart already"
     }
   }
 }

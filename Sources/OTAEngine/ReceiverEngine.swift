@@ -287,7 +287,7 @@ public struct ReceiverEngine: Sendable {
       return
     }
     let limit = min(
-      UInt64(journal.committedOffset) + UInt64(configuration.windowCapacity), UInt64(journal.size))
+      UInt64(journal.committedOffset) + UInt64(configuration.receiveSpan), UInt64(journal.size))
     guard chunk.offset >= journal.committedOffset, chunk.end <= limit else {
       if chunk.end <= UInt64(journal.committedOffset), isLateCopyOfAReport(chunk.offset..<UInt32(chunk.end)) {
         return
@@ -296,7 +296,25 @@ public struct ReceiverEngine: Sendable {
       return
     }
     if isDuplicate(chunk.offset..<UInt32(chunk.end)) { return }
+    guard admitsRange(chunk.offset..<UInt32(chunk.end)) else {
+      statistics.chunksDropped += 1
+      return
+    }
     perform(.write(slot: journal.slot, offset: chunk.offset, bytes: chunk.payload), &out)
+  }
+
+  /// Whether `range` may be stored: the stored ranges past the committed offset are below their
+  /// limit, or it touches one of them. At the limit a range below the highest one takes its place:
+  /// the highest is forgotten (its bytes stay in the slot, and its WINDOW waits for them again, so
+  /// they come again), because the data the next commit needs is the lowest. A client scattering
+  /// bytes ahead can never keep the next window from filling.
+  private mutating func admitsRange(_ range: Range<UInt32>) -> Bool {
+    guard coverage.ranges.count >= configuration.maxStoredRanges, coverage.isSeparate(range) else {
+      return true
+    }
+    guard let highest = coverage.ranges.last, range.upperBound < highest.lowerBound else { return false }
+    updateReceiving { $0.coverage.removeLast() }
+    return true
   }
 
   /// True (and counted) when every byte of `range` is stored already: nothing is written again.
@@ -343,11 +361,14 @@ public struct ReceiverEngine: Sendable {
     let window =
       UInt64(
         journal.committedOffset)..<min(
-        UInt64(journal.committedOffset) + UInt64(configuration.windowCapacity), UInt64(journal.size))
+        UInt64(journal.committedOffset) + UInt64(configuration.receiveSpan), UInt64(journal.size))
     do throws(OperationRejection) {
       try OperationDecoder.check(
         operation, window: window, maxLength: maxOperationLength, runningImageSize: runningImageSize)
       if isDuplicate(operation.offset..<UInt32(operation.end)) { return }
+      if !admitsRange(operation.offset..<UInt32(operation.end)) {
+        throw .tooScattered(operation.targetRange, ranges: coverage.ranges.count)
+      }
       if let output = try OperationDecoder.output(of: operation) {
         statistics.operationsApplied += 1
         perform(.write(slot: journal.slot, offset: operation.offset, bytes: output), &out)

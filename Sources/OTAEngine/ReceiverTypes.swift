@@ -4,8 +4,18 @@ import OTAWire
 public struct ReceiverConfiguration: Equatable, Sendable {
   /// The capacity of the slot an image is written into; larger images are refused at PREPARE.
   public var slotCapacity: UInt64
-  /// How many bytes past the committed offset chunks are accepted: the central's flow-control bound.
+  /// The longest WINDOW: the most bytes one CRC check reads and one commit makes durable.
   public var windowCapacity: UInt32
+  /// How many bytes past the committed offset chunks and operations are stored (Info's receive
+  /// span): the central streams that far ahead of the commits, so that a window's round trip does
+  /// not pause a transfer whose writes each rebuild much of the image (copies). At least the window
+  /// capacity; 16 of them by default (1 MiB). Only ranges are kept for it, never the bytes.
+  public var receiveSpan: UInt32
+  /// The most separate ranges stored past the committed offset: a chunk or operation that would
+  /// open one more is dropped. A central loses a few writes per window, not thousands; a client
+  /// that scatters one-byte chunks across the span would otherwise make each insertion cost a move
+  /// of the whole list.
+  public var maxStoredRanges: Int
   /// How long a WINDOW whose bytes are not all stored waits for late chunks (EATT reorders writes,
   /// so a command may overtake the end of its window) before it fails with "missing data".
   public var windowGrace: Duration
@@ -37,8 +47,10 @@ public struct ReceiverConfiguration: Equatable, Sendable {
     slotCapacity: UInt64, windowCapacity: UInt32 = 64 * 1024, windowGrace: Duration = .milliseconds(400),
     maxQueuedWindows: Int = 4, lossEvidenceChunks: Int = 16, lossEvidenceTime: Duration = .milliseconds(100),
     features: Features = .all, reportRepeatChunks: Int = 32, maxGraceReports: Int = 4,
-    maxOperationLength: UInt32 = 64 * 1024
+    maxOperationLength: UInt32 = 64 * 1024, receiveSpan: UInt32? = nil, maxStoredRanges: Int = 1024
   ) {
+    self.maxStoredRanges = max(1, maxStoredRanges)
+    self.receiveSpan = max(windowCapacity, receiveSpan ?? Self.defaultReceiveSpan(windowCapacity))
     self.maxOperationLength = min(maxOperationLength, windowCapacity)
     self.lossEvidenceTime = lossEvidenceTime
     self.features = features
@@ -49,6 +61,11 @@ public struct ReceiverConfiguration: Equatable, Sendable {
     self.windowGrace = windowGrace
     self.maxQueuedWindows = maxQueuedWindows
     self.lossEvidenceChunks = lossEvidenceChunks
+  }
+
+  /// 16 window capacities (1 MiB at the default 64 KiB), at most 16 MiB.
+  public static func defaultReceiveSpan(_ windowCapacity: UInt32) -> UInt32 {
+    UInt32(min(UInt64(windowCapacity) * 16, 16 << 20))
   }
 }
 

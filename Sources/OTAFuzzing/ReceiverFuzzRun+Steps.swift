@@ -62,7 +62,7 @@ extension ReceiverFuzzRun {
     let maxPayload = Int(engine.maxChunkPayload)
     let offset: Int =
       mode < 200
-      ? committed + input.int(in: 0...min(Int(configuration.windowCapacity), 4200))
+      ? committed + input.int(in: 0...min(Int(configuration.receiveSpan), 4200))
       : mode < 240 ? max(0, committed - input.int(in: 1...8)) : Int(input.u32())
     let length = input.byte() < 220 ? input.int(in: 1...maxPayload) : input.int(in: 0...600)
     var payload = image.bytes(offset..<offset + length)
@@ -79,7 +79,7 @@ extension ReceiverFuzzRun {
     let mode = input.byte()
     let offset =
       mode < 220
-      ? committed + input.int(in: 0...min(Int(configuration.windowCapacity), 4200)) : Int(input.u32())
+      ? committed + input.int(in: 0...min(Int(configuration.receiveSpan), 4200)) : Int(input.u32())
     let length = input.byte() < 220 ? input.int(in: 1...600) : input.int(in: 0...70_000)
     let target = image.bytes(offset..<offset + min(length, 4096))
     let source = input.byte() < 200 ? UInt32(input.int(in: 0...Int(configuration.slotCapacity))) : input.u32()

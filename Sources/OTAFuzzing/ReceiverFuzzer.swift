@@ -51,7 +51,8 @@ public struct ReceiverFuzzSetup: Sendable {
     configuration = ReceiverConfiguration(
       slotCapacity: UInt64(capacity), windowCapacity: window,
       windowGrace: .milliseconds(input.int(in: 0...500)), maxQueuedWindows: input.int(in: 0...5),
-      lossEvidenceChunks: input.int(in: 0...20))
+      lossEvidenceChunks: input.int(in: 0...20),
+      receiveSpan: input.bool() ? nil : window * UInt32(input.int(in: 1...4)))
     runningSlot = input.bool() ? .b : .a
     runningOnTrial = input.byte() % 4 == 0
     imageSeed = input.byte()

@@ -115,9 +115,9 @@ extension ReceiverInvariantChecker {
         "\(count) bytes at \(offset) into \(slot), transfer \(describe(transfer))")
     }
     let end = UInt64(offset) + UInt64(count)
-    let windowEnd = UInt64(transfer.committedOffset) + UInt64(configuration.windowCapacity)
-    if count == 0 || offset < transfer.committedOffset || end > windowEnd || end > UInt64(transfer.size) {
-      fail("writes inside the window and the image", "[\(offset), \(end)) with \(describe(transfer))")
+    let spanEnd = UInt64(transfer.committedOffset) + UInt64(configuration.receiveSpan)
+    if count == 0 || offset < transfer.committedOffset || end > spanEnd || end > UInt64(transfer.size) {
+      fail("writes inside the receive span and the image", "[\(offset), \(end)) with \(describe(transfer))")
     }
   }
 

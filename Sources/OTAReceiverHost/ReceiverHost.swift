@@ -48,7 +48,7 @@ public struct ReceiverHost: Sendable {
   public init(
     storage: DeviceStorage, control: BootControl, running: SlotID? = nil, windowCapacity: UInt32 = 64 * 1024,
     windowGrace: Duration = .milliseconds(400), imageCheck: ImageCheck, pairingRequired: Bool = false,
-    features: Features = .all
+    features: Features = .all, receiveSpan: UInt32? = nil
   ) throws(StorageError) {
     self.storage = storage
     self.pairingRequired = pairingRequired
@@ -74,7 +74,8 @@ public struct ReceiverHost: Sendable {
     let journal = loaded.value
     let capacity = try storage.slots.reader(runningSlot.other).capacity
     let configuration = ReceiverConfiguration(
-      slotCapacity: capacity, windowCapacity: windowCapacity, windowGrace: windowGrace, features: features)
+      slotCapacity: capacity, windowCapacity: windowCapacity, windowGrace: windowGrace, features: features,
+      receiveSpan: receiveSpan)
     engine = ReceiverEngine(
       configuration: configuration, runningSlot: runningSlot,
       runningOnTrial: Self.unconfirmed(boot, runningSlot),
@@ -209,6 +210,7 @@ public struct ReceiverHost: Sendable {
     info.maxOperationLength = engine.maxOperationLength
     info.runningImageSize = runningImage.size
     info.runningImageCRC = runningImage.crc32
+    info.receiveSpan = engine.configuration.receiveSpan
     return info
   }
 

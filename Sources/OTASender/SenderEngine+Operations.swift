@@ -34,7 +34,9 @@ extension SenderEngine {
     }
     guard let chosen = plan else { return }
     let budget = chunkPayload + DataChunk.headerSize
-    let window = max(1, info.windowCapacity / UInt32(configuration.windowsInFlight))
+    let window = Self.windowSize(
+      capacity: info.windowCapacity, span: max(info.receiveSpan, info.windowCapacity),
+      windowsInFlight: configuration.windowsInFlight, chunkPayload: chunkPayload)
     // Planning the whole image costs a deflate per write: once per plan and write size, not per
     // reconnect.
     let key = EstimateKey(

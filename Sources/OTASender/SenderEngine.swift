@@ -43,6 +43,9 @@ public struct SenderEngine: Sendable {
   /// nil while data goes over GATT. A channel's SDUs are not bound by the ATT MTU.
   var channelChunkPayload: Int?
   var windowCapacity: UInt32 = 0
+  /// How far past the committed offset the device stores data (Info's receive span; the window
+  /// capacity for a device from before it): open windows end within it.
+  var receiveSpan: UInt32 = 0
   /// Answers still to come for WINDOW commands abandoned after a failure: they are skipped.
   var ignoredWindowAnswers = 0
   var credits = 0
@@ -264,6 +267,7 @@ public struct SenderEngine: Sendable {
     }
     targetSlot = info.runningSlot.other
     windowCapacity = info.windowCapacity
+    receiveSpan = max(info.receiveSpan, info.windowCapacity)
     chunkPayload = channelChunkPayload ?? min(chunkPayload, Int(max(1, info.maxChunkPayload)))
     deviceFeatures = info.features
     if needsBlockHashes(info) {
@@ -452,6 +456,7 @@ public struct SenderEngine: Sendable {
     switch (response.status, response.payload) {
     case (.success, .prepared(let capacity, let maxChunk)):
       windowCapacity = capacity
+      receiveSpan = max(receiveSpan, capacity)
       chunkPayload = channelChunkPayload ?? min(chosenChunkPayload, Int(max(1, maxChunk)))
       startTransfer(from: 0, &out)
     case (.busy, _), (.storageError, _):
@@ -513,9 +518,9 @@ public struct SenderEngine: Sendable {
 
   private mutating func startTransfer(from offset: UInt32, _ out: inout [SenderAction]) {
     committed = offset
-    let slices = UInt32(configuration.windowsInFlight)
-    var largestWindow = max(1, windowCapacity / slices)
-    if largestWindow < UInt32(chunkPayload) { largestWindow = max(1, windowCapacity) }
+    let largestWindow = Self.windowSize(
+      capacity: windowCapacity, span: receiveSpan, windowsInFlight: configuration.windowsInFlight,
+      chunkPayload: chunkPayload)
     state = .transferring(Transfer(from: offset, windowSize: largestWindow))
     out.append(
       .progress(
@@ -526,6 +531,16 @@ public struct SenderEngine: Sendable {
     } else {
       pump(&out)
     }
+  }
+
+  /// The largest window of a transfer. A device whose receive span holds two windows or more takes
+  /// whole windows of its capacity, streamed ahead of the commits; one from before the span holds
+  /// one window past the committed offset, which is cut into `windowsInFlight` slices so that one is
+  /// checked while the next streams.
+  static func windowSize(capacity: UInt32, span: UInt32, windowsInFlight: Int, chunkPayload: Int) -> UInt32 {
+    if UInt64(span) >= 2 * UInt64(capacity) { return max(1, capacity) }
+    let slice = max(1, capacity / UInt32(max(1, windowsInFlight)))
+    return slice < UInt32(chunkPayload) ? max(1, capacity) : slice
   }
 
   private mutating func startValidate(_ out: inout [SenderAction]) {
@@ -550,9 +565,9 @@ public struct SenderEngine: Sendable {
         transfer.nextWindowStart < size
       {
         let end = UInt32(min(UInt64(transfer.nextWindowStart) + UInt64(transfer.windowSize), UInt64(size)))
-        // Every open window must lie within the device's capacity past the committed offset.
+        // Every open window must lie within the device's receive span past the committed offset.
         guard
-          UInt64(end) - UInt64(committed) <= UInt64(windowCapacity)
+          UInt64(end) - UInt64(committed) <= UInt64(max(receiveSpan, windowCapacity))
             || transfer.outstanding.isEmpty && transfer.tasks.isEmpty
         else { break }
         let crc = CRC32.checksum(image[Int(transfer.nextWindowStart)..<Int(end)])

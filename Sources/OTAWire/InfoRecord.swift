@@ -12,17 +12,18 @@
 ///                                                                 74 features u32
 ///                                                                 78 L2CAP PSM u16
 ///     80 max operation length u32    84 running image size u32    88 running image crc32 u32
-///     92 end
+///     92 receive span u32            96 end
 ///
 /// Version 1 devices before the A/B boot work sent 69 bytes: a missing byte 69 reads as 0; devices
 /// before the dropped-chunk count sent 70: a missing count reads as 0; devices before the features
 /// field sent 74: missing features read as none; devices before the L2CAP channel sent 78: a missing
 /// PSM reads as 0 (no channel); devices before operations sent at most 80: a missing max operation
-/// length reads as 0 (no operations), a missing running image as size 0.
+/// length reads as 0 (no operations), a missing running image as size 0; devices before the receive
+/// span sent 92: a missing span reads as the window capacity.
 public struct InfoRecord: Equatable, Sendable {
   public static let protocolVersion: UInt8 = 1
   public static let minimumByteCount = 69
-  public static let byteCount = 92
+  public static let byteCount = 96
 
   public struct Flags: OptionSet, Sendable, Hashable {
     public let rawValue: UInt8
@@ -65,6 +66,9 @@ public struct InfoRecord: Equatable, Sendable {
   /// Size 0 when the device does not know it (a factory state): then no operation may read it.
   public var runningImageSize: UInt32 = 0
   public var runningImageCRC: UInt32 = 0
+  /// How far past the committed offset the device stores chunks and operations: at least the
+  /// window capacity, so that a central may stream several windows ahead of the commits.
+  public var receiveSpan: UInt32
 
   public init(
     state: DeviceState, runningSlot: SlotID, flags: Flags, slotVersions: SlotPair<Version>,
@@ -80,6 +84,7 @@ public struct InfoRecord: Equatable, Sendable {
     self.inactiveSlotContent = inactiveSlotContent
     self.slotCapacity = slotCapacity
     self.windowCapacity = windowCapacity
+    self.receiveSpan = windowCapacity
     self.maxChunkPayload = maxChunkPayload
     self.transfer = transfer
     self.transferVersion = transferVersion
@@ -126,6 +131,7 @@ public struct InfoRecord: Equatable, Sendable {
     maxOperationLength = count >= 84 ? try reader.readU32() : 0
     runningImageSize = count >= 88 ? try reader.readU32() : 0
     runningImageCRC = count >= 92 ? try reader.readU32() : 0
+    receiveSpan = count >= 96 ? try reader.readU32() : windowCapacity
   }
 
   public func append(to bytes: inout [UInt8]) {
@@ -153,6 +159,7 @@ public struct InfoRecord: Equatable, Sendable {
     bytes.appendU32(maxOperationLength)
     bytes.appendU32(runningImageSize)
     bytes.appendU32(runningImageCRC)
+    bytes.appendU32(receiveSpan)
   }
 
   public var encoded: [UInt8] {

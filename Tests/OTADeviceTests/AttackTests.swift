@@ -206,10 +206,10 @@ import Testing
     let prepared = try bench.answer(
       .prepare(size: UInt32(image.count), crc32: CRC32.checksum(image), version: Self.v2))
     #expect(prepared.status == .success)
-    let window = bench.host.engine.configuration.windowCapacity
+    let span = bench.host.engine.configuration.receiveSpan
     let capacity = UInt32(bench.host.engine.configuration.slotCapacity)
     let bad: [UInt32] = [
-      window, window + 1, UInt32(image.count), capacity, capacity - 2, UInt32.max - 3, UInt32.max,
+      span, span + 1, UInt32(image.count), capacity, capacity - 2, UInt32.max - 3, UInt32.max,
     ]
     for offset in bad {
       try bench.data(DataChunk(offset: offset, payload: [1, 2, 3, 4, 5, 6, 7, 8][...]).encoded)
@@ -221,7 +221,7 @@ import Testing
     #expect(bench.fixture.medium.slotBytes(.b).allSatisfy { $0 == 0 })
     // A WINDOW outside the image or larger than the window capacity is refused too.
     for request in [
-      Request.window(offset: 0, length: window + 1, crc32: 0),
+      Request.window(offset: 0, length: bench.host.engine.configuration.windowCapacity + 1, crc32: 0),
       .window(offset: UInt32.max - 10, length: 100, crc32: 0),
       .window(offset: 0, length: 0, crc32: 0),
     ] {

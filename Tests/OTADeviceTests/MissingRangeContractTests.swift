@@ -29,7 +29,7 @@ import Testing
     // [P-REP-1] [P-INFO-24]
     let host = try DeviceFixture(slotCapacity: 4096).makeHost()
     let bytes = host.info(mtu: 247).encoded
-    #expect(bytes.count == 92)
+    #expect(bytes.count == 96)
     // Bit 0 missing-range reports, bit 1 data operations, bit 2 BLOCK HASHES.
     #expect(Array(bytes[74..<78]) == [0x07, 0x00, 0x00, 0x00])
   }

@@ -39,7 +39,7 @@ import Testing
         switch kind {
         case .recordRename: Array(0..<renamesPerPush)
         case .directorySync: Array(0..<directorySyncsPerPush)
-        default: [0, 3, 7]
+        default: [0, 2, 4]
         }
       return nths.map { Case(fault: fault, kind: kind, nth: $0) }
     }

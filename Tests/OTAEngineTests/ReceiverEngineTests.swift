@@ -152,15 +152,69 @@ import Testing
       ])
   }
 
-  @Test mutating func chunksOutsideTheWindowAreDroppedAndCounted() {
-    var script = prepared()
+  @Test mutating func chunksOutsideTheReceiveSpanAreDroppedAndCounted() {
+    // [P-DATA-4] [P-SPAN-1]
+    var script = ReceiverScript(receiveSpan: 512)
+    script.send(.prepare(size: UInt32(Self.image.count), crc32: Self.crc, version: Self.version))
     _ = script.take()
-    script.chunk(256, Self.image[256..<272])  // past committed + capacity
+    script.chunk(512, Self.image[512..<528])  // past committed + receive span
     script.chunk(990, Self.image[990..<1000] + [1, 2])  // past the image's end
     script.feed(.data([1, 2, 3, 4], now: .zero))  // no image byte
     #expect(script.engine.statistics.chunksDropped == 3)
     #expect(script.engine.coverage.isEmpty)
     #expect(script.performed.filter { if case .write = $0 { true } else { false } }.isEmpty)
+    // Past the window capacity (256) but inside the span: stored, and committed by its WINDOW
+    // once the first window is.
+    script.chunk(256, Self.image[256..<512])
+    #expect(script.engine.statistics.chunksDropped == 3)
+    #expect(script.engine.coverage.contains(256..<512))
+    script.chunk(0, Self.image[0..<256])
+    script.send(window(0, 256))
+    script.send(window(256, 256))
+    #expect(
+      script.take() == [Response(.window, .success, .offset(256)), Response(.window, .success, .offset(512))])
+    #expect(script.journal?.committedOffset == 512)
+  }
+
+  /// A client that scatters one-byte chunks across the span: the stored ranges stop at their limit
+  /// (a write above them all that would open one more is dropped and counted; one below the
+  /// highest takes its place), and the next window still fills and commits.
+  @Test mutating func scatteredChunksStopAtTheRangeLimit() {
+    // [P-SPAN-1]
+    var script = ReceiverScript(windowCapacity: 512, receiveSpan: 1000, maxStoredRanges: 8)
+    script.send(.prepare(size: UInt32(Self.image.count), crc32: Self.crc, version: Self.version))
+    _ = script.take()
+    for offset in stride(from: 0, to: 1000, by: 10) {
+      script.chunk(UInt32(offset), Self.image[offset..<offset + 1])
+    }
+    #expect(script.engine.coverage.ranges.count == 8)
+    #expect(script.engine.coverage.ranges.last == 70..<71)
+    #expect(script.engine.statistics.chunksDropped == 100 - 8)
+    // Extending a stored range opens none: stored.
+    script.chunk(1, Self.image[1..<5])
+    #expect(script.engine.coverage.contains(0..<5))
+    // Below the highest: stored, the highest forgotten.
+    script.chunk(65, Self.image[65..<66])
+    #expect(script.engine.coverage.ranges.count == 8)
+    #expect(script.engine.coverage.ranges.last == 65..<66)
+    #expect(script.engine.statistics.chunksDropped == 100 - 8)
+    // Data operations obey the same limit.
+    script.feed(.control(Request.features([.operations]).encoded, now: .zero))
+    _ = script.take()
+    script.operation(DataOperation(offset: 300, body: .raw(Self.image[300..<302])))
+    #expect(script.engine.statistics.operationsRejected == 1)
+    for offset in stride(from: 0, to: 512, by: 128) {
+      script.operation(DataOperation(offset: UInt32(offset), body: .raw(Self.image[offset..<offset + 128])))
+    }
+    script.send(window(0, 512))
+    #expect(script.take() == [Response(.window, .success, .offset(512))])
+  }
+
+  @Test func theDefaultSpanIsSixteenWindowsAtMostSixteenMiB() {
+    // [P-SPAN-2]
+    #expect(ReceiverConfiguration(slotCapacity: 1 << 30).receiveSpan == 1 << 20)
+    #expect(ReceiverConfiguration(slotCapacity: 1 << 30, windowCapacity: 4 << 20).receiveSpan == 16 << 20)
+    #expect(ReceiverConfiguration(slotCapacity: 1 << 30, receiveSpan: 100).receiveSpan == 64 * 1024)
   }
 
   @Test mutating func windowOfACommittedRangeIsAnsweredAgain() {

@@ -21,11 +21,13 @@ struct ReceiverScript {
   var now: Duration = .zero
 
   init(
-    capacity: Int = 4096, windowCapacity: UInt32 = 256, running: SlotID = .a, journal: TransferJournal? = nil
+    capacity: Int = 4096, windowCapacity: UInt32 = 256, running: SlotID = .a, journal: TransferJournal? = nil,
+    receiveSpan: UInt32? = nil, maxStoredRanges: Int = 1024
   ) {
     engine = ReceiverEngine(
       configuration: ReceiverConfiguration(
-        slotCapacity: UInt64(capacity), windowCapacity: windowCapacity, windowGrace: .milliseconds(100)),
+        slotCapacity: UInt64(capacity), windowCapacity: windowCapacity, windowGrace: .milliseconds(100),
+        receiveSpan: receiveSpan, maxStoredRanges: maxStoredRanges),
       runningSlot: running, journal: journal)
     slot = [UInt8](repeating: 0, count: capacity)
     self.journal = journal

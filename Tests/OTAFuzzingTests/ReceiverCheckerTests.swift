@@ -7,7 +7,7 @@ import Testing
 /// each reported, and the same sequence done right is not.
 @Suite("Receiver invariant checker")
 struct ReceiverCheckerTests {
-  static let configuration = ReceiverConfiguration(slotCapacity: 100, windowCapacity: 64)
+  static let configuration = ReceiverConfiguration(slotCapacity: 100, windowCapacity: 64, receiveSpan: 64)
   static let journal = TransferJournal(
     slot: .b, state: .receiving, size: 100, crc32: 0xC0FF_EE00, version: .zero, committedOffset: 0)
 
@@ -72,11 +72,11 @@ struct ReceiverCheckerTests {
     #expect(trial.violations.map(\.invariant) == ["fallback slot kept during a trial"])
   }
 
-  @Test func writesOutsideTheWindowAreReported() {
+  @Test func writesOutsideTheReceiveSpanAreReported() {
     var checker = checker()
     io(&checker, .prepare(journal(committed: 0)))
     io(&checker, .write(slot: .b, offset: 60, bytes: [UInt8](repeating: 0, count: 8)[...]))
-    #expect(checker.violations.map(\.invariant) == ["writes inside the window and the image"])
+    #expect(checker.violations.map(\.invariant) == ["writes inside the receive span and the image"])
   }
 
   @Test func activatingAnUncheckedImageIsReported() {

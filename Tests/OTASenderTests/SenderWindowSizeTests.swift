@@ -50,4 +50,41 @@ import Testing
     #expect(windows.count == 5)
     #expect(fixture.sender.transfer?.outstanding.map(\.window.end) == [500, 1000, 1500, 2000, 2500])
   }
+
+  /// A device whose receive span holds several windows: whole windows of its capacity, streamed as
+  /// far past the committed offset as the span reaches (five, the device's queue, here).
+  @Test mutating func aWideReceiveSpanTakesWholeWindowsStreamedAhead() throws {
+    // [P-PHASE-5] [P-SPAN-1]
+    var fixture = Fixture()
+    fixture.sender = SenderEngine(
+      image: Self.image, configuration: SenderConfiguration(version: Fixture.version))
+    var info = try InfoRecord(bytes: Fixture.info(capacity: 8192))
+    info.receiveSpan = 2400
+    _ = fixture.connect(info: info.encoded)
+    _ = fixture.answer(Response(.status, .success, .status(.idle)))
+    _ = fixture.answer(Response(.prepare, .success, .prepared(windowCapacity: 400, maxChunkPayload: 100)))
+    #expect(fixture.sender.transfer?.windowSize == 400, "the whole window capacity")
+    _ = fixture.feed(.writable(count: 1000, now: fixture.now))
+    #expect(fixture.sender.transfer?.outstanding.map(\.window.end) == [400, 800, 1200, 1600, 2000])
+    // The first commits: one more window opens, still within the span past the new offset.
+    _ = fixture.answer(Response(.window, .success, .offset(400)))
+    _ = fixture.feed(.writable(count: 1000, now: fixture.now))
+    #expect(fixture.sender.transfer?.outstanding.map(\.window.end) == [800, 1200, 1600, 2000, 2400])
+  }
+
+  /// A span of less than two windows (a device from before it reads as one window): the old
+  /// slices of half the capacity, all within one capacity past the committed offset.
+  @Test mutating func aNarrowSpanKeepsHalfWindowsWithinTheCapacity() throws {
+    // [P-PHASE-5] [P-INFO-2]
+    var fixture = Fixture()
+    fixture.sender = SenderEngine(
+      image: Self.image, configuration: SenderConfiguration(version: Fixture.version))
+    let info = try InfoRecord(bytes: Fixture.info(capacity: 8192))
+    _ = fixture.connect(info: Array(info.encoded.prefix(92)))
+    _ = fixture.answer(Response(.status, .success, .status(.idle)))
+    _ = fixture.answer(Response(.prepare, .success, .prepared(windowCapacity: 400, maxChunkPayload: 100)))
+    #expect(fixture.sender.transfer?.windowSize == 200)
+    _ = fixture.feed(.writable(count: 1000, now: fixture.now))
+    #expect(fixture.sender.transfer?.outstanding.map(\.window.end) == [200, 400])
+  }
 }

@@ -27,6 +27,7 @@ import Testing
     info.maxOperationLength = 0x8081_8283
     info.runningImageSize = 0x8485_8687
     info.runningImageCRC = 0x8889_8A8B
+    info.receiveSpan = 0x9293_9495
     return info
   }()
 
@@ -43,6 +44,7 @@ import Testing
     // [P-INFO-4] [P-INFO-5] [P-INFO-6] [P-INFO-8] [P-INFO-9] [P-INFO-10] [P-INFO-11] [P-INFO-12]
     // [P-INFO-13] [P-INFO-14] [P-INFO-15] [P-INFO-16] [P-INFO-17] [P-INFO-18] [P-INFO-19] [P-INFO-20]
     // [P-INFO-21] [P-INFO-22] [P-INFO-23] [P-INFO-24] [P-INFO-25] [P-INFO-26] [P-INFO-27] [P-INFO-28]
+    // [P-INFO-29]
     let info = Self.info
     #expect(Self.field(0, 1) == [1])
     #expect(Self.field(1, 1) == [DeviceState.validated.rawValue])
@@ -68,7 +70,8 @@ import Testing
     #expect(Self.field(80, 4) == Self.le32(0x8081_8283))
     #expect(Self.field(84, 4) == Self.le32(0x8485_8687))
     #expect(Self.field(88, 4) == Self.le32(0x8889_8A8B))
-    #expect(info.encoded.count == 92)
+    #expect(Self.field(92, 4) == Self.le32(0x9293_9495))
+    #expect(info.encoded.count == 96)
   }
 
   @Test func everyCodeIsTheTables() {

@@ -19,6 +19,7 @@ import Testing
     info.maxOperationLength = 4096
     info.runningImageSize = 41526
     info.runningImageCRC = 0x1234_5678
+    info.receiveSpan = 1 << 20
     return info
   }()
 
@@ -41,7 +42,16 @@ import Testing
     #expect(Array(bytes[80..<84]) == [0x00, 0x10, 0x00, 0x00])  // max operation length 4096
     #expect(Array(bytes[84..<88]) == [0x36, 0xA2, 0x00, 0x00])  // running image size 41526
     #expect(Array(bytes[88..<92]) == [0x78, 0x56, 0x34, 0x12])  // running image crc32
-    #expect(bytes.count == 92)
+    #expect(Array(bytes[92..<96]) == [0x00, 0x00, 0x10, 0x00])  // receive span 1 MiB
+    #expect(bytes.count == 96)
+  }
+
+  /// A device from before the receive span sends 92 bytes: its span is its window capacity.
+  @Test func aDeviceFromBeforeTheSpanStoresOneWindowAhead() throws {
+    // [P-INFO-2] [P-INFO-29]
+    let info = try InfoRecord(bytes: Self.sample.encoded.prefix(92))
+    #expect(info.receiveSpan == 65536)
+    #expect(info.runningImageCRC == 0x1234_5678)
   }
 
   /// A device from before the L2CAP channel sends 78 bytes: it offers no channel (PSM 0).
@@ -85,6 +95,7 @@ import Testing
     expected.runningImageSize = 0
     expected.runningImageCRC = 0
     expected.l2capPSM = 0
+    expected.receiveSpan = expected.windowCapacity
     #expect(info == expected)
     #expect(try InfoRecord(bytes: Self.sample.encoded.prefix(73)) == expected, "a partial count is not read")
   }
@@ -101,6 +112,7 @@ import Testing
     expected.runningImageSize = 0
     expected.runningImageCRC = 0
     expected.l2capPSM = 0
+    expected.receiveSpan = expected.windowCapacity
     #expect(info == expected)
   }
 
