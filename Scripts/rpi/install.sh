@@ -23,6 +23,10 @@ usage: install.sh [--binaries DIR | --build] [--mode tryboot|app-slots] [options
                         /etc/bluetooth/main.conf (original kept as main.conf.blueota-orig) and
                         restart bluetooth.service
   --start               start the services now (default: enable them for the next boot)
+  --adopt VERSION       record the running slot's bytes, flashed by hand, as firmware VERSION
+                        (`otad adopt`): the first update over BLE is then a delta against
+                        them. Only for a slot that does not change while it runs (an app
+                        slot, a read-only root); with --start, after the boot stage
   --no-apt              do not run apt-get
   --destdir DIR         stage every file under DIR instead of /, and skip apt-get and
                         systemctl (for tests and packaging); root is not needed
@@ -44,6 +48,7 @@ destdir=""
 apt=1
 bluetooth_config=0
 start=0
+adopt=""
 
 while [[ $# -gt 0 ]]; do
   case "$1" in
@@ -57,6 +62,8 @@ while [[ $# -gt 0 ]]; do
     --no-apt) apt=0; shift ;;
     --bluetooth-config) bluetooth_config=1; shift ;;
     --start) start=1; shift ;;
+    --adopt) [[ $# -ge 2 ]] || die "--adopt needs the version the slot runs, like 1.0.0"; adopt="$2"; shift 2 ;;
+    --adopt=*) adopt="${1#*=}"; shift ;;
     -h | --help) usage; exit 0 ;;
     *) usage >&2; die "unknown argument '$1'" ;;
   esac
@@ -360,6 +367,7 @@ if [[ -n "$mode" ]]; then
 fi
 
 if [[ "$staging" == 1 ]]; then
+  [[ -z "$adopt" ]] || warn "--adopt: not in a staged install (it reads the device's running slot)"
   say "staged under $root (no apt-get, no systemctl)"
   exit 0
 fi
@@ -409,10 +417,16 @@ if [[ "$stage" == separate ]] && grep -Eq '^[[:space:]]*backend[[:space:]]*=[[:s
   ' "$config")
 fi
 
+if [[ "$start" == 1 && "$stage" == separate ]]; then
+  systemctl start otad-boot.service || die "otad-boot.service failed: journalctl -b -u otad-boot"
+fi
+if [[ -n "$adopt" ]]; then
+  # Reads the whole running slot once (a partition: a few seconds per GiB) and records its length,
+  # CRC32 and version in the boot state; a running otad is told.
+  "$bindir/otad" adopt --config "$config" --image-version "$adopt" ||
+    die "otad adopt failed (see above): the slot stays unknown, and the first update sends everything"
+fi
 if [[ "$start" == 1 ]]; then
-  if [[ "$stage" == separate ]]; then
-    systemctl start otad-boot.service || die "otad-boot.service failed: journalctl -b -u otad-boot"
-  fi
   systemctl restart otad.service || die "otad.service failed: journalctl -b -u otad"
   say "started; follow it with: journalctl -f -u otad"
 else

@@ -95,6 +95,29 @@ public struct OperationPlan: Sendable {
     }
   }
 
+  /// The next write of packed operations (features bit 3) from `start`, ending at most at `limit`:
+  /// as many operations as fit in `budget` bytes with their lengths, in order, the first always.
+  /// A pure function of its arguments, as `write` is: a resend packs the same operations again.
+  public func packedWrite(from start: UInt32, limit: UInt32, budget: Int, maxLength: UInt32) -> (
+    bytes: [UInt8], end: UInt32, operations: Int
+  ) {
+    let header = PackedOperations.entryHeaderSize
+    var operations: [[UInt8]] = []
+    var room = budget
+    var end = start
+    // Room for one more: the length and the smallest operation that can cover a range (a copy).
+    while end < limit, operations.isEmpty || room >= header + DataOperation.overhead(.copy) {
+      let (operation, operationEnd) = write(
+        from: end, limit: limit, budget: room - header, maxLength: maxLength)
+      let encoded = operation.encoded
+      guard operations.isEmpty || encoded.count + header <= room else { break }
+      operations.append(encoded)
+      room -= encoded.count + header
+      end = operationEnd
+    }
+    return (PackedOperations.pack(operations), end, operations.count)
+  }
+
   /// Deflate when it carries more target bytes per write than raw, else raw.
   private func literal(from start: UInt32, available: Int, budget: Int) -> (
     operation: DataOperation, end: UInt32
@@ -149,7 +172,7 @@ public struct OperationPlan: Sendable {
 
   /// The data bytes the whole image would take in windows of `window` bytes: the figure a central
   /// compares with the plain transfer's before it chooses.
-  public func bytesOnAir(window: UInt32, budget: Int, maxLength: UInt32) -> Int {
+  public func bytesOnAir(window: UInt32, budget: Int, maxLength: UInt32, packed: Bool = false) -> Int {
     var total = 0
     var windowStart: UInt32 = 0
     let size = UInt32(target.count)
@@ -157,9 +180,16 @@ public struct OperationPlan: Sendable {
       let windowEnd = UInt32(min(UInt64(windowStart) + UInt64(max(1, window)), UInt64(size)))
       var position = windowStart
       while position < windowEnd {
-        let (operation, end) = write(from: position, limit: windowEnd, budget: budget, maxLength: maxLength)
-        total += operation.encoded.count
-        position = end
+        if packed {
+          let (bytes, end, _) = packedWrite(
+            from: position, limit: windowEnd, budget: budget, maxLength: maxLength)
+          total += bytes.count
+          position = end
+        } else {
+          let (operation, end) = write(from: position, limit: windowEnd, budget: budget, maxLength: maxLength)
+          total += operation.encoded.count
+          position = end
+        }
       }
       windowStart = windowEnd
     }

@@ -53,6 +53,9 @@ public struct ReceiverEngine: Sendable {
   public private(set) var reorderWindow: Duration
   /// The IO asked for and not yet completed.
   public private(set) var inFlight: ReceiverIO?
+  /// The rest of a write of packed operations (features bit 3), applied one at a time as the IO
+  /// before each ends: at most one write's worth.
+  var queuedOperations: [ArraySlice<UInt8>] = []
   /// The size of the running slot's image (the boot state's record): copy and patch operations
   /// read only inside it. 0 when unknown: then none may read it.
   public private(set) var runningImageSize: UInt32 = 0
@@ -126,6 +129,7 @@ public struct ReceiverEngine: Sendable {
       }
       missing.reset(from: transferStatus.committedOffset)
       enabledFeatures = []
+      queuedOperations.removeAll()
       smallestMTU = nil
       mtu = .minimum
     case .control(let bytes, let now):
@@ -149,6 +153,7 @@ public struct ReceiverEngine: Sendable {
       } else {
         handleCompletion(of: io, result, &out)
       }
+      applyQueuedOperations(&out)
     }
     return out
   }
@@ -278,7 +283,16 @@ public struct ReceiverEngine: Sendable {
 
   private mutating func handleData(_ bytes: [UInt8], _ out: inout [ReceiverAction]) {
     if inFlight == nil, let journal = receivingJournal, enabledFeatures.contains(.operations) {
-      handleOperation(bytes, journal, &out)
+      guard enabledFeatures.contains(.packedOperations) else {
+        handleOperation(bytes, journal, &out)
+        return
+      }
+      guard let entries = PackedOperations.split(bytes) else {
+        reject(.malformed(.invalidField("packed operations: a length of 0 or past the write's end")))
+        return
+      }
+      queuedOperations = entries
+      applyQueuedOperations(&out)
       return
     }
     guard inFlight == nil, let journal = receivingJournal, let chunk = try? DataChunk(bytes: bytes)
@@ -344,6 +358,18 @@ public struct ReceiverEngine: Sendable {
   }
 
   // MARK: Data operations
+
+  /// The queued operations of a packed write, each as a write of its own, until one waits for IO.
+  private mutating func applyQueuedOperations(_ out: inout [ReceiverAction]) {
+    while inFlight == nil, !queuedOperations.isEmpty {
+      let next = queuedOperations.removeFirst()
+      guard let journal = receivingJournal else {
+        queuedOperations.removeAll()
+        return
+      }
+      handleOperation(Array(next), journal, &out)
+    }
+  }
 
   /// One data write as an operation (features bit 1 on): checked against every rule, then its
   /// output stored exactly as a chunk's would be. Raw and deflate need no IO; copy and patch read

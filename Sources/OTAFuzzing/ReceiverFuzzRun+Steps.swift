@@ -98,6 +98,11 @@ extension ReceiverFuzzRun {
       return
     }
     var bytes = DataOperation(offset: start, body: body).encoded
+    if engine.enabledFeatures.contains(.packedOperations) {
+      // Packed (features bit 3): this operation, sometimes after a copy of the one just before
+      // it, sometimes a broken framing (the flip below may hit a length).
+      bytes = PackedOperations.pack(mode % 3 == 0 ? [bytes, bytes] : [bytes])
+    }
     if mode % 31 == 30, !bytes.isEmpty { bytes[Int(input.byte()) % bytes.count] ^= 0x5a }
     deliver(.data(bytes, now: now))
   }

@@ -48,11 +48,15 @@ public struct ReceiverFuzzSetup: Sendable {
   public init(from input: inout FuzzInput) {
     let capacity = input.pick([1, 2, 17, 100, 255, 1000, 4096])
     let window = input.pick([1, 3, 16, 64, 100, 256, 512, 4096, 65536] as [UInt32])
+    let grace = input.int(in: 0...500)
+    let queued = input.int(in: 0...5)
+    let lossEvidence = input.int(in: 0...20)
+    // The span from bytes read already (the seeds keep their meaning): one window (a device from
+    // before the span), two or three, or the default sixteen.
     configuration = ReceiverConfiguration(
-      slotCapacity: UInt64(capacity), windowCapacity: window,
-      windowGrace: .milliseconds(input.int(in: 0...500)), maxQueuedWindows: input.int(in: 0...5),
-      lossEvidenceChunks: input.int(in: 0...20),
-      receiveSpan: input.bool() ? nil : window * UInt32(input.int(in: 1...4)))
+      slotCapacity: UInt64(capacity), windowCapacity: window, windowGrace: .milliseconds(grace),
+      maxQueuedWindows: queued, lossEvidenceChunks: lossEvidence,
+      receiveSpan: lossEvidence % 4 == 3 ? nil : window * UInt32(1 + lossEvidence % 4))
     runningSlot = input.bool() ? .b : .a
     runningOnTrial = input.byte() % 4 == 0
     imageSeed = input.byte()

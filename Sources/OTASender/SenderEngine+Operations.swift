@@ -8,6 +8,7 @@ struct EstimateKey: Equatable, Sendable {
   var budget: Int
   var window: UInt32
   var maxLength: UInt32
+  var packed: Bool
 }
 
 extension SenderEngine {
@@ -35,18 +36,21 @@ extension SenderEngine {
     guard let chosen = plan else { return }
     let budget = chunkPayload + DataChunk.headerSize
     let window = Self.windowSize(
-      capacity: info.windowCapacity, span: max(info.receiveSpan, info.windowCapacity),
-      windowsInFlight: configuration.windowsInFlight, chunkPayload: chunkPayload)
+      capacity: info.windowCapacity, windowsInFlight: configuration.windowsInFlight,
+      chunkPayload: chunkPayload)
     // Planning the whole image costs a deflate per write: once per plan and write size, not per
     // reconnect.
+    // A device that packs operations gets them packed (FEATURES asks for bit 3 with bit 1).
+    let packed = info.features.contains(.packedOperations)
     let key = EstimateKey(
       identity: chosen.identity, mode: chosen.mode, budget: budget, window: window,
-      maxLength: maxOperationLength)
+      maxLength: maxOperationLength, packed: packed)
     let planned: UInt64
     if let estimate, estimate.key == key {
       planned = estimate.bytes
     } else {
-      planned = UInt64(chosen.plan.bytesOnAir(window: window, budget: budget, maxLength: maxOperationLength))
+      planned = UInt64(
+        chosen.plan.bytesOnAir(window: window, budget: budget, maxLength: maxOperationLength, packed: packed))
       estimate = (key, planned)
     }
     let chunks = (UInt64(image.count) + UInt64(chunkPayload) - 1) / UInt64(chunkPayload)

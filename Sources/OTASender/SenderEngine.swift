@@ -73,6 +73,8 @@ public struct SenderEngine: Sendable {
   public let bases: [BaseImage]
   /// Data operations are on for this connection (the plan sends fewer bytes, FEATURES agreed).
   var operationsOn = false
+  /// Several operations share a write on this connection (features bit 3, FEATURES agreed).
+  var packedOn = false
   /// The plan for the running image the device announced, kept across reconnects.
   var plan: (identity: BaseImage.Identity, mode: TransferMode, plan: OperationPlan)?
   /// The plan chosen on this connection, when operations send fewer bytes than chunks.
@@ -163,6 +165,7 @@ public struct SenderEngine: Sendable {
     busySince = nil
     missingReportsOn = false
     operationsOn = false
+    packedOn = false
     state = phase == .restarting ? .verifying : .readingInfo(hashes: nil)
     resetTransferMachinery()
     deadline = now + configuration.responseTimeout
@@ -312,7 +315,10 @@ public struct SenderEngine: Sendable {
     if configuration.missingRangeReports, deviceFeatures.contains(.missingRanges) {
       wanted.insert(.missingRanges)
     }
-    if activePlan != nil { wanted.insert(.operations) }
+    if activePlan != nil {
+      wanted.insert(.operations)
+      if deviceFeatures.contains(.packedOperations) { wanted.insert(.packedOperations) }
+    }
     if !wanted.isEmpty {
       sendControl(.features(wanted), &out)
     } else {
@@ -401,6 +407,7 @@ public struct SenderEngine: Sendable {
       if response.status == .success, case .features(let enabled) = response.payload {
         missingReportsOn = enabled.contains(.missingRanges)
         operationsOn = enabled.contains(.operations) && activePlan != nil
+        packedOn = operationsOn && enabled.contains(.packedOperations)
       }
       if !operationsOn { report.transferMode = .plain }
       sendControl(.status, &out)
@@ -519,8 +526,7 @@ public struct SenderEngine: Sendable {
   private mutating func startTransfer(from offset: UInt32, _ out: inout [SenderAction]) {
     committed = offset
     let largestWindow = Self.windowSize(
-      capacity: windowCapacity, span: receiveSpan, windowsInFlight: configuration.windowsInFlight,
-      chunkPayload: chunkPayload)
+      capacity: windowCapacity, windowsInFlight: configuration.windowsInFlight, chunkPayload: chunkPayload)
     state = .transferring(Transfer(from: offset, windowSize: largestWindow))
     out.append(
       .progress(
@@ -533,12 +539,12 @@ public struct SenderEngine: Sendable {
     }
   }
 
-  /// The largest window of a transfer. A device whose receive span holds two windows or more takes
-  /// whole windows of its capacity, streamed ahead of the commits; one from before the span holds
-  /// one window past the committed offset, which is cut into `windowsInFlight` slices so that one is
-  /// checked while the next streams.
-  static func windowSize(capacity: UInt32, span: UInt32, windowsInFlight: Int, chunkPayload: Int) -> UInt32 {
-    if UInt64(span) >= 2 * UInt64(capacity) { return max(1, capacity) }
+  /// The largest window of a transfer: the device's window capacity cut into `windowsInFlight`
+  /// slices (half of it by default), so that one is checked while the next streams, and so that a
+  /// link that drops every few tens of KiB still commits windows between its drops. A device with a
+  /// receive span of several windows takes more of them ahead (up to its queue of five), not larger
+  /// ones.
+  public static func windowSize(capacity: UInt32, windowsInFlight: Int, chunkPayload: Int) -> UInt32 {
     let slice = max(1, capacity / UInt32(max(1, windowsInFlight)))
     return slice < UInt32(chunkPayload) ? max(1, capacity) : slice
   }
@@ -604,7 +610,15 @@ public struct SenderEngine: Sendable {
   private mutating func sendPiece(
     from start: UInt32, limit: UInt32, _ transfer: inout Transfer, _ out: inout [SenderAction]
   ) -> UInt32 {
+    if operationsOn, packedOn, let activePlan {
+      let (bytes, end, count) = activePlan.packedWrite(
+        from: start, limit: limit, budget: chunkPayload + DataChunk.headerSize, maxLength: maxOperationLength)
+      report.operationsSent += count
+      send(bytes, covering: start..<end, &transfer, &out)
+      return end
+    }
     if operationsOn, let activePlan {
+      report.operationsSent += 1
       let (operation, end) = activePlan.write(
         from: start, limit: limit, budget: chunkPayload + DataChunk.headerSize, maxLength: maxOperationLength)
       send(operation.encoded, covering: start..<end, &transfer, &out)

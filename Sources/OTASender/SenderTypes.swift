@@ -199,6 +199,8 @@ public struct SenderReport: Equatable, Sendable {
   /// The push only read Info and planned (`dryRun`).
   public var dryRun = false
   public var chunksSent = 0
+  /// Data operations sent (with packed operations several per write, counted in `chunksSent` once).
+  public var operationsSent = 0
   /// Of those, the image bytes and chunks sent again (after a loss, a failed window or a resume).
   public var bytesResent: UInt64 = 0
   public var chunksResent = 0

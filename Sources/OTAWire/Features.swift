@@ -20,10 +20,14 @@ public struct Features: OptionSet, Sendable, Hashable {
   /// turn on with FEATURES. otad announces it with bit 1 (the hashes are for copy operations).
   public static let blockHashRequests = Features(rawValue: 1 << 2)
 
+  /// Bit 3, with bit 1: a data write holds one or more operations, each after its length u16
+  /// (`PackedOperations`), so that short operations share a write.
+  public static let packedOperations = Features(rawValue: 1 << 3)
+
   /// The features FEATURES turns on; the others (BLOCK HASHES) need no opt-in, and FEATURES
   /// never lists them.
-  public static let optIn: Features = [.missingRanges, .operations]
+  public static let optIn: Features = [.missingRanges, .operations, .packedOperations]
 
   /// Everything this implementation knows.
-  public static let all: Features = [.missingRanges, .operations, .blockHashRequests]
+  public static let all: Features = [.missingRanges, .operations, .blockHashRequests, .packedOperations]
 }

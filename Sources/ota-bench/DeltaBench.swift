@@ -108,10 +108,11 @@ enum DeltaBench {
     let features: Features = way == .blockHashes ? [.missingRanges, .operations] : .all
     let bases = way == .delta ? [BaseImage(bytes: old, name: "old")] : []
     let window = UInt32(options.windowKiB * 1024)
+    let span = options.spanKiB.map { UInt32($0 * 1024) }
     let factory: Simulation.HostFactory = { _ in
       try ReceiverHost(
         storage: storage, control: control, windowCapacity: window, imageCheck: .standard(ImagePolicy()),
-        features: features)
+        features: features, receiveSpan: span)
     }
     let started = ContinuousClock.now
     var simulation = try Simulation(
@@ -137,7 +138,8 @@ enum DeltaBench {
     }
     return Figures(
       bytesOnAir: Int(report.bytesOnAir), transfer: transfer ?? 0, push: seconds(result.elapsed), wall: wall,
-      deviceCPU: seconds(replay.cpu) * 1000 / (Double(new.count) / 1e6), mode: describe(report))
+      deviceCPU: seconds(replay.cpu) * 1000 / (Double(new.count) / 1e6),
+      mode: describe(report) + ", \(report.chunksSent) writes, \(report.windowsCommitted) windows")
   }
 
   /// How the bytes went, and for block copies the hashes they were planned with.

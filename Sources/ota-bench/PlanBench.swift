@@ -1,5 +1,6 @@
 import Foundation
 import OTADeltaPlan
+import OTASender
 import OTASocketLink
 import OTASystem
 import OTAWire
@@ -18,7 +19,11 @@ enum PlanBench {
     let mtu = options.mtus.first ?? 247
     let budget = WriteSize.auto.valueLength(
       mtu: ATTMTU(clamping: mtu), dataLength: LinkConditions(mtu: mtu).dataLength)
-    let window = UInt32(options.windowKiB * 1024 / 2)  // two windows in flight, as the sender
+    // The windows the sender uses with a device of this window capacity.
+    let capacity = UInt32(options.windowKiB * 1024)
+    let window = SenderEngine.windowSize(
+      capacity: capacity, windowsInFlight: SenderConfiguration(version: .zero).windowsInFlight,
+      chunkPayload: budget)
     let maxLength = UInt32(options.windowKiB * 1024)
     let started = ContinuousClock.now
     let segments: [DeltaSegment]

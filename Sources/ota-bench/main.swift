@@ -29,6 +29,9 @@ struct Options {
   var sizeMiB = 64
   var mtus: [Int] = []
   var windowKiB = 64
+  /// `--span KiB`: the device's receive span (its default, 16 windows, when not given); `--span`
+  /// equal to `--window` acts as a device from before the span.
+  var spanKiB: Int?
   var directory: String?
   var floor: String?
   var breakdown = false
@@ -47,6 +50,7 @@ struct Options {
       case "--size": sizeMiB = iterator.next().flatMap(Int.init) ?? sizeMiB
       case "--mtu": if let mtu = iterator.next().flatMap(Int.init) { mtus.append(mtu) }
       case "--window": windowKiB = iterator.next().flatMap(Int.init) ?? windowKiB
+      case "--span": spanKiB = iterator.next().flatMap(Int.init)
       case "--dir": directory = iterator.next()
       case "--floor": floor = iterator.next()
       case "--breakdown": breakdown = true
@@ -70,7 +74,7 @@ struct Options {
       case "-h", "--help":
         print(
           "usage: ota-bench [--size MiB] [--mtu N ...] [--window KiB] [--dir PATH] [--floor PATH] [--breakdown]\n"
-            + "       ota-bench --delta OLD NEW [--mtu N ...] [--ways full,compressed,blocks,pages,delta]\n"
+            + "       ota-bench --delta OLD NEW [--mtu N ...] [--ways full,compressed,blocks,pages,delta] [--span KiB]\n"
             + "       ota-bench --plan OLD NEW [--matcher rolling|suffix] [--mtu N]"
         )
         OtaBenchExitCode.success.exit()

@@ -18,8 +18,10 @@ struct OTAD: ParsableCommand {
         otad boot --config /etc/otad/otad.toml       # once per boot, with [boot] stage = "separate"
         otad mark-good --config /etc/otad/otad.toml
         otad status --config /etc/otad/otad.toml --json
+        otad adopt --config /etc/otad/otad.toml --image-version 1.0.0   # a slot flashed by hand
       """,
     subcommands: [
       RunCommand.self, BootCommand.self, MarkGoodCommand.self, MarkBadCommand.self, StatusCommand.self,
+      AdoptCommand.self,
     ])
 }

@@ -32,7 +32,7 @@ import Testing
     let info = bench.host.info().encoded
     // "96 bytes"; "features u32 … bit 1 data operations" (and bit 0, and bit 2 BLOCK HASHES).
     #expect(info.count == 96)
-    #expect(Array(info[74..<78]) == Self.le32(7))
+    #expect(Array(info[74..<78]) == Self.le32(15))
     // "80 max operation length u32": the default 64 KiB, capped by the window capacity (4096).
     #expect(Array(info[80..<84]) == Self.le32(4096))
     // "84 running image size u32, 88 running image crc32 u32" (the boot state's record).
@@ -189,5 +189,76 @@ extension OperationContractTests {
     #expect(bench.host.engine.statistics.chunksDropped == statistics.chunksDropped + 2)
     #expect(bench.host.engine.statistics.operationsRejected == 2)
     #expect(bench.host.engine.reorderWindow == .milliseconds(200))
+  }
+
+  // MARK: Packed operations (features bit 3)
+
+  /// A device with operations and packed operations turned on (FEATURES 0x0B) and `target` prepared.
+  static func packedBench(target: [UInt8]) throws -> ProtocolBench {
+    var bench = try ProtocolBench(recordRunningImage: true)
+    #expect(try bench.controlBytes([0x08] + Self.le32(0x0B)) == [[0x60, 0x08, 0x00] + Self.le32(0x0B)])
+    let prepare = Contract.prepare(size: UInt32(target.count), crc32: CRC32.checksum(target))
+    #expect(try bench.control(prepare).map(\.status) == [.success])
+    return bench
+  }
+
+  static func packed(_ operations: [[UInt8]]) -> [UInt8] {
+    operations.flatMap { [UInt8($0.count & 0xFF), UInt8($0.count >> 8)] + $0 }
+  }
+
+  @Test func aPackedWriteAppliesEachOperationInOrder() throws {
+    // [P-PACK-1] [P-PACK-2]
+    let running = try ProtocolBench(recordRunningImage: true).fixture.runningImage
+    var target = DeviceFixture.image(size: 4096, seed: 21)
+    target.replaceSubrange(100..<1100, with: running[0..<1000])
+    target.replaceSubrange(1200..<2200, with: running[1000..<2000])
+    var bench = try Self.packedBench(target: target)
+    // One write: raw 0..<100, copy 100..<1100, raw 1100..<1200, copy 1200..<2200, and a copy
+    // whose source lies past the running image (dropped on its own, the others stored).
+    try bench.data(
+      Self.packed([
+        Self.op(0, 0x00, Array(target[0..<100])),
+        Self.op(100, 0x02, Self.le32(0) + Self.le32(1000)),
+        Self.op(1100, 0x00, Array(target[1100..<1200])),
+        Self.op(1200, 0x02, Self.le32(1000) + Self.le32(1000)),
+        Self.op(2200, 0x02, Self.le32(2900) + Self.le32(500)),
+      ]))
+    #expect(bench.host.engine.statistics.operationsApplied == 4)
+    #expect(bench.host.engine.statistics.chunksDropped == 1)
+    #expect(bench.host.engine.coverage.ranges == [0..<2200])
+    try bench.data(
+      Self.packed([
+        Self.op(2200, 0x01, Self.le32(1000) + RawDeflate.compress(target[2200..<3200])),
+        Self.op(3200, 0x00, Array(target[3200..<3400])),
+      ]))
+    try bench.data(Self.packed([Self.op(3400, 0x00, Array(target[3400..<4096]))]))
+    #expect(
+      try bench.controlBytes(Contract.window(0, 4096, CRC32.checksum(target)))
+        == [Contract.windowAnswer(0x00, 4096)])
+  }
+
+  @Test func aPackedWriteWithABrokenFramingIsDroppedWhole() throws {
+    // [P-PACK-3]
+    let target = DeviceFixture.image(size: 4096, seed: 22)
+    var bench = try Self.packedBench(target: target)
+    let good = Self.packed([Self.op(0, 0x00, Array(target[0..<50]))])
+    try bench.data(good + [7, 0, 1, 2])  // the second length runs past the end
+    try bench.data(good + [9])  // one byte left over
+    try bench.data([0, 0] + good)  // a length of 0
+    #expect(bench.host.engine.statistics.chunksDropped == 3)
+    #expect(bench.host.engine.coverage.isEmpty, "nothing of a broken write is stored")
+    try bench.data(good)
+    #expect(bench.host.engine.coverage.ranges == [0..<50])
+  }
+
+  @Test func withoutBitThreeAWriteIsOneOperation() throws {
+    // [P-PACK-4]
+    let target = DeviceFixture.image(size: 4096, seed: 23)
+    var bench = try Self.bench(target: target)
+    // A packed write (length 55, then the operation) read as one operation: its first four bytes
+    // are the target offset 55, its fifth the kind 0 (raw), the rest 52 bytes to store there.
+    try bench.data(Self.packed([Self.op(0, 0x00, Array(target[0..<50]))]))
+    #expect(bench.host.engine.coverage.ranges == [55..<107])
+    #expect(bench.host.engine.statistics.operationsApplied == 1)
   }
 }

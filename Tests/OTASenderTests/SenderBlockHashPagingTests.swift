@@ -149,7 +149,7 @@ import Testing
     let (last, requests) = answerAll(Array(first.dropFirst()) + next)
     #expect(([first[0]] + requests).map(\.firstBlock) == (0..<64).map { UInt32($0) })
     // All in: planned with them, then on as after Info.
-    #expect(Self.otherControls(last) == [.features([.missingRanges, .operations])])
+    #expect(Self.otherControls(last) == [.features([.missingRanges, .operations, .packedOperations])])
     #expect(sender.report.transferMode == .blockHashes)
     #expect(sender.report.blockSize == 4096 && sender.report.blockHashesRead == 64)
     #expect(sender.report.blockHashRequests == 64)
@@ -163,7 +163,7 @@ import Testing
     #expect(first.map(\.firstBlock) == [0, 29, 58])
     #expect(first.map(\.maxCount) == [29, 29, 6])
     let (last, _) = answerAll(first)
-    #expect(Self.otherControls(last) == [.features([.missingRanges, .operations])])
+    #expect(Self.otherControls(last) == [.features([.missingRanges, .operations, .packedOperations])])
     #expect(sender.report.transferMode == .blockHashes && sender.report.blockHashRequests == 3)
   }
 
@@ -174,7 +174,7 @@ import Testing
     let (last, requests) = answerAll(first, cap: 10)
     #expect(requests.count == 7, "64 hashes 10 at a time")
     #expect(Set(requests.map(\.firstBlock)) == [0, 10, 20, 29, 39, 49, 58])
-    #expect(Self.otherControls(last) == [.features([.missingRanges, .operations])])
+    #expect(Self.otherControls(last) == [.features([.missingRanges, .operations, .packedOperations])])
     #expect(sender.report.blockHashesRead == 64 && sender.report.transferMode == .blockHashes)
   }
 
@@ -185,7 +185,7 @@ import Testing
     now += .milliseconds(30)
     let actions = sender.handle(.notification(Response(.blockHashes, .storageError).encoded, now: now))
     #expect(Self.pageRequests(actions).isEmpty)
-    #expect(Self.otherControls(actions) == [.features([.missingRanges, .operations])])
+    #expect(Self.otherControls(actions) == [.features([.missingRanges, .operations, .packedOperations])])
     #expect(sender.report.transferMode == .compressed && sender.report.blockHashesRead == 0)
     // The answers to the abandoned requests are skipped.
     for request in first.dropFirst() {
@@ -201,7 +201,7 @@ import Testing
     let first = Self.pageRequests(connect(mtu: 247))
     // A truncated page: the response decoder refuses it; no protocol error for the push.
     var actions = sender.handle(.notification([0x60, 0x09, 0x00, 0, 0], now: now))
-    #expect(Self.otherControls(actions) == [.features([.missingRanges, .operations])])
+    #expect(Self.otherControls(actions) == [.features([.missingRanges, .operations, .packedOperations])])
     #expect(sender.phase == .checkingStatus)
     // Another push: a page for blocks that were not asked for.
     var other = Self()
@@ -209,7 +209,7 @@ import Testing
     var wrong = Self.answer(asked[1])
     wrong.requestOpcode = Opcode.blockHashes.rawValue
     actions = other.sender.handle(.notification(wrong.encoded, now: now))
-    #expect(Self.otherControls(actions) == [.features([.missingRanges, .operations])])
+    #expect(Self.otherControls(actions) == [.features([.missingRanges, .operations, .packedOperations])])
     #expect(other.sender.report.transferMode == .compressed)
     _ = first
   }
@@ -224,7 +224,7 @@ import Testing
     now += .seconds(1)
     let actions = sender.handle(.tick(now: now))
     #expect(!actions.contains(.disconnect))
-    #expect(Self.otherControls(actions) == [.features([.missingRanges, .operations])])
+    #expect(Self.otherControls(actions) == [.features([.missingRanges, .operations, .packedOperations])])
     #expect(sender.report.transferMode == .compressed)
   }
 
@@ -241,7 +241,7 @@ import Testing
     let actions = sender.handle(.info(Self.info(), now: now))
     #expect(Self.pageRequests(actions).isEmpty)
     #expect(!actions.contains(.readBlockHashes))
-    #expect(Self.otherControls(actions) == [.features([.missingRanges, .operations])])
+    #expect(Self.otherControls(actions) == [.features([.missingRanges, .operations, .packedOperations])])
     #expect(sender.report.transferMode == .compressed)
     #expect(sender.report.blockHashRequests == 3, "the requests sent before the drop")
   }
@@ -260,7 +260,7 @@ import Testing
     let page = BlockHashPage(firstBlock: 0, totalBlocks: 65, hashes: [1])
     let actions = sender.handle(
       .notification(Response(.blockHashes, .success, .blockHashes(page)).encoded, now: now))
-    #expect(Self.otherControls(actions) == [.features([.missingRanges, .operations])])
+    #expect(Self.otherControls(actions) == [.features([.missingRanges, .operations, .packedOperations])])
     #expect(sender.report.transferMode == .compressed)
     #expect(first.count == 3, "64 blocks of 4 KiB in pages of 29: three requests")
   }

@@ -51,9 +51,9 @@ import Testing
     #expect(fixture.sender.transfer?.outstanding.map(\.window.end) == [500, 1000, 1500, 2000, 2500])
   }
 
-  /// A device whose receive span holds several windows: whole windows of its capacity, streamed as
-  /// far past the committed offset as the span reaches (five, the device's queue, here).
-  @Test mutating func aWideReceiveSpanTakesWholeWindowsStreamedAhead() throws {
+  /// A device whose receive span holds several windows: windows of half its capacity as ever,
+  /// streamed as far past the committed offset as the span reaches (five, the device's queue, here).
+  @Test mutating func aWideReceiveSpanTakesMoreWindowsAhead() throws {
     // [P-PHASE-5] [P-SPAN-1]
     var fixture = Fixture()
     fixture.sender = SenderEngine(
@@ -63,13 +63,23 @@ import Testing
     _ = fixture.connect(info: info.encoded)
     _ = fixture.answer(Response(.status, .success, .status(.idle)))
     _ = fixture.answer(Response(.prepare, .success, .prepared(windowCapacity: 400, maxChunkPayload: 100)))
-    #expect(fixture.sender.transfer?.windowSize == 400, "the whole window capacity")
+    #expect(fixture.sender.transfer?.windowSize == 200, "half the window capacity")
     _ = fixture.feed(.writable(count: 1000, now: fixture.now))
-    #expect(fixture.sender.transfer?.outstanding.map(\.window.end) == [400, 800, 1200, 1600, 2000])
+    #expect(fixture.sender.transfer?.outstanding.map(\.window.end) == [200, 400, 600, 800, 1000])
     // The first commits: one more window opens, still within the span past the new offset.
-    _ = fixture.answer(Response(.window, .success, .offset(400)))
+    _ = fixture.answer(Response(.window, .success, .offset(200)))
     _ = fixture.feed(.writable(count: 1000, now: fixture.now))
-    #expect(fixture.sender.transfer?.outstanding.map(\.window.end) == [800, 1200, 1600, 2000, 2400])
+    #expect(fixture.sender.transfer?.outstanding.map(\.window.end) == [400, 600, 800, 1000, 1200])
+    // A span of 900: windows end within committed + 900.
+    var narrow = Fixture()
+    narrow.sender = SenderEngine(
+      image: Self.image, configuration: SenderConfiguration(version: Fixture.version))
+    info.receiveSpan = 900
+    _ = narrow.connect(info: info.encoded)
+    _ = narrow.answer(Response(.status, .success, .status(.idle)))
+    _ = narrow.answer(Response(.prepare, .success, .prepared(windowCapacity: 400, maxChunkPayload: 100)))
+    _ = narrow.feed(.writable(count: 1000, now: narrow.now))
+    #expect(narrow.sender.transfer?.outstanding.map(\.window.end) == [200, 400, 600, 800])
   }
 
   /// A span of less than two windows (a device from before it reads as one window): the old

@@ -167,3 +167,23 @@ import Testing
     #expect(throws: WireError.self) { try assembler.add(value[0..<23], at: 0) }
   }
 }
+
+/// The framing of a packed write (features bit 3): `length u16, operation` repeated.
+@Suite struct PackedOperationsFramingTests {
+  @Test func entriesSplitAtTheirLengths() throws {
+    // [P-PACK-1]
+    let first: [UInt8] = [0, 0, 0, 0, 0x02, 1, 0, 0, 0, 9, 0, 0, 0]
+    let second: [UInt8] = [9, 0, 0, 0, 0x00, 0xAB]
+    let packed = PackedOperations.pack([first, second])
+    #expect(packed == [13, 0] + first + [6, 0] + second)
+    #expect(try #require(PackedOperations.split(packed)).map(Array.init) == [first, second])
+  }
+
+  @Test func aBrokenFramingSplitsIntoNothing() {
+    // [P-PACK-3]
+    #expect(PackedOperations.split([]) == nil)
+    #expect(PackedOperations.split([0, 0, 1]) == nil, "a length of 0")
+    #expect(PackedOperations.split([5, 0, 1, 2, 3]) == nil, "a length past the end")
+    #expect(PackedOperations.split([1, 0, 7, 9]) == nil, "one byte left over")
+  }
+}

@@ -81,4 +81,49 @@ import Testing
     let image = [UInt8](try Data(contentsOf: URL(fileURLWithPath: Self.sample("firmware-v1.bin"))))
     #expect(daemon.slotBytes(daemon.slotB, count: image.count) == image)
   }
+
+  /// A slot written by hand (firmware-v1 with its MCUboot magic wiped: no header says its length)
+  /// is unknown to otad, until `otad adopt` records it; then its next release (the same bytes with
+  /// one changed every 997, raw, version 2.0.0) with that file as its base goes as a delta, and the
+  /// running otad took the adoption without a restart (SIGHUP).
+  @Test func aSlotWrittenByHandIsAdoptedAndTheNextReleaseGoesAsADelta() throws {
+    var factory = [UInt8](try Data(contentsOf: URL(fileURLWithPath: Self.sample("firmware-v1.bin"))))
+    factory.replaceSubrange(0..<4, with: [0, 0, 0, 0])
+    let daemon = try Daemon(capacity: "64KiB", firmware: factory)
+    try daemon.start()
+    let base = daemon.folder.appendingPathComponent("factory.img")
+    try Data(factory).write(to: base)
+    func runningImageSize() throws -> Int? {
+      let result = try runTool("otactl", ["info", "--device", daemon.socket, "--json"])
+      let info = try JSONSerialization.jsonObject(with: Data(result.output.utf8)) as? [String: Any] ?? [:]
+      return info["runningImageSize"] as? Int
+    }
+    #expect(try runningImageSize() == 0)
+    let adopted = try runTool(
+      "otad", ["adopt"] + daemon.baseArguments + ["--length", "\(factory.count)", "--image-version", "1.0.0"])
+    #expect(adopted.status == 0, "\(adopted.output)\n\(adopted.errors)")
+    #expect(adopted.output.contains("slot A adopted: \(factory.count) bytes"), "\(adopted.output)")
+    #expect(adopted.output.contains("told the running otad"), "\(adopted.output)")
+    #expect(try runningImageSize() == factory.count)
+    var release = factory
+    for index in stride(from: 100, to: release.count, by: 997) { release[index] &+= 1 }
+    let next = daemon.folder.appendingPathComponent("release.img")
+    try Data(release).write(to: next)
+    let result = try runTool(
+      "otactl",
+      [
+        "push", next.path, "--version", "2.0.0", "--device", daemon.socket, "--link",
+        "mtu=247,interval=2ms,packets=8", "--no-activate", "--json", "--base", base.path,
+      ])
+    let final = result.jsonLines.last { $0["event"] as? String == "result" } ?? [:]
+    #expect(result.status == 0, "\(result.output)\n\(result.errors)\n\(daemon.log)")
+    #expect(final["transferMode"] as? String == "delta", "\(final)")
+    #expect(daemon.slotBytes(daemon.slotB, count: release.count) == release)
+    #expect((final["bytesOnAir"] as? Int ?? .max) < (final["plainBytesOnAir"] as? Int ?? 0) / 4, "\(final)")
+    let again = try runTool("otad", ["adopt"] + daemon.baseArguments)
+    #expect(again.status == 0 && again.output.contains("already holds a known image"), "\(again.output)")
+    let refused = try runTool("otad", ["adopt"] + daemon.baseArguments + ["--force", "--length", "0"])
+    #expect(
+      refused.status != 0 && refused.errors.contains("give the image's own length"), "\(refused.errors)")
+  }
 }
