@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The whole test suite, from a fresh Debian 12 machine: installs the Debian packages it needs,
 # builds, runs every Swift test, the Raspberry Pi install script staged into a temporary root, then
-# a short run of each fuzz target (Scripts/fuzz.sh), then the real-stack test (bluetoothd in a VM
+# a 10 s run of each fuzz target (Scripts/fuzz.sh --seconds 10), then the real-stack test (bluetoothd in a VM
 # with two virtual controllers, Scripts/test-bluez.sh; it installs qemu and fetches Debian's kernel itself),
 # then the real bootloaders (Debian's U-Boot and GRUB under qemu, Scripts/test-bootloaders.sh). The
 # gateway (otactl gateway) runs against a real goosebit from PyPI (Scripts/fleet/test-gateway.sh)
@@ -111,9 +111,9 @@ if [[ $# -eq 0 ]]; then
   BLUEOTA_BIN="$(swift build --show-bin-path)" bash Scripts/fleet/test-gateway.sh 2>&1 | tee "$log" || gateway_status=$?
   count_stage "$gateway_status" "$(grep -E '^gateway: [0-9]+ passed, [0-9]+ failed' "$log" | tail -n 1 | cut -d' ' -f2-)"
 
-  stage "fuzzing (Scripts/fuzz.sh: each libFuzzer target for 20 s; docs/FUZZING.md)"
+  stage "fuzzing (Scripts/fuzz.sh: each libFuzzer target for 10 s; docs/FUZZING.md)"
   fuzz_status=0
-  bash Scripts/fuzz.sh --seconds 20 2>&1 | tee "$log" || fuzz_status=$?
+  bash Scripts/fuzz.sh --seconds 10 2>&1 | tee "$log" || fuzz_status=$?
   fuzz_targets="$(grep -c '^FUZZ target=' "$log" || true)"
   fuzz_crashed="$(grep -cE '^FUZZ target=.* crashes=[1-9]' "$log" || true)"
   if ((fuzz_status != 0 && fuzz_crashed == 0)); then
