@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The whole test suite, from a fresh Debian 12 machine: installs the Debian packages it needs,
 # builds, runs every Swift test, the Raspberry Pi install script staged into a temporary root, then
-# a short run of each fuzz target (Scripts/fuzz.sh), then the real-stack test (bluetoothd in a VM
+# a 10 s run of each fuzz target (Scripts/fuzz.sh --seconds 10), then the real-stack test (bluetoothd in a VM
 # with two virtual controllers, Scripts/test-bluez.sh; it installs qemu and fetches Debian's kernel itself),
 # then the real bootloaders (Debian's U-Boot and GRUB under qemu, Scripts/test-bootloaders.sh). The
 # gateway (otactl gateway) runs against a real goosebit from PyPI (Scripts/fleet/test-gateway.sh)
@@ -23,26 +23,29 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 source Scripts/setup.sh
 source Scripts/test-counts.sh
+# Each stage header says how long the test command has run so far (bash $SECONDS), so that a CI
+# log shows where the time went: "== [12:34 elapsed] real BlueZ stack (VM)".
+stage() { printf "== [%d:%02d elapsed] %s\n" "$((SECONDS / 60))" "$((SECONDS % 60))" "$*"; }
 # The real imgtool, for the interop tests (Tests/OTATrustTests): a venv in .build-imgtool.
 blueota_install_imgtool
 blueota_install_smpmgr
 blueota_install_mcumgr_toolkit
 
-echo "== lint (swift format with .swift-format; Tests/.swift-format allows force unwraps in tests)"
+stage "lint (swift format with .swift-format; Tests/.swift-format allows force unwraps in tests)"
 lint_status=0
 swift format lint --strict --recursive Sources Tests Package.swift || lint_status=$?
 if ((lint_status != 0)); then
   echo "lint: FAIL: run 'swift format --in-place --recursive Sources Tests Package.swift' and fix what it cannot"
 fi
 
-echo "== statements (Scripts/check-statements.py: every statement of the wire contracts has a test)"
+stage "statements (Scripts/check-statements.py: every statement of the wire contracts has a test)"
 statements_status=0
 python3 Scripts/check-statements.py || statements_status=$?
 
-echo "== build ($(swift --version 2>/dev/null | head -n 1))"
+stage "build ($(swift --version 2>/dev/null | head -n 1))"
 swift build --build-tests
 
-echo "== test"
+stage "test"
 log="$(mktemp)"
 trap 'rm -f "$log"' EXIT
 status=0
@@ -60,7 +63,7 @@ for check_status in "$lint_status" "$statements_status"; do
 done
 
 if [[ $# -ne 0 ]]; then
-  echo "== left out by the arguments ($*), counted as 6 skipped: Raspberry Pi install kit, lab browser test, gateway against goosebit, fuzzing, real BlueZ stack (VM), real bootloaders (qemu)"
+  stage "left out by the arguments ($*), counted as 6 skipped: Raspberry Pi install kit, lab browser test, gateway against goosebit, fuzzing, real BlueZ stack (VM), real bootloaders (qemu)"
   skipped=$((skipped + 6))
 fi
 
@@ -80,7 +83,7 @@ count_stage() { # status "N passed, M failed"
 }
 
 if [[ $# -eq 0 ]]; then
-  echo "== Raspberry Pi install kit (staged into a temporary root)"
+  stage "Raspberry Pi install kit (staged into a temporary root)"
   rpi_status=0
   bash Scripts/rpi/test-install.sh 2>&1 | tail -n 20 | tee "$log" || rpi_status=$?
   total=$((total + 1))
@@ -89,7 +92,7 @@ if [[ $# -eq 0 ]]; then
     status=1
   fi
 
-  echo "== the lab page in a browser (Scripts/lab/test_lab.py: headless chromium, selenium)"
+  stage "the lab page in a browser (Scripts/lab/test_lab.py: headless chromium, selenium)"
   if blueota_install_lab_browser; then
     lab_status=0
     # Its screenshots go to a temporary directory: the run leaves docs/lab/*.png as they are.
@@ -103,14 +106,14 @@ if [[ $# -eq 0 ]]; then
     skipped=$((skipped + 1))
   fi
 
-  echo "== the gateway against goosebit (Scripts/fleet/test-gateway.sh: hawkBit's DDI API from PyPI)"
+  stage "the gateway against goosebit (Scripts/fleet/test-gateway.sh: hawkBit's DDI API from PyPI)"
   gateway_status=0
   BLUEOTA_BIN="$(swift build --show-bin-path)" bash Scripts/fleet/test-gateway.sh 2>&1 | tee "$log" || gateway_status=$?
   count_stage "$gateway_status" "$(grep -E '^gateway: [0-9]+ passed, [0-9]+ failed' "$log" | tail -n 1 | cut -d' ' -f2-)"
 
-  echo "== fuzzing (Scripts/fuzz.sh: each libFuzzer target for 20 s; docs/FUZZING.md)"
+  stage "fuzzing (Scripts/fuzz.sh: each libFuzzer target for 10 s; docs/FUZZING.md)"
   fuzz_status=0
-  bash Scripts/fuzz.sh --seconds 20 2>&1 | tee "$log" || fuzz_status=$?
+  bash Scripts/fuzz.sh --seconds 10 2>&1 | tee "$log" || fuzz_status=$?
   fuzz_targets="$(grep -c '^FUZZ target=' "$log" || true)"
   fuzz_crashed="$(grep -cE '^FUZZ target=.* crashes=[1-9]' "$log" || true)"
   if ((fuzz_status != 0 && fuzz_crashed == 0)); then
@@ -122,7 +125,7 @@ if [[ $# -eq 0 ]]; then
   failed=$((failed + fuzz_crashed))
   ((fuzz_status == 0)) || status=1
 
-  echo "== real BlueZ stack (VM)"
+  stage "real BlueZ stack (VM)"
   bluez_status=0
   bash Scripts/test-bluez.sh 2>&1 | tee "$log" || bluez_status=$?
   # Three VM runs: EATT on, EATT off, several devices (with the gateway on goosebit).
@@ -130,7 +133,7 @@ if [[ $# -eq 0 ]]; then
   failed=$((failed + $(grep -cE '^(EATT (on|off)|several devices): FAIL' "$log" || true)))
   ((bluez_status == 0)) || status=1
 
-  echo "== real bootloaders (Scripts/test-bootloaders.sh: Debian's U-Boot and GRUB under qemu)"
+  stage "real bootloaders (Scripts/test-bootloaders.sh: Debian's U-Boot and GRUB under qemu)"
   bootloaders_status=0
   bash Scripts/test-bootloaders.sh 2>&1 | tee "$log" || bootloaders_status=$?
   bootloaders_line="$(grep -E '^bootloaders: [0-9]+ passed, [0-9]+ failed$' "$log" | tail -n 1)"

@@ -31,6 +31,12 @@
 #      imgtool-signed 1 MiB image, tests it, resets, reconnects and confirms: slot 0 runs it,
 #      active and confirmed; then otactl pushes the same image (no ACTIVATE) to another fresh
 #      device; both goodputs in FIGURES
+# BLUEOTA_E2E_SCOPE=bearer (test-bluez.sh's EATT-off run, `run.sh --env BLUEOTA_E2E_SCOPE=bearer`) runs
+# only the steps whose outcome can depend on the ATT bearer (EATT's several bearers or one): 1, 2, 3,
+# 3b, 4, 4b, 4c, 5, 8 and 11. It skips 2b, 5a, 5b, 6, 7, 9 and 10, each with a line saying so and why:
+# advertising, the Device Information read, the L2CAP channel, bluetoothd's restart, the power cycle
+# and the signature checks do not depend on the bearer, and step 10's unpaired central gets no EATT
+# in either run (EATT needs an encrypted link). The EATT-on run (the default scope, all) does them.
 # Needs BLUEOTA_BIN (where otad and otactl were built), BLUEOTA_SMPCLIENT_PYTHON (Scripts/setup.sh's
 # smpclient venv) and BLUEOTA_SMP_IMAGE (the signed image). Writes figures.json to GUEST_RESULTS.
 set -euo pipefail
@@ -57,6 +63,18 @@ device=(--slot-a "$work/a.img" --slot-b "$work/b.img" --capacity 2MiB --state-di
 # steps that must find a device have the central scanning before the device advertises.
 discovering() { busctl get-property org.bluez "/org/bluez/$central" org.bluez.Adapter1 Discovering 2>/dev/null | grep -q true; }
 wait_discovering() { for _ in $(seq "$((${1:-5} * 20))"); do discovering && return 0; sleep 0.05; done; return 1; }
+registered() { grep -c "RegisterAdvertisement accepted" "$results/otad.log" || true; }
+
+# BLUEOTA_E2E_SCOPE: all (the default) runs every step; bearer (test-bluez.sh's EATT-off run) only the
+# steps whose outcome can depend on the ATT bearer: 1, 2, 3, 3b, 4, 4b, 4c, 5, 8 and 11. The EATT-on
+# run does the others. in_scope STEP WHY: true when STEP runs; otherwise it says why it is skipped.
+scope="${BLUEOTA_E2E_SCOPE:-all}"
+[[ "$scope" == all || "$scope" == bearer ]] || { echo "guest-e2e: BLUEOTA_E2E_SCOPE is all or bearer, not $scope" >&2; exit 2; }
+in_scope() { # STEP WHY
+  [[ "$scope" == all ]] && return 0
+  step "$1. skipped in the bearer-scope run: $2 (the EATT-on run does it)"
+  return 1
+}
 
 step "1. otad starts on hci0 while otactl scans on $central"
 "$bin/otactl" scan --adapter "$central" --seconds 10 >"$results/scan.txt" &
@@ -76,33 +94,35 @@ wait "$scanner" || fail "otactl scan failed"
 cat "$results/scan.txt"
 grep -q "$address" "$results/scan.txt" || fail "otactl scan did not find $address, which began advertising while it scanned"
 
-step "2b. found again after each of four centrals left"
-# The device must advertise again once a central has left it: the central connects (bluetoothd's
-# Connect, as otactl does), a scan starts, the central leaves, and the scan must hear the device.
-# A round is tried up to three times: should the device's advertising begin in the few ms between
-# two of otactl's discoveries, every later discovery's report can be lost (see above); each try is
-# told, with its times.
-device_path="/org/bluez/$central/dev_${address//:/_}"
-heard_after_one() {
-  timeout 30 busctl call --timeout=25 org.bluez "$device_path" org.bluez.Device1 Connect \
-    || fail "round $round: $central could not connect to the device"
-  "$bin/otactl" scan --adapter "$central" --seconds 10 >"$results/scan-again.txt" &
-  scanner=$!
-  local scanning
-  wait_discovering 10 || fail "round $round: otactl scan started no discovery"
-  scanning="$(now)"
-  busctl call org.bluez "$device_path" org.bluez.Device1 Disconnect || fail "round $round: Disconnect failed"
-  echo "round $round, try $try: scanning at $scanning, disconnected at $(now)"
-  wait "$scanner" || fail "round $round: otactl scan failed"
-  grep -q "$address" "$results/scan-again.txt"
-}
-for round in 1 2 3 4; do
-  for try in 1 2 3; do
-    heard_after_one && break
-    ((try < 3)) || fail "round $round: the device was not heard after the central left, three times"
+if in_scope 2b "advertising again after a central left is bluetoothd's and the adapter's doing, not the ATT bearer's"; then
+  step "2b. found again after each of four centrals left"
+  # The device must advertise again once a central has left it: the central connects (bluetoothd's
+  # Connect, as otactl does), a scan starts, the central leaves, and the scan must hear the device.
+  # A round is tried up to three times: should the device's advertising begin in the few ms between
+  # two of otactl's discoveries, every later discovery's report can be lost (see above); each try is
+  # told, with its times.
+  device_path="/org/bluez/$central/dev_${address//:/_}"
+  heard_after_one() {
+    timeout 30 busctl call --timeout=25 org.bluez "$device_path" org.bluez.Device1 Connect \
+      || fail "round $round: $central could not connect to the device"
+    "$bin/otactl" scan --adapter "$central" --seconds 10 >"$results/scan-again.txt" &
+    scanner=$!
+    local scanning
+    wait_discovering 10 || fail "round $round: otactl scan started no discovery"
+    scanning="$(now)"
+    busctl call org.bluez "$device_path" org.bluez.Device1 Disconnect || fail "round $round: Disconnect failed"
+    echo "round $round, try $try: scanning at $scanning, disconnected at $(now)"
+    wait "$scanner" || fail "round $round: otactl scan failed"
+    grep -q "$address" "$results/scan-again.txt"
+  }
+  for round in 1 2 3 4; do
+    for try in 1 2 3; do
+      heard_after_one && break
+      ((try < 3)) || fail "round $round: the device was not heard after the central left, three times"
+    done
   done
-done
-echo "heard advertising again after each of 4 connections"
+  echo "heard advertising again after each of 4 connections"
+fi
 
 step "3. push 1 MiB with ACTIVATE, restart, verify"
 # [P-TIME-10] [P-PHASE-10] [P-CHAN-5]: through bluetoothd, otactl reconnects after the restart and finds
@@ -223,69 +243,77 @@ step "5. malformed writes from another client"
 grep -q "running: slot A, version 2.0.1" "$results/info-after.txt" || fail "otad stopped serving"
 kill -0 "$otad" || fail "otad died"
 
-step "5a. the device's identity, read through bluetoothd from the Device Information Service"
-# [P-GATT-10] [P-GATT-11] [P-GATT-12]: the serial, model and hardware revision otad was given.
-"$bin/otactl" info --device "$address" --adapter "$central" --json | tee "$results/info-identity.json"
-grep -q '"serial" *: *"e2e-0001"' "$results/info-identity.json" || fail "the serial is not the configured one"
-grep -q '"model" *: *"blueota-vm"' "$results/info-identity.json" || fail "the model is not the configured one"
-grep -q '"hardwareRevision" *: *"1.0"' "$results/info-identity.json" || fail "the hardware revision is not 1.0"
-
-step "5b. malformed SDUs from a raw L2CAP client on the link of a GATT-connected central"
-# [P-CHAN-9]: through the real kernel, short SDUs are dropped before the receiver and logged.
-cc -O2 -o "$work/l2cap-raw" "$here/l2cap-raw.c" || fail "l2cap-raw does not build"
-sdu_drops() { grep -c "L2CAP SDU dropped" "$results/otad.log" || true; }
-drops_before="$(sdu_drops)"
-/usr/bin/python3 -B "$here/ota_client.py" hostile-channel "$address" "$work/l2cap-raw" | tee "$results/hostile-channel.json" \
-  || fail "malformed SDUs: otad did not answer as it should"
-kill -0 "$otad" || fail "otad died after malformed SDUs"
-# The 3-byte SDU, the two truncated headers and the 1-byte flood: dropped before the receiver.
-(("$(sdu_drops)" >= drops_before + 3)) || fail "otad did not log the SDUs it dropped"
-grep "L2CAP SDU dropped" "$results/otad.log" | tail -n 3
-grep -q '"oversize": "sent"' "$results/hostile-channel.json" \
-  || echo "the SDU one byte over the device's receive MTU never left: $(grep -o '"oversize": "[^"]*"' "$results/hostile-channel.json")"
-"$bin/otactl" push "$root/Images/raw-1MiB.bin" --version 2.0.2 --full --data-path l2cap --device "$address" \
-  --adapter "$central" --json >"$results/push-after-hostile.jsonl" \
-  || fail "the push after the malformed SDUs failed: $(tail -n 1 "$results/push-after-hostile.jsonl")"
-tail -n 1 "$results/push-after-hostile.jsonl"
-grep -q '"dataPath":"l2cap"' "$results/push-after-hostile.jsonl" || fail "the push after them did not use the channel"
-grep -q '"runningVersion":"2.0.2+0"' "$results/push-after-hostile.jsonl" || fail "2.0.2 not verified"
-grep -q '"confirmed":true' "$results/push-after-hostile.jsonl" || fail "2.0.2 not confirmed"
-
-step "6. bluetoothd restarts: otad registers again"
-registered() { grep -c "RegisterAdvertisement accepted" "$results/otad.log" || true; }
-before="$(registered)"
-read -r -a bt_args <"$results/bluetoothd.cmdline"
-pkill -x bluetoothd || fail "no bluetoothd to stop"
-sleep 0.5
-"/usr/libexec/bluetooth/${bt_args[0]}" "${bt_args[@]:1}" >>/tmp/bluetoothd-again.log 2>&1 &
-for _ in $(seq 200); do busctl introspect org.bluez "/org/bluez/$central" >/dev/null 2>&1 && break; sleep 0.05; done
-for adapter in hci0 "$central"; do busctl set-property org.bluez "/org/bluez/$adapter" org.bluez.Adapter1 Powered b true; done
-for _ in $(seq 200); do (("$(registered)" > before)) && break; sleep 0.05; done
-(("$(registered)" > before)) || fail "otad did not register again after bluetoothd restarted"
-grep -q "bluetoothd restarted: registering again" "$results/otad.log" || fail "the restart went unnoticed"
-if ! "$bin/otactl" info --device "$address" --adapter "$central" | tee "$results/info-after-restarts.txt"; then
-  # bluetoothd forgot the device with its restart, so otactl discovers it, and every discovery's
-  # report can be the one Linux drops (see step 1); otactl tries fresh ones for 20 s. Once more
-  # after a power cycle of the central's adapter, should all of them have lost.
-  echo "otactl did not find otad after bluetoothd restarted: power-cycling $central, once more"
-  busctl set-property org.bluez "/org/bluez/$central" org.bluez.Adapter1 Powered b false
-  sleep 1
-  busctl set-property org.bluez "/org/bluez/$central" org.bluez.Adapter1 Powered b true
-  "$bin/otactl" info --device "$address" --adapter "$central" | tee "$results/info-after-restarts.txt"
+if in_scope 5a "one read of the Device Information Service does not depend on the ATT bearer"; then
+  step "5a. the device's identity, read through bluetoothd from the Device Information Service"
+  # [P-GATT-10] [P-GATT-11] [P-GATT-12]: the serial, model and hardware revision otad was given.
+  "$bin/otactl" info --device "$address" --adapter "$central" --json | tee "$results/info-identity.json"
+  grep -q '"serial" *: *"e2e-0001"' "$results/info-identity.json" || fail "the serial is not the configured one"
+  grep -q '"model" *: *"blueota-vm"' "$results/info-identity.json" || fail "the model is not the configured one"
+  grep -q '"hardwareRevision" *: *"1.0"' "$results/info-identity.json" || fail "the hardware revision is not 1.0"
 fi
-grep -q "running: slot B, version 2.0.2" "$results/info-after-restarts.txt" || fail "otad unreachable after bluetoothd restarted"
 
-step "7. the adapter is powered off and on: otad advertises again"
-before="$(registered)"
-busctl set-property org.bluez /org/bluez/hci0 org.bluez.Adapter1 Powered b false
-sleep 1
-busctl set-property org.bluez /org/bluez/hci0 org.bluez.Adapter1 Powered b true
-for _ in $(seq 200); do (("$(registered)" > before)) && break; sleep 0.05; done
-(("$(registered)" > before)) || fail "otad did not advertise again after the power cycle"
-# An LE connection needs the peripheral to advertise: reaching it proves the advertisement is back.
-# (Not a scan started after the fact: its one report races the kernel, see step 1.)
-"$bin/otactl" info --device "$address" --adapter "$central" | tee "$results/info-after-power-cycle.txt"
-grep -q "running: slot B, version 2.0.2" "$results/info-after-power-cycle.txt" || fail "otad unreachable after the power cycle"
+# l2cap-raw (Scripts/bluez/l2cap-raw.c): step 5b's hostile client and step 8's raw channel.
+cc -O2 -o "$work/l2cap-raw" "$here/l2cap-raw.c" || fail "l2cap-raw does not build"
+if in_scope 5b "L2CAP channel SDUs do not travel over ATT"; then
+  step "5b. malformed SDUs from a raw L2CAP client on the link of a GATT-connected central"
+  # [P-CHAN-9]: through the real kernel, short SDUs are dropped before the receiver and logged.
+  sdu_drops() { grep -c "L2CAP SDU dropped" "$results/otad.log" || true; }
+  drops_before="$(sdu_drops)"
+  /usr/bin/python3 -B "$here/ota_client.py" hostile-channel "$address" "$work/l2cap-raw" | tee "$results/hostile-channel.json" \
+    || fail "malformed SDUs: otad did not answer as it should"
+  kill -0 "$otad" || fail "otad died after malformed SDUs"
+  # The 3-byte SDU, the two truncated headers and the 1-byte flood: dropped before the receiver.
+  (("$(sdu_drops)" >= drops_before + 3)) || fail "otad did not log the SDUs it dropped"
+  grep "L2CAP SDU dropped" "$results/otad.log" | tail -n 3
+  grep -q '"oversize": "sent"' "$results/hostile-channel.json" \
+    || echo "the SDU one byte over the device's receive MTU never left: $(grep -o '"oversize": "[^"]*"' "$results/hostile-channel.json")"
+  "$bin/otactl" push "$root/Images/raw-1MiB.bin" --version 2.0.2 --full --data-path l2cap --device "$address" \
+    --adapter "$central" --json >"$results/push-after-hostile.jsonl" \
+    || fail "the push after the malformed SDUs failed: $(tail -n 1 "$results/push-after-hostile.jsonl")"
+  tail -n 1 "$results/push-after-hostile.jsonl"
+  grep -q '"dataPath":"l2cap"' "$results/push-after-hostile.jsonl" || fail "the push after them did not use the channel"
+  grep -q '"runningVersion":"2.0.2+0"' "$results/push-after-hostile.jsonl" || fail "2.0.2 not verified"
+  grep -q '"confirmed":true' "$results/push-after-hostile.jsonl" || fail "2.0.2 not confirmed"
+fi
+
+if in_scope 6 "otad registering again with a restarted bluetoothd does not depend on the ATT bearer"; then
+  step "6. bluetoothd restarts: otad registers again"
+  before="$(registered)"
+  read -r -a bt_args <"$results/bluetoothd.cmdline"
+  pkill -x bluetoothd || fail "no bluetoothd to stop"
+  sleep 0.5
+  "/usr/libexec/bluetooth/${bt_args[0]}" "${bt_args[@]:1}" >>/tmp/bluetoothd-again.log 2>&1 &
+  for _ in $(seq 200); do busctl introspect org.bluez "/org/bluez/$central" >/dev/null 2>&1 && break; sleep 0.05; done
+  for adapter in hci0 "$central"; do busctl set-property org.bluez "/org/bluez/$adapter" org.bluez.Adapter1 Powered b true; done
+  for _ in $(seq 200); do (("$(registered)" > before)) && break; sleep 0.05; done
+  (("$(registered)" > before)) || fail "otad did not register again after bluetoothd restarted"
+  grep -q "bluetoothd restarted: registering again" "$results/otad.log" || fail "the restart went unnoticed"
+  if ! "$bin/otactl" info --device "$address" --adapter "$central" | tee "$results/info-after-restarts.txt"; then
+    # bluetoothd forgot the device with its restart, so otactl discovers it, and every discovery's
+    # report can be the one Linux drops (see step 1); otactl tries fresh ones for 20 s. Once more
+    # after a power cycle of the central's adapter, should all of them have lost.
+    echo "otactl did not find otad after bluetoothd restarted: power-cycling $central, once more"
+    busctl set-property org.bluez "/org/bluez/$central" org.bluez.Adapter1 Powered b false
+    sleep 1
+    busctl set-property org.bluez "/org/bluez/$central" org.bluez.Adapter1 Powered b true
+    "$bin/otactl" info --device "$address" --adapter "$central" | tee "$results/info-after-restarts.txt"
+  fi
+  grep -q "running: slot B, version 2.0.2" "$results/info-after-restarts.txt" || fail "otad unreachable after bluetoothd restarted"
+fi
+
+if in_scope 7 "advertising again after a power cycle does not depend on the ATT bearer"; then
+  step "7. the adapter is powered off and on: otad advertises again"
+  before="$(registered)"
+  busctl set-property org.bluez /org/bluez/hci0 org.bluez.Adapter1 Powered b false
+  sleep 1
+  busctl set-property org.bluez /org/bluez/hci0 org.bluez.Adapter1 Powered b true
+  for _ in $(seq 200); do (("$(registered)" > before)) && break; sleep 0.05; done
+  (("$(registered)" > before)) || fail "otad did not advertise again after the power cycle"
+  # An LE connection needs the peripheral to advertise: reaching it proves the advertisement is back.
+  # (Not a scan started after the fact: its one report races the kernel, see step 1.)
+  "$bin/otactl" info --device "$address" --adapter "$central" | tee "$results/info-after-power-cycle.txt"
+  grep -q "running: slot B, version 2.0.2" "$results/info-after-power-cycle.txt" || fail "otad unreachable after the power cycle"
+fi
 
 step "8. raw ceilings and OTA goodput of this stack, GATT and L2CAP channel, 3 runs each"
 # The GATT ceiling: MTU-3-byte write commands through the same AcquireWrite socket otactl writes
@@ -353,78 +381,82 @@ done
 # lossless link must turn out spurious (checked with the figures at the end).
 grep "central disconnected" "$results/otad.log" | tail -n 1 >"$results/device-counts-after-figures.txt"
 
-step "9. signed images only: otad restarts trusting one key"
-before="$(registered)"
-kill "$otad"
-wait "$otad" || true
-"$bin/otad" run --adapter hci0 --name BlueOTA-VM "${device[@]}" --log-level debug --no-l2cap \
-  --trusted-key "$root/Images/keys/test-ed25519.pub.pem" >>"$results/otad.log" 2>&1 &
-otad=$!
-for _ in $(seq 300); do (("$(registered)" > before)) && break; sleep 0.05; done
-(("$(registered)" > before)) || fail "otad did not advertise with a trusted key"
-grep -q "images must be signed by: ed25519 key" "$results/otad.log" || fail "otad does not say which key it trusts"
-expect_refused() { # exit-code text image [push args]
-  local code=0
-  "$bin/otactl" push "$3" "${@:4}" --device "$address" --adapter "$central" --json \
-    >"$results/push-refused.jsonl" || code=$?
-  tail -n 1 "$results/push-refused.jsonl"
-  ((code == $1)) || fail "pushing $(basename "$3") exited $code, expected $1"
-  grep -q "$2" "$results/push-refused.jsonl" || fail "the refusal does not say '$2'"
-}
-expect_refused 11 "signature invalid" "$root/Images/raw-100KiB.bin" --version 3.0.0
-"$bin/otactl" image create "$root/Images/raw-100KiB.bin" "$work/unsigned.img" --version 4.0.0 || fail "image create"
-expect_refused 11 "signature invalid" "$work/unsigned.img"
-grep -q "VALIDATE refused the image: signature invalid: the image is not signed" "$results/otad.log" \
-  || fail "otad did not log why it refused the unsigned image"
-"$bin/otactl" push "$root/Images/firmware-v3.bin" --device "$address" --adapter "$central" --json \
-  >"$results/push-signed.jsonl" 2>"$results/push-signed.err" \
-  || fail "the signed push failed: $(tail -n 1 "$results/push-signed.jsonl")"
-grep -q "data over GATT: the device offers no L2CAP channel" "$results/push-signed.err" \
-  || fail "otactl did not say why it stayed on GATT: $(cat "$results/push-signed.err")"
-grep -q '"dataPath":"gatt"' "$results/push-signed.jsonl" || fail "the push to a device without a channel did not use GATT"
-grep -q '"runningVersion":"3.0.0+0"' "$results/push-signed.jsonl" || fail "the signed 3.0.0 does not run"
-grep -q '"confirmed":true' "$results/push-signed.jsonl" || fail "the signed 3.0.0 was not confirmed"
-expect_refused 12 "downgrade refused" "$root/Images/firmware-v2.bin"
-strict=0
-timeout 120 "$bin/otactl" push "$root/Images/firmware-v3.bin" --force --data-path l2cap --max-reconnects 1 \
-  --device "$address" --adapter "$central" --json >"$results/push-strict.jsonl" 2>&1 || strict=$?
-((strict != 0)) || fail "--data-path l2cap pushed to a device without a channel"
-grep -q "offers no L2CAP channel" "$results/push-strict.jsonl" || fail "--data-path l2cap did not say why it failed"
+if in_scope 9 "otad's signature and downgrade checks do not depend on the ATT bearer"; then
+  step "9. signed images only: otad restarts trusting one key"
+  before="$(registered)"
+  kill "$otad"
+  wait "$otad" || true
+  "$bin/otad" run --adapter hci0 --name BlueOTA-VM "${device[@]}" --log-level debug --no-l2cap \
+    --trusted-key "$root/Images/keys/test-ed25519.pub.pem" >>"$results/otad.log" 2>&1 &
+  otad=$!
+  for _ in $(seq 300); do (("$(registered)" > before)) && break; sleep 0.05; done
+  (("$(registered)" > before)) || fail "otad did not advertise with a trusted key"
+  grep -q "images must be signed by: ed25519 key" "$results/otad.log" || fail "otad does not say which key it trusts"
+  expect_refused() { # exit-code text image [push args]
+    local code=0
+    "$bin/otactl" push "$3" "${@:4}" --device "$address" --adapter "$central" --json \
+      >"$results/push-refused.jsonl" || code=$?
+    tail -n 1 "$results/push-refused.jsonl"
+    ((code == $1)) || fail "pushing $(basename "$3") exited $code, expected $1"
+    grep -q "$2" "$results/push-refused.jsonl" || fail "the refusal does not say '$2'"
+  }
+  expect_refused 11 "signature invalid" "$root/Images/raw-100KiB.bin" --version 3.0.0
+  "$bin/otactl" image create "$root/Images/raw-100KiB.bin" "$work/unsigned.img" --version 4.0.0 || fail "image create"
+  expect_refused 11 "signature invalid" "$work/unsigned.img"
+  grep -q "VALIDATE refused the image: signature invalid: the image is not signed" "$results/otad.log" \
+    || fail "otad did not log why it refused the unsigned image"
+  "$bin/otactl" push "$root/Images/firmware-v3.bin" --device "$address" --adapter "$central" --json \
+    >"$results/push-signed.jsonl" 2>"$results/push-signed.err" \
+    || fail "the signed push failed: $(tail -n 1 "$results/push-signed.jsonl")"
+  grep -q "data over GATT: the device offers no L2CAP channel" "$results/push-signed.err" \
+    || fail "otactl did not say why it stayed on GATT: $(cat "$results/push-signed.err")"
+  grep -q '"dataPath":"gatt"' "$results/push-signed.jsonl" || fail "the push to a device without a channel did not use GATT"
+  grep -q '"runningVersion":"3.0.0+0"' "$results/push-signed.jsonl" || fail "the signed 3.0.0 does not run"
+  grep -q '"confirmed":true' "$results/push-signed.jsonl" || fail "the signed 3.0.0 was not confirmed"
+  expect_refused 12 "downgrade refused" "$root/Images/firmware-v2.bin"
+  strict=0
+  timeout 120 "$bin/otactl" push "$root/Images/firmware-v3.bin" --force --data-path l2cap --max-reconnects 1 \
+    --device "$address" --adapter "$central" --json >"$results/push-strict.jsonl" 2>&1 || strict=$?
+  ((strict != 0)) || fail "--data-path l2cap pushed to a device without a channel"
+  grep -q "offers no L2CAP channel" "$results/push-strict.jsonl" || fail "--data-path l2cap did not say why it failed"
+fi
 
-step "10. paired-only writes: an unpaired central may read, not write"
-# [P-GATT-9] [P-CHAN-4] [P-INFO-13]: reads stay open, bluetoothd refuses the writes, the kernel the
-# channel; the first read already gives the chunk size for its MTU.
-before="$(registered)"
-kill "$otad"
-wait "$otad" || true
-"$bin/otad" run --adapter hci0 --name BlueOTA-VM "${device[@]}" --log-level debug --require-pairing \
-  --trusted-key "$root/Images/keys/test-ed25519.pub.pem" >>"$results/otad.log" 2>&1 &
-otad=$!
-for _ in $(seq 300); do (("$(registered)" > before)) && break; sleep 0.05; done
-(("$(registered)" > before)) || fail "otad did not advertise with --require-pairing"
-"$bin/otactl" info --device "$address" --adapter "$central" --json | tee "$results/info-pairing.json"
-grep -q '"pairingRequired" *: *true' "$results/info-pairing.json" || fail "Info does not say pairing is required"
-# The first read of a fresh connection already gives the chunk size for its MTU (not the ATT minimum's 16).
-grep -qE '"maxChunkPayload" *: *[1-9][0-9]{2,}' "$results/info-pairing.json" \
-  || fail "Info's first read on a fresh connection gives a chunk size for the minimum MTU"
-prepares="$(grep -c "PREPARE" "$results/otad.log" || true)"
-unpaired=0
-# --force: the device already runs 3.0.0 confirmed, and otactl would otherwise send nothing.
-timeout 120 "$bin/otactl" push "$root/Images/firmware-v3.bin" --force --device "$address" --adapter "$central" --json \
-  >"$results/push-unpaired.jsonl" 2>"$results/push-unpaired.err" || unpaired=$?
-tail -n 1 "$results/push-unpaired.jsonl"; tail -n 3 "$results/push-unpaired.err"
-((unpaired != 0)) || fail "an unpaired central could push"
-grep -q "accepts writes only from a central paired with it" "$results/push-unpaired.jsonl" \
-  || fail "otactl did not point at pairing"
-(("$(grep -c "PREPARE" "$results/otad.log" || true)" == prepares)) || fail "a write from an unpaired central reached otad"
-echo "unpaired push refused by bluetoothd (otactl exit $unpaired); otad saw no request"
-# The channel asks BT_SECURITY high as the GATT writes do: an unpaired central does not get it either.
-grep -q "L2CAP channel open" <(sed -n "/--require-pairing/,\$p" "$results/otad.log") \
-  && fail "an unpaired central opened the L2CAP channel"
-# ... and otactl says so, and goes on over GATT (where bluetoothd refuses the unpaired writes).
-grep -q "the L2CAP channel failed (connect: Permission denied): data over GATT" "$results/push-unpaired.err" \
-  || fail "otactl did not say the channel was refused and it fell back to GATT"
-grep -m 1 "the L2CAP channel failed" "$results/push-unpaired.err"
+if in_scope 10 "EATT needs an encrypted link, so an unpaired central has one ATT bearer in either run"; then
+  step "10. paired-only writes: an unpaired central may read, not write"
+  # [P-GATT-9] [P-CHAN-4] [P-INFO-13]: reads stay open, bluetoothd refuses the writes, the kernel the
+  # channel; the first read already gives the chunk size for its MTU.
+  before="$(registered)"
+  kill "$otad"
+  wait "$otad" || true
+  "$bin/otad" run --adapter hci0 --name BlueOTA-VM "${device[@]}" --log-level debug --require-pairing \
+    --trusted-key "$root/Images/keys/test-ed25519.pub.pem" >>"$results/otad.log" 2>&1 &
+  otad=$!
+  for _ in $(seq 300); do (("$(registered)" > before)) && break; sleep 0.05; done
+  (("$(registered)" > before)) || fail "otad did not advertise with --require-pairing"
+  "$bin/otactl" info --device "$address" --adapter "$central" --json | tee "$results/info-pairing.json"
+  grep -q '"pairingRequired" *: *true' "$results/info-pairing.json" || fail "Info does not say pairing is required"
+  # The first read of a fresh connection already gives the chunk size for its MTU (not the ATT minimum's 16).
+  grep -qE '"maxChunkPayload" *: *[1-9][0-9]{2,}' "$results/info-pairing.json" \
+    || fail "Info's first read on a fresh connection gives a chunk size for the minimum MTU"
+  prepares="$(grep -c "PREPARE" "$results/otad.log" || true)"
+  unpaired=0
+  # --force: the device already runs 3.0.0 confirmed, and otactl would otherwise send nothing.
+  timeout 120 "$bin/otactl" push "$root/Images/firmware-v3.bin" --force --device "$address" --adapter "$central" --json \
+    >"$results/push-unpaired.jsonl" 2>"$results/push-unpaired.err" || unpaired=$?
+  tail -n 1 "$results/push-unpaired.jsonl"; tail -n 3 "$results/push-unpaired.err"
+  ((unpaired != 0)) || fail "an unpaired central could push"
+  grep -q "accepts writes only from a central paired with it" "$results/push-unpaired.jsonl" \
+    || fail "otactl did not point at pairing"
+  (("$(grep -c "PREPARE" "$results/otad.log" || true)" == prepares)) || fail "a write from an unpaired central reached otad"
+  echo "unpaired push refused by bluetoothd (otactl exit $unpaired); otad saw no request"
+  # The channel asks BT_SECURITY high as the GATT writes do: an unpaired central does not get it either.
+  grep -q "L2CAP channel open" <(sed -n "/--require-pairing/,\$p" "$results/otad.log") \
+    && fail "an unpaired central opened the L2CAP channel"
+  # ... and otactl says so, and goes on over GATT (where bluetoothd refuses the unpaired writes).
+  grep -q "the L2CAP channel failed (connect: Permission denied): data over GATT" "$results/push-unpaired.err" \
+    || fail "otactl did not say the channel was refused and it fell back to GATT"
+  grep -m 1 "the L2CAP channel failed" "$results/push-unpaired.err"
+fi
 
 step "11. SMP over Bluetooth: smpclient (bleak) on $central uploads, tests, resets, confirms"
 smp_python="${BLUEOTA_SMPCLIENT_PYTHON:?BLUEOTA_SMPCLIENT_PYTHON names the python of the smpclient venv (Scripts/setup.sh)}"

@@ -25,7 +25,9 @@ cache="${1:?usage: build-btvirt.sh CACHE_DIR}"
 die() { echo "build-btvirt: error: $*" >&2; exit 1; }
 patch_file="$here/btvirt-handles.patch"
 version="$(dpkg-query -W -f='${Version}' bluez-test-tools 2>/dev/null)" || die "bluez-test-tools is not installed (prepare.sh installs it)"
-hash="$(sha256sum "$patch_file" "${BASH_SOURCE[0]}" | sha256sum | cut -c1-12)"
+# The contents only: sha256sum's output names the files, so a checkout in another folder (CI's fresh
+# clone) would otherwise build btvirt again for the same patch.
+hash="$(cat "$patch_file" "${BASH_SOURCE[0]}" | sha256sum | cut -c1-12)"
 out="$cache/btvirt-${version//[^A-Za-z0-9.]/_}-$hash"
 if [[ -x "$out/btvirt" ]]; then
   echo "$out/btvirt"

@@ -20,6 +20,9 @@
 #                   controllers: Scripts/vm/build-btvirt.sh)
 #   GUEST_TRACE=1   trace every command of this script, timestamped, into trace.log
 #                   (BLUEOTA_VM_TRACE=1 Scripts/vm/run.sh ...)
+#   VM_NET_ADDRESS  (run.sh --forward-host-port) the address/prefix for eth0, e.g. 10.0.2.15/24:
+#                   virtio_net is loaded and eth0 comes up with it (static, no DHCP client; lo is
+#                   up anyway); the test reaches the host's forwarded port at GUEST_HOST_URL
 #   anything else   passed through to the test unchanged (run.sh --env KEY=VAL)
 #
 # Results share contents: timings.tsv (step, seconds since the guest kernel started), stage (last
@@ -138,6 +141,17 @@ timeout 60 modprobe -a bluetooth hci_vhci af_alg algif_hash algif_skcipher ecb c
   fail "modprobe bluetooth hci_vhci (and the AF_ALG modules) failed"
 wait_for 10 /dev/vhci test -c /dev/vhci || fail "no /dev/vhci after modprobe hci_vhci"
 step modules
+
+# --- the network (run.sh --forward-host-port only) ----------------------------------------------
+# qemu's user-mode network with restrict=on: the guest reaches nothing but the guestfwd address
+# (GUEST_HOST_URL). A static address in qemu's 10.0.2.0/24; the forwarded address is on-link.
+if [[ -n "${VM_NET_ADDRESS:-}" ]]; then
+  timeout 30 modprobe virtio_net || fail "modprobe virtio_net failed"
+  wait_for 10 eth0 test -e /sys/class/net/eth0 || fail "no eth0 after modprobe virtio_net"
+  ip addr add "$VM_NET_ADDRESS" dev eth0 || fail "ip addr add $VM_NET_ADDRESS dev eth0 failed"
+  ip link set eth0 up || fail "ip link set eth0 up failed"
+  step network
+fi
 
 # --- D-Bus -------------------------------------------------------------------------------------
 dbus-uuidgen --ensure || fail "dbus-uuidgen --ensure failed"
@@ -264,7 +278,7 @@ echo "$test_timeout" >"$R/test.timeout"
 export GUEST_RESULTS="$R" GUEST_PERIPHERAL=hci0 GUEST_CENTRAL=hci1 BLUEOTA_VM=1 GUEST_TEST_TIMEOUT="$test_timeout"
 export GUEST_CONTROLLERS="$controllers"
 export BT_CONF="${conf:-}"
-unset VM_TIMEOUT VM_CONTROLLERS VM_BTVIRT BT_ARGS GUEST_TRACE
+unset VM_TIMEOUT VM_CONTROLLERS VM_BTVIRT VM_NET_ADDRESS BT_ARGS GUEST_TRACE
 step test-start
 cd /tmp
 set +e

@@ -4,13 +4,16 @@
 #   * the host's Debian packages (qemu, busybox-static, bluez, btvirt, dbus, python3-dbus, ...);
 #   * Debian's own kernel image (the package behind linux-image-amd64), fetched with
 #     `apt-get download` and unpacked with `dpkg-deb -x`; it is never installed on the host;
-#   * a trimmed module tree for the guest (crypto, lib, bluetooth, rfkill), depmod-ed;
+#   * a trimmed module tree for the guest (crypto, lib, bluetooth, rfkill, virtio_net), depmod-ed,
+#     in a folder named by a hash of its module list: a changed list builds a new tree instead of
+#     reusing one that lacks a module;
 #   * a tiny busybox initramfs whose /init mounts the host's root read-only over virtio-9p under a
 #     tmpfs overlay and switch_roots into the guest script named on the kernel command line.
 #
 # Idempotent and non-interactive: a complete cache is reused as it is. The cache lives in
 # ${BLUEOTA_VM_CACHE:-$HOME/.cache/blueota-vm}, never inside the repository. It ends with
 # $CACHE/vm.env, which run.sh sources (VM_KVER, VM_KERNEL, VM_INITRD, VM_MODULES).
+# Packages: socat too (run.sh --forward-host-port relays each guest connection with it).
 #
 #   Scripts/vm/prepare.sh            # install / build what is missing
 #   Scripts/vm/prepare.sh --force    # rebuild the kernel part and the initramfs from scratch
@@ -40,8 +43,9 @@ fi
 # systemctl, which needs systemd as PID 1). python3-gi: the GLib main loop python3-dbus needs for
 # the smoke test's D-Bus objects. util-linux: flock, mount. coreutils: timeout. gcc, libc6-dev,
 # dpkg-dev, patch: build-btvirt.sh's btvirt from Debian's bluez source (runs of 3+ controllers).
+# socat: run.sh --forward-host-port's relay from the guest's user-mode network to a host port.
 packages=(qemu-system-x86 busybox-static bluez bluez-test-tools dbus cpio kmod python3 python3-dbus
-          python3-gi util-linux coreutils gcc libc6-dev dpkg-dev patch)
+          python3-gi util-linux coreutils gcc libc6-dev dpkg-dev patch socat)
 installed="$(dpkg-query -W -f='${Package} ${Status}\n' "${packages[@]}" 2>/dev/null |
              awk '$NF == "installed" && $(NF-1) == "ok" { printf "%s ", $1 }' || true)"
 missing=()
@@ -95,11 +99,23 @@ if [[ "$force" == 1 ]]; then
   rm -rf "$kdir"
 fi
 
-if [[ -f "$kernel_stamp" ]]; then
+# The guest's module tree: only what the Bluetooth stack and the kernel crypto it loads on demand
+# need (ecdh, aes, cmac, ccm ...), and virtio_net with its dependencies for run.sh
+# --forward-host-port (CONFIG_VIRTIO_NET=m in Debian's kernel). About 14 MB instead of 400. Its
+# folder is named by a hash of these lists: a cache made before a module was added here is not
+# reused without it (the kernel itself and the initramfs modules stay).
+module_dirs=(kernel/crypto kernel/arch/x86/crypto kernel/lib kernel/net/bluetooth kernel/drivers/bluetooth
+             kernel/net/rfkill)
+module_files=(kernel/drivers/net/virtio_net.ko kernel/drivers/net/net_failover.ko kernel/net/core/failover.ko)
+modules_hash="$(printf '%s\n' "${module_dirs[@]}" -- "${module_files[@]}" | sha256sum | cut -c1-12)"
+modules_dir="$kdir/modules-$modules_hash"
+modules_stamp="$modules_dir/.complete"
+
+if [[ -f "$kernel_stamp" && -f "$modules_stamp" ]]; then
   say "kernel $kpkg cached in $kdir"
 else
   t0=$SECONDS
-  rm -rf "$kdir"
+  [[ -f "$kernel_stamp" ]] || rm -rf "$kdir"
   work="$(mktemp -d "$cache/.build.XXXXXX")"
   trap 'rm -rf "$work"' EXIT
   # As root, apt downloads as the user _apt, who cannot enter $HOME (/root): it would download
@@ -118,17 +134,26 @@ else
   [[ -n "$kver" && -f "$work/root/boot/vmlinuz-$kver" ]] || die "no vmlinuz / module tree in $deb"
   full="$work/root/lib/modules/$kver"
 
-  # The guest's module tree: only what the Bluetooth stack and the kernel crypto it loads on
-  # demand need (ecdh, aes, cmac, ccm ...). About 14 MB instead of 400.
-  mkdir -p "$kdir/modules/lib/modules/$kver/kernel"
-  for sub in kernel/crypto kernel/arch/x86/crypto kernel/lib kernel/net/bluetooth \
-             kernel/drivers/bluetooth kernel/net/rfkill; do
-    mkdir -p "$kdir/modules/lib/modules/$kver/$(dirname "$sub")"
-    cp -a "$full/$sub" "$kdir/modules/lib/modules/$kver/$sub"
-  done
-  cp -a "$full"/modules.builtin* "$full/modules.order" "$kdir/modules/lib/modules/$kver/"
-  depmod -b "$kdir/modules" "$kver"
-
+  if [[ ! -f "$modules_stamp" ]]; then
+    rm -rf "$modules_dir"
+    tree="$modules_dir/lib/modules/$kver"
+    mkdir -p "$tree/kernel"
+    for sub in "${module_dirs[@]}" "${module_files[@]}"; do
+      [[ -e "$full/$sub" ]] || die "$kpkg has no $sub"
+      mkdir -p "$tree/$(dirname "$sub")"
+      cp -a "$full/$sub" "$tree/$sub"
+    done
+    cp -a "$full"/modules.builtin* "$full/modules.order" "$tree/"
+    depmod -b "$modules_dir" "$kver"
+    touch "$modules_stamp"
+    say "guest module tree built ($(basename "$modules_dir"))"
+  fi
+  if [[ -f "$kernel_stamp" ]]; then
+    rm -rf "$work"
+    trap - EXIT
+  fi
+fi
+if [[ ! -f "$kernel_stamp" ]]; then
   # The modules the initramfs itself needs, in load order (dependencies first), resolved on the
   # full tree: virtio PCI transport, 9p over virtio, and overlayfs.
   depmod -b "$work/root" "$kver"
@@ -253,7 +278,7 @@ VM_KPKG=$kpkg
 VM_KVER=$kver
 VM_KERNEL=$kdir/vmlinuz
 VM_INITRD=$initrd
-VM_MODULES=$kdir/modules/lib/modules/$kver
+VM_MODULES=$modules_dir/lib/modules/$kver
 ENV
 mv "$cache/vm.env.tmp" "$cache/vm.env"
 say "ready in $((SECONDS - started)) s: kernel $kver, cache $cache"

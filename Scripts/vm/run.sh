@@ -16,6 +16,14 @@
 #                        spaces or quotes: it travels on the kernel command line)
 #   --timeout SECONDS    wall-time limit of the whole VM (default 120); the test gets what is
 #                        left after boot, minus 10 s for collecting logs
+#   --forward-host-port PORT
+#                        give the guest one way out: a virtio NIC on qemu's user-mode network
+#                        with restrict=on (nothing else leaves the guest), where TCP to
+#                        10.0.2.100:80 reaches 127.0.0.1:PORT on the host (guestfwd, one socat per
+#                        connection); the guest is 10.0.2.15/24 and the test gets GUEST_HOST_URL
+#                        (http://10.0.2.100, without :80: goosebit's links leave the default port
+#                        out, and otactl gateway takes a link with another origin for another
+#                        server). Without it the VM has no network (-nic none)
 #   --results DIR        write the results into DIR (created, must be empty, always kept)
 #   --keep               keep the temporary results folder even when the test passes
 #   --verbose            stream the VM's serial console (kernel, test output) while it runs
@@ -23,7 +31,8 @@
 # The test runs as root in the VM, in /tmp, with GUEST_RESULTS (a writable folder shared with the
 # host, the same path on both sides: what the test writes there survives), GUEST_PERIPHERAL=hci0,
 # GUEST_CENTRAL=hci1, BLUEOTA_VM=1, GUEST_TEST_TIMEOUT (seconds it has), BT_CONF (the main.conf
-# bluetoothd runs with) and every --env. Everything else it writes vanishes with the VM.
+# bluetoothd runs with), GUEST_HOST_URL with --forward-host-port, and every --env. Everything else
+# it writes vanishes with the VM.
 #
 # Exit status: the test's own exit status when it ran to the end; 124 when the guest stopped it at
 # its time limit; 125 when the harness failed (prepare failed, the VM did not boot, the stack did
@@ -39,7 +48,7 @@
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-usage() { sed -n '7,21p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '7,29p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
 die_usage() { echo "run.sh: $*" >&2; usage >&2; exit 2; }
 harness_failure() { echo "run.sh: HARNESS FAILURE: $*" >&2; exit 125; }
 
@@ -52,6 +61,7 @@ timeout_s=120
 results=""
 keep=0
 verbose=0
+forward_port=""
 extra_env=()
 while (($#)); do
   case "$1" in
@@ -73,16 +83,21 @@ while (($#)); do
       fi
       timeout_s="$2"; shift 2 ;;
     --results) [[ -n "${2:-}" ]] || die_usage "--results takes a folder"; results="$2"; shift 2 ;;
+    --forward-host-port)
+      if ! [[ "${2:-}" =~ ^[1-9][0-9]{0,4}$ ]] || (("$2" > 65535)); then
+        die_usage "--forward-host-port takes a TCP port"
+      fi
+      forward_port="$2"; shift 2 ;;
     --keep) keep=1; shift ;;
     --verbose) verbose=1; shift ;;
-    -h|--help) sed -n '2,39p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,47p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
     -*) die_usage "unknown option $1" ;;
     *) [[ -z "$test_script" ]] || die_usage "only one TEST_SCRIPT"; test_script="$1"; shift ;;
   esac
 done
 [[ -n "$test_script" ]] || die_usage "no TEST_SCRIPT"
 # The kernel hands /init at most 32 environment variables; the harness uses 11 of them (13 with
-# --controllers).
+# --controllers, 2 more with --forward-host-port).
 ((${#extra_env[@]} <= 16)) || die_usage "at most 16 --env"
 [[ -f "$test_script" && -x "$test_script" ]] || die_usage "TEST_SCRIPT $test_script is not an executable file"
 test_script="$(realpath "$test_script")"
@@ -154,6 +169,14 @@ append=(console=ttyS0 panic=-1 quiet loglevel=3 "ginit=$here/guest-init.sh"
         "GUEST_TEST=$test_script" "GUEST_RESULTS=$results" "VM_KVER=$VM_KVER" "VM_MODULES=$VM_MODULES"
         "VM_TIMEOUT=$timeout_s" "BT_CONF=$bt_conf" ${BLUEOTA_VM_TRACE:+GUEST_TRACE=1}
         ${controllers:+VM_CONTROLLERS=$controllers} ${btvirt:+VM_BTVIRT=$btvirt})
+# The guest's one way out (--forward-host-port): guest-init.sh loads virtio_net and gives eth0
+# VM_NET_ADDRESS (qemu's user-mode network is 10.0.2.0/24; no DHCP client needed).
+guest_host="10.0.2.100:80"
+if [[ -n "$forward_port" ]]; then
+  # Port 80 left out of the URL: servers (goosebit) leave the default port out of the links they
+  # send, and otactl gateway follows only links of the origin it was given.
+  append+=("VM_NET_ADDRESS=10.0.2.15/24" "GUEST_HOST_URL=http://${guest_host%:80}")
+fi
 if [[ -n "$bt_args" ]]; then
   # One word on the kernel command line: the arguments joined with commas.
   read -r -a words <<<"$bt_args"
@@ -165,8 +188,16 @@ append+=("${extra_env[@]}")
 
 # KVM does not work on every machine this runs on (it does not here); TCG always does.
 accel="${BLUEOTA_VM_ACCEL:-tcg,thread=multi}"
+# No network unless --forward-host-port: then user-mode networking with restrict=on, which isolates
+# the guest from the host and the world but for the guestfwd rule. A guestfwd to a chardev
+# (tcp:HOST:PORT) holds one stream for qemu's lifetime, opened at boot; cmd: runs a socat for every
+# connection the guest makes, so HTTP clients that open several connections work.
+nic=(-nic none)
+if [[ -n "$forward_port" ]]; then
+  nic=(-nic "user,model=virtio-net-pci,restrict=on,guestfwd=tcp:$guest_host-cmd:socat - TCP:127.0.0.1:$forward_port")
+fi
 # shellcheck disable=SC2054  # the commas belong to qemu's option values
-qemu=(qemu-system-x86_64 -accel "$accel" -cpu max -smp 2 -m 2048 -nographic -no-reboot -monitor none -nic none
+qemu=(qemu-system-x86_64 -accel "$accel" -cpu max -smp 2 -m 2048 -nographic -no-reboot -monitor none "${nic[@]}"
       -kernel "$VM_KERNEL" -initrd "$VM_INITRD" -append "${append[*]}"
       -virtfs local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap
       -virtfs "local,path=$results,mount_tag=results,security_model=none,multidevs=remap")
@@ -174,7 +205,7 @@ printf '%q ' "${qemu[@]}" >"$results/qemu.cmdline"
 echo >>"$results/qemu.cmdline"
 
 console="$results/console.log"
-echo "run.sh: booting the VM ($(basename "$test_script"), eatt ${eatt:-from --bt-conf},${controllers:+ $controllers controllers,} timeout ${timeout_s} s)"
+echo "run.sh: booting the VM ($(basename "$test_script"), eatt ${eatt:-from --bt-conf},${controllers:+ $controllers controllers,}${forward_port:+ $guest_host -> 127.0.0.1:$forward_port,} timeout ${timeout_s} s)"
 # The guest powers itself off; panic=-1 plus -no-reboot end qemu on a guest crash too; timeout ends
 # it in any other case. stdin is not the terminal: -nographic would put a tty into raw mode.
 vm_start="$(now_ms)"
