@@ -106,12 +106,12 @@ public struct DDIClient: Sendable {
 
   /// The header to send with a download from `url`: the token goes only to the server itself.
   public func downloadHeaders(_ url: String, for controllerId: String) -> [String] {
-    guard url.hasPrefix(server + "/"), let header = authorization.header(for: controllerId) else { return [] }
+    guard ServerOrigin(server)?.contains(url) == true, let header = authorization.header(for: controllerId) else { return [] }
     return [header]
   }
 
   private func own(_ href: String) throws(DDIError) -> String {
-    guard href.hasPrefix(server + "/") else { throw .foreignLink(href) }
+    guard ServerOrigin(server)?.contains(href) == true else { throw .foreignLink(href) }
     return href
   }
 
