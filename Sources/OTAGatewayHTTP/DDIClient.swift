@@ -106,7 +106,8 @@ public struct DDIClient: Sendable {
 
   /// The header to send with a download from `url`: the token goes only to the server itself.
   public func downloadHeaders(_ url: String, for controllerId: String) -> [String] {
-    guard ServerOrigin(server)?.contains(url) == true, let header = authorization.header(for: controllerId) else { return [] }
+    guard ServerOrigin(server)?.contains(url) == true, let header = authorization.header(for: controllerId)
+    else { return [] }
     return [header]
   }
 
