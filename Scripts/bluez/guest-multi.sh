@@ -22,8 +22,9 @@
 #      (Scripts/test-bluez.sh starts it, uploads a 3.0.0+0 MCUboot image packed by `otactl image
 #      pack` for blueota-vm 1.0 and makes one rollout before it boots this VM with run.sh
 #      --forward-host-port), reached at GUEST_HOST_URL as a gateway on a real Pi reaches a remote
-#      server; `otactl gateway --scan 5 --adapter hci3 --parallel 3 --until-idle` finds the otads by
-#      the OTA service, names each target by its serial (vm-M0..2) and pushes to all three: M0 and
+#      server; `otactl gateway --scan 5 --device ADDR (each of the three) --adapter hci3 --parallel
+#      3 --until-idle` scans for the OTA service and serves the named otads whether or not the scan
+#      heard them, names each target by its serial (vm-M0..2) and pushes to all three: M0 and
 #      M2 end on 3.0.0+0 confirmed, M1 (its self-test still fails) rolled back. PASS/FAIL lines
 #      "PASS gateway: ..." for what the devices say (4 checks), "gateway in the VM: N passed, M
 #      failed", and GATEWAY-VM devices=3 seconds=N (the gateway's start to its exit). What goosebit
@@ -308,7 +309,12 @@ check() { # NAME COMMAND...: one PASS or FAIL line (all of step 6's checks run, 
 server="${GUEST_HOST_URL:?GUEST_HOST_URL names goosebit on the host (run.sh --forward-host-port; Scripts/test-bluez.sh)}"
 gw_started_at="$(now)"
 gw_rc=0
-timeout 300 "$bin/otactl" gateway --server "$server" --scan 5 --adapter "$central" --parallel 3 \
+# The three are named as well as scanned for: a scan started while they already advertise loses a
+# device's report about half the time in these VMs (see step 1), and --until-idle would end the
+# run without the device it never saw (CI, 2026-11-27: M0 missed). --scan still runs each poll.
+named=()
+for i in 0 1 2; do named+=(--device "${addresses[i]}"); done
+timeout 300 "$bin/otactl" gateway --server "$server" --scan 5 "${named[@]}" --adapter "$central" --parallel 3 \
   --until-idle --trial-timeout 120 --state-dir "$work/gateway" --verbose >"$results/gateway.log" 2>&1 </dev/null || gw_rc=$?
 gw_seconds="$(awk -v a="$gw_started_at" -v b="$(now)" 'BEGIN { printf "%.0f", b - a }')"
 echo "the gateway exited $gw_rc after $gw_seconds s"
