@@ -132,17 +132,7 @@ gw_vm_line="$(grep -E '^gateway in the VM: [0-9]+ passed, [0-9]+ failed' /tmp/bl
 : >"$gb_work/checks.out"
 if [[ -n "$gw_vm_line" ]]; then
   exec 3>&1 >"$gb_work/checks.out"
-  check() { # NAME COMMAND...: one PASS or FAIL line
-    local name="$1"
-    shift
-    if "$@"; then
-      echo "PASS gateway: $name"
-      gw_passes=$((gw_passes + 1))
-    else
-      echo "FAIL gateway: $name"
-      gw_failures=$((gw_failures + 1))
-    fi
-  }
+  check() { gateway_check "$@"; }
   admin devices >"$gb_work/goosebit-devices.json" || echo "goosebit_admin.py devices failed"
   admin rollouts >"$gb_work/goosebit-rollouts.json" || echo "goosebit_admin.py rollouts failed"
   json() { python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$@" 2>/dev/null; }

@@ -295,17 +295,9 @@ PY
 step "6. otactl gateway on $central: goosebit on the host (${GUEST_HOST_URL:-no GUEST_HOST_URL}), one rollout of $gw_version to the three devices"
 gw_passes=0
 gw_failures=0
-check() { # NAME COMMAND...: one PASS or FAIL line (all of step 6's checks run, then it fails once)
-  local name="$1"
-  shift
-  if "$@"; then
-    echo "PASS gateway: $name"
-    gw_passes=$((gw_passes + 1))
-  else
-    echo "FAIL gateway: $name"
-    gw_failures=$((gw_failures + 1))
-  fi
-}
+# shellcheck source=Scripts/fleet/goosebit.sh
+source "$root/Scripts/fleet/goosebit.sh"  # gateway_check: one PASS or FAIL line, counted
+check() { gateway_check "$@"; }
 server="${GUEST_HOST_URL:?GUEST_HOST_URL names goosebit on the host (run.sh --forward-host-port; Scripts/test-bluez.sh)}"
 gw_started_at="$(now)"
 gw_rc=0

@@ -182,6 +182,21 @@ goosebit_stop() {
   rm -f "$dir/goosebit.pid"
 }
 
+# One check of the VM run's gateway step (Scripts/bluez/guest-multi.sh in the guest, then
+# Scripts/test-bluez.sh on the host): a "PASS gateway: NAME" or "FAIL gateway: NAME" line, counted in
+# gw_passes and gw_failures. All of a side's checks run; the caller fails once at the end.
+gateway_check() { # NAME COMMAND...
+  local name="$1"
+  shift
+  if "$@"; then
+    echo "PASS gateway: $name"
+    gw_passes=$((gw_passes + 1))
+  else
+    echo "FAIL gateway: $name"
+    gw_failures=$((gw_failures + 1))
+  fi
+}
+
 if [[ "${BASH_SOURCE[0]}" == "$0" ]]; then
   set -euo pipefail
   command="${1:-}"

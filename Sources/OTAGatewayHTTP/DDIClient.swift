@@ -52,9 +52,12 @@ public struct DDIClient: Sendable {
   public let tenant: String
   public let authorization: DDIAuthorization
   public let http: CurlHTTPClient
+  /// The server's origin and path, parsed once: the token goes to URLs under it only.
+  let origin: ServerOrigin?
 
   public init(server: String, tenant: String, authorization: DDIAuthorization, http: CurlHTTPClient) {
     self.server = server.hasSuffix("/") ? String(server.dropLast()) : server
+    origin = ServerOrigin(self.server)
     self.tenant = tenant
     self.authorization = authorization
     self.http = http
@@ -106,13 +109,13 @@ public struct DDIClient: Sendable {
 
   /// The header to send with a download from `url`: the token goes only to the server itself.
   public func downloadHeaders(_ url: String, for controllerId: String) -> [String] {
-    guard ServerOrigin(server)?.contains(url) == true, let header = authorization.header(for: controllerId)
+    guard origin?.contains(url) == true, let header = authorization.header(for: controllerId)
     else { return [] }
     return [header]
   }
 
   private func own(_ href: String) throws(DDIError) -> String {
-    guard ServerOrigin(server)?.contains(href) == true else { throw .foreignLink(href) }
+    guard origin?.contains(href) == true else { throw .foreignLink(href) }
     return href
   }
 
