@@ -11,7 +11,7 @@
 #   Scripts/bench-delta.sh [--work DIR] [--pairs "NAME ..."] [--otad-old PATH --otad-new PATH]
 #                          [--otad-commits "OLD NEW"] [--fat-mib N] [--distro-mib N] [--export DIR]
 #                          [--bsdiff-timeout S] [--no-push] [--anchors-only]
-#                          [--ways full,compressed,blocks,pages,delta] [--debug] [--mtu N]
+#                          [--ways full,compressed,blocks,pages,hand,delta] [--debug] [--mtu N]
 #
 # The pairs (--pairs picks some; all by default):
 #   firmware  Images/firmware-v1.bin → firmware-v2.bin (Scripts/make-sample-images.sh)

@@ -24,10 +24,11 @@ extension ReceiverEngine {
       out.append(.notify(response(opcode, .invalidParameter)))
       return
     }
-    let imageSize = runningImageSize
+    // The running image, or the whole slot when no image is known (a slot written by hand).
+    let imageSize = readableRunningSize
     let total = imageSize == 0 ? 0 : Self.blockCount(imageSize: imageSize, blockSize: asked.blockSize)
     guard total > 0 else {
-      // No running image known: nothing to copy from, said as an empty list.
+      // No running slot to read: nothing to copy from, said as an empty list.
       let page = BlockHashPage(firstBlock: asked.firstBlock, totalBlocks: 0, hashes: [])
       out.append(.notify(Response(.blockHashes, .success, .blockHashes(page)).encoded))
       return

@@ -57,8 +57,11 @@ public struct ReceiverEngine: Sendable {
   /// before each ends: at most one write's worth.
   var queuedOperations: [ArraySlice<UInt8>] = []
   /// The size of the running slot's image (the boot state's record): copy and patch operations
-  /// read only inside it. 0 when unknown: then none may read it.
+  /// read only inside it. 0 when unknown: then they read inside the whole slot (`runningSlotExtent`).
   public private(set) var runningImageSize: UInt32 = 0
+  /// The running slot's bytes, at most 4 GiB - 1: what BLOCK HASHES hashes and operations read
+  /// when no running image is known (a slot written by hand that nobody adopted).
+  public private(set) var runningSlotExtent: UInt32 = 0
   /// Why the last operation was dropped, for the host's log.
   public private(set) var lastRejection: OperationRejection?
 
@@ -83,8 +86,17 @@ public struct ReceiverEngine: Sendable {
   /// The host's boot state became (or stopped being) a rebuilt one this link may not confirm.
   public mutating func updateConfirmRefused(_ refused: Bool) { confirmRefused = refused }
 
-  /// The host learnt the running slot's image size from the boot state.
-  public mutating func updateRunningImage(size: UInt32) { runningImageSize = size }
+  /// The host learnt the running slot's image size from the boot state (0: unknown), and the
+  /// slot's own size.
+  public mutating func updateRunningImage(size: UInt32, slotExtent: UInt32 = 0) {
+    runningImageSize = size
+    runningSlotExtent = slotExtent
+  }
+
+  /// What copy and patch operations and BLOCK HASHES may read of the running slot: its image when
+  /// the boot state knows one, else the whole slot. A copy of bytes that are not what the central
+  /// took them for costs a failed WINDOW CRC and a resend, never a wrong image.
+  public var readableRunningSize: UInt32 { runningImageSize > 0 ? runningImageSize : runningSlotExtent }
 
   /// The longest target range one operation may produce; 0 when the device takes no operations.
   public var maxOperationLength: UInt32 {
@@ -390,7 +402,7 @@ public struct ReceiverEngine: Sendable {
         UInt64(journal.committedOffset) + UInt64(configuration.receiveSpan), UInt64(journal.size))
     do throws(OperationRejection) {
       try OperationDecoder.check(
-        operation, window: window, maxLength: maxOperationLength, runningImageSize: runningImageSize)
+        operation, window: window, maxLength: maxOperationLength, runningImageSize: readableRunningSize)
       if isDuplicate(operation.offset..<UInt32(operation.end)) { return }
       if !admitsRange(operation.offset..<UInt32(operation.end)) {
         throw .tooScattered(operation.targetRange, ranges: coverage.ranges.count)

@@ -42,6 +42,9 @@ public struct ReceiverHost: Sendable {
   /// The running image as its own MCUboot header and hash show it, when the boot state records no
   /// size for it (a device never updated: its factory image). Surveyed once at start.
   var surveyedRunningImage: (size: UInt32, crc32: UInt32)?
+  /// The running slot's size, at most 4 GiB - 1 (Info's fields are 32-bit): what BLOCK HASHES
+  /// hashes and operations read when no running image is known. 0 when the slot cannot be opened.
+  let runningSlotExtent: UInt32
 
   /// Loads the boot state and the journal, and resumes a transfer that was under way. `running` is
   /// what the boot stage decided; by default what the bootloader reports, else what the state says.
@@ -64,6 +67,11 @@ public struct ReceiverHost: Sendable {
     }
     self.running = runningSlot
     surveyedRunningImage = try Self.survey(running: runningSlot, boot, storage, imageCheck.policy)
+    // A slot that cannot be opened only means nothing to copy from (reads of it report their failure).
+    runningSlotExtent =
+      (try? storage.slots.reader(runningSlot).capacity).map {
+        UInt32(min($0, UInt64(UInt32.max)))
+      } ?? 0
     journalStore = TransferJournalStore(records: storage.records)
     let (loaded, movedAside) = try journalStore.load()
     for name in movedAside {
@@ -173,7 +181,7 @@ public struct ReceiverHost: Sendable {
   private mutating func syncEngine() {
     engine.updateRunningOnTrial(Self.unconfirmed(boot, running))
     engine.updateConfirmRefused(boot.provisional && !pairingRequired && !boot.runningOnTrial)
-    engine.updateRunningImage(size: runningImage.size)
+    engine.updateRunningImage(size: runningImage.size, slotExtent: runningSlotExtent)
     engine.updateMinimumVersion(imageCheck.policy.allowDowngrade ? nil : boot[boot.confirmed].version)
   }
 

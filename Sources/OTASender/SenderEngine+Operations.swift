@@ -69,8 +69,20 @@ extension SenderEngine {
   /// matches it, no plan for it yet, and a way to hash the target's blocks.
   func needsBlockHashes(_ info: InfoRecord) -> Bool {
     let running = runningIdentity(info)
-    return operationsPossible(info) && blockDigest != nil && running.size > 0 && matchingBase(running) == nil
+    // A running image of unknown size (a slot written by hand) has block hashes too, over the whole
+    // slot, through BLOCK HASHES only (the one-value list is empty then).
+    let known = running.size > 0 || info.features.contains(.blockHashRequests)
+    return operationsPossible(info) && blockDigest != nil && known && matchingBase(running) == nil
       && plan?.identity != running
+  }
+
+  /// The paged read of the running slot's block hashes: over its image, or (its size unknown) over
+  /// as much of the slot as the new image's size, a release of the same partition.
+  func blockHashPaging(_ info: InfoRecord) -> BlockHashPaging? {
+    guard info.runningImageSize == 0 else {
+      return BlockHashPaging(imageSize: info.runningImageSize, mtu: mtu)
+    }
+    return BlockHashPaging(unknownImageOfAbout: UInt32(clamping: image.count), mtu: mtu)
   }
 
   private func operationsPossible(_ info: InfoRecord) -> Bool {
@@ -91,10 +103,13 @@ extension SenderEngine {
   private func blockPlan(_ hashes: BlockHashes, running: BaseImage.Identity, _ digest: BlockDigester)
     -> OperationPlan?
   {
-    let segments = BlockMatcher.segments(
-      target: image, hashes: hashes, runningSize: running.size, digest: digest)
+    // Of a running image of unknown size, the whole blocks read (BlockHashPaging left out a short last one).
+    let size =
+      running.size > 0
+      ? running.size : UInt32(clamping: UInt64(hashes.hashes.count) * UInt64(hashes.blockSize))
+    let segments = BlockMatcher.segments(target: image, hashes: hashes, runningSize: size, digest: digest)
     guard segments.contains(where: { if case .copy = $0.source { true } else { false } }) else { return nil }
-    return OperationPlan(target: image, base: [], segments: segments, sourceSize: Int(running.size))
+    return OperationPlan(target: image, base: [], segments: segments, sourceSize: Int(size))
   }
 
   /// After a CRC mismatch on a delta: the running image is not what the plan took it for. The

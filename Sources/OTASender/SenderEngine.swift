@@ -274,9 +274,7 @@ public struct SenderEngine: Sendable {
     chunkPayload = channelChunkPayload ?? min(chunkPayload, Int(max(1, info.maxChunkPayload)))
     deviceFeatures = info.features
     if needsBlockHashes(info) {
-      if info.features.contains(.blockHashRequests),
-        let paging = BlockHashPaging(imageSize: info.runningImageSize, mtu: mtu)
-      {
+      if info.features.contains(.blockHashRequests), let paging = blockHashPaging(info) {
         state = .readingInfo(hashes: BlockHashRead(info: info, paging: paging))
         sendBlockHashRequests(&out)
         return

@@ -63,7 +63,8 @@ public struct InfoRecord: Equatable, Sendable {
   /// cannot apply operations.
   public var maxOperationLength: UInt32 = 0
   /// The running slot's image as the boot state records it: what copy and patch operations read.
-  /// Size 0 when the device does not know it (a factory state): then no operation may read it.
+  /// Size 0 when the device does not know it (a factory state): then operations may read the whole
+  /// slot, whose blocks BLOCK HASHES gives (features bit 2).
   public var runningImageSize: UInt32 = 0
   public var runningImageCRC: UInt32 = 0
   /// How far past the committed offset the device stores chunks and operations: at least the

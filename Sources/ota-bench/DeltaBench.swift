@@ -23,6 +23,7 @@ enum DeltaBench {
     case compressed = "compressed (no base, no hashes)"
     case blockHashes = "block copies (63 hashes, one value)"
     case pagedBlockHashes = "block copies (BLOCK HASHES pages)"
+    case handWritten = "block copies (a slot nobody adopted)"
     case delta = "delta (--base OLD)"
 
     /// What `--ways` calls it.
@@ -32,6 +33,7 @@ enum DeltaBench {
       case .compressed: "compressed"
       case .blockHashes: "blocks"
       case .pagedBlockHashes: "pages"
+      case .handWritten: "hand"
       case .delta: "delta"
       }
     }
@@ -70,8 +72,11 @@ enum DeltaBench {
     var mode: String
   }
 
-  /// A device on files in a new folder whose slot A runs `old`, known to its boot state.
-  static func device(running old: [UInt8], capacity: Int, _ name: String, options: Options) throws
+  /// A device on files in a new folder whose slot A runs `old`, known to its boot state unless
+  /// `adopted` is false (a slot written by hand: Info's running image size is 0).
+  static func device(
+    running old: [UInt8], capacity: Int, _ name: String, adopted: Bool = true, options: Options
+  ) throws
     -> (folder: String, storage: DeviceStorage, control: BootControl)
   {
     let folder = try makeFolder(options, name)
@@ -86,6 +91,7 @@ enum DeltaBench {
       factoryVersion: Version(major: 1, minor: 0, revision: 0))
     let size = UInt32(old.count)
     let crc = CRC32.checksum(old)
+    guard adopted else { return (folder, storage, control) }
     _ = try control.update { state in
       state.slots[.a].size = size
       state.slots[.a].crc32 = crc
@@ -96,12 +102,12 @@ enum DeltaBench {
   static func push(_ new: [UInt8], to old: [UInt8], way: Way, mtu: Int, options: Options) throws -> Figures {
     let capacity = max(new.count, old.count)
     let (folder, storage, control) = try device(
-      running: old, capacity: capacity, "delta-\(mtu)", options: options)
+      running: old, capacity: capacity, "delta-\(mtu)", adopted: way != .handWritten, options: options)
     defer { try? FileSystem.removeTree(folder) }
     let configuration = SenderConfiguration(
       version: Version(major: 2, minor: 0, revision: 0), activate: false, operations: way != .full)
     var digest: BlockDigester?
-    if way == .blockHashes || way == .pagedBlockHashes {
+    if way == .blockHashes || way == .pagedBlockHashes || way == .handWritten {
       digest = { bytes in BlockDigest.truncatedSHA256(bytes) }
     }
     // The one-value list is what a device from before BLOCK HASHES (features bit 2) offers.

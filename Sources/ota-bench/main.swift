@@ -40,7 +40,7 @@ struct Options {
   /// `--plan OLD NEW`: the central's planning alone, with `--matcher NAME`.
   var plan: (old: String, new: String)?
   var matcher = "rolling"
-  /// `--ways full,delta`: the ways `--delta` pushes (all by default: full, compressed, blocks, pages, delta).
+  /// `--ways full,delta`: the ways `--delta` pushes (all by default: full, compressed, blocks, pages, hand, delta).
   var ways: [String]?
 
   init(arguments: [String]) {
@@ -74,7 +74,7 @@ struct Options {
       case "-h", "--help":
         print(
           "usage: ota-bench [--size MiB] [--mtu N ...] [--window KiB] [--dir PATH] [--floor PATH] [--breakdown]\n"
-            + "       ota-bench --delta OLD NEW [--mtu N ...] [--ways full,compressed,blocks,pages,delta] [--span KiB]\n"
+            + "       ota-bench --delta OLD NEW [--mtu N ...] [--ways full,compressed,blocks,pages,hand,delta] [--span KiB]\n"
             + "       ota-bench --plan OLD NEW [--matcher rolling|suffix] [--mtu N]"
         )
         OtaBenchExitCode.success.exit()

@@ -41,7 +41,10 @@ struct InfoCommand: ParsableCommand {
         info.runningImageSize > 0
         ? "the running image is \(info.runningImageSize) bytes, CRC32 "
           + String(format: "%08x", info.runningImageCRC)
-        : "the running image is unknown (no copies from it)"
+        : info.features.contains(.blockHashRequests)
+          ? "the running image is unknown (copies only of the slot's blocks, found by BLOCK HASHES; "
+            + "`otad adopt` makes it a delta base)"
+          : "the running image is unknown (no copies from it)"
       print("data operations: up to \(info.maxOperationLength) bytes each; \(image)")
     }
     print(

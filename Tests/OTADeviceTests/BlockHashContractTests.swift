@@ -151,15 +151,30 @@ import Testing
     #expect(bench.host.engine.statistics.blockHashBytesRead == 0)
   }
 
-  /// "no running image known → success with total 0 and no hashes".
-  @Test func withNoRunningImageKnownTheListIsEmpty() throws {
+  /// "With no running image known (Info offset 84 is 0): the blocks of the whole running slot": a
+  /// slot written by hand (3000 bytes, in a 64 KiB slot) is hashed to its end, so that a central
+  /// can copy from it before anyone adopted it.
+  @Test func withNoRunningImageKnownTheWholeSlotIsHashed() throws {
     // [P-BH-5]
     var bench = try ProtocolBench()
     #expect(bench.host.info().runningImageSize == 0)
+    let slot = bench.fixture.medium.slotBytes(.a)
+    #expect(slot.count == 64 * 1024)
+    // 16 blocks of 4 KiB: blocks 3 to 15 in one answer (13 left, 29 fit).
     #expect(
-      try bench.controlBytes(Self.request(4096, 3, 29)) == [[0x60, 0x09, 0x00, 3, 0, 0, 0, 0, 0, 0, 0]])
+      try bench.controlBytes(Self.request(4096, 3, 29)) == [
+        Self.page(slot, blockSize: 4096, first: 3, count: 13)
+      ])
     // The block size is checked all the same.
     #expect(try bench.controlBytes(Self.request(4095, 0, 29)) == [[0x60, 0x09, 0x04]])
+    // A first block past the slot's end is refused as past an image's.
+    #expect(try bench.controlBytes(Self.request(4096, 16, 29)) == [[0x60, 0x09, 0x04]])
+    // Another block size, another cut: 2 blocks of 32 KiB.
+    #expect(
+      try bench.controlBytes(Self.request(32768, 0, 29)) == [
+        Self.page(slot, blockSize: 32768, first: 0, count: 2)
+      ])
+    #expect(bench.fixture.runningSlotUntouched)
   }
 
   @Test func anUnreadableRunningSlotIsAStorageError() throws {

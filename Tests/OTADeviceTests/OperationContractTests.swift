@@ -12,8 +12,8 @@ import Testing
 
   /// A device running slot A's 3000-byte image, known to its boot state, with operations turned on
   /// by FEATURES and a transfer of `target` prepared.
-  static func bench(target: [UInt8]) throws -> ProtocolBench {
-    var bench = try ProtocolBench(recordRunningImage: true)
+  static func bench(target: [UInt8], recordRunningImage: Bool = true) throws -> ProtocolBench {
+    var bench = try ProtocolBench(recordRunningImage: recordRunningImage)
     // FEATURES 0x03: missing-range reports and operations; the answer says both are on.
     #expect(try bench.controlBytes([0x08] + Self.le32(3)) == [[0x60, 0x08, 0x00] + Self.le32(3)])
     let prepare = Contract.prepare(size: UInt32(target.count), crc32: CRC32.checksum(target))
@@ -45,6 +45,30 @@ import Testing
     let bench = try ProtocolBench()
     let info = try InfoRecord(bytes: bench.host.info().encoded)
     #expect(info.runningImageSize == 0 && info.maxOperationLength == 4096)
+  }
+
+  /// "0 when unknown: then an operation may read the whole running slot": a slot written by hand
+  /// (3000 bytes at the start of 64 KiB, the rest zero) is a source up to its last byte, not past.
+  @Test func withNoRunningImageKnownOperationsReadTheWholeSlot() throws {
+    // [P-OP-7] [P-INFO-27]
+    let slot = try ProtocolBench().fixture.medium.slotBytes(.a)
+    #expect(slot.count == 64 * 1024)
+    var target = Array(slot[2000..<3000])
+    target += Array(slot[(64 * 1024 - 1000)...])
+    var bench = try Self.bench(target: target, recordRunningImage: false)
+    #expect(bench.host.info().runningImageSize == 0)
+    // Past the slot's end: dropped and counted.
+    #expect(try bench.data(Self.op(0, 0x02, Self.le32(64 * 1024 - 999) + Self.le32(1000))).isEmpty)
+    #expect(bench.host.engine.statistics.chunksDropped == 1)
+    #expect(bench.host.engine.coverage.isEmpty)
+    // Inside the image's first bytes and at the slot's very end: copied.
+    try bench.data(Self.op(0, 0x02, Self.le32(2000) + Self.le32(1000)))
+    try bench.data(Self.op(1000, 0x02, Self.le32(64 * 1024 - 1000) + Self.le32(1000)))
+    #expect(
+      try bench.controlBytes(Contract.window(0, 2000, CRC32.checksum(target)))
+        == [Contract.windowAnswer(0x00, 2000)])
+    #expect(bench.host.engine.statistics.operationsApplied == 2)
+    #expect(bench.fixture.runningSlotUntouched)
   }
 
   @Test func eachKindStoresItsTargetBytesAndTheWindowChecksThem() throws {

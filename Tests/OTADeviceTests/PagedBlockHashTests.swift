@@ -66,6 +66,48 @@ import Testing
     #expect(fixture.runningSlotUntouched)
   }
 
+  /// A slot written by hand that nobody adopted: Info says running image size 0, the device hashes
+  /// its whole slot, and the central reads the blocks that the new image's size covers (128 of the
+  /// slot's 129): the first update is copies too.
+  @Test func aSlotWrittenByHandGivesItsBlocksAllTheSame() throws {
+    // [P-BH-5] [P-CEN-8] [P-CEN-13]
+    let (base, image) = Self.pagePair(seed: 5)
+    var fixture = DeviceFixture(slotCapacity: Self.size + 4096, windowCapacity: 64 * 1024, runningImage: base)
+    fixture.features = .all
+    let run = try fixture.push(
+      image, version: Self.newVersion, conditions: LinkConditions(mtu: 247), seed: 5, blockDigest: Self.digest
+    )
+    let report = try #require(run.report)
+    #expect(report.deviceBefore?.runningImageSize == 0)
+    #expect(report.transferMode == .blockHashes)
+    #expect(report.blockSize == 4096 && report.blockHashesRead == 128)
+    #expect(report.bytesOnAir < UInt64(image.count) * 3 / 10, "\(report.bytesOnAir) of \(image.count)")
+    #expect(Array(fixture.medium.slotBytes(.b).prefix(image.count)) == image)
+    #expect(fixture.runningSlotUntouched)
+  }
+
+  /// The same with an image as long as the slot, whose last 4 KiB block is short (2 KiB): the
+  /// central cannot know that block's length, so it leaves it out and copies the others.
+  @Test func theShortLastBlockOfAnUnknownSlotIsLeftOut() throws {
+    // [P-CEN-13]
+    let size = Self.size + 2048
+    let base = DeviceFixture.image(size: size, seed: 6)
+    var image = base
+    image.replaceSubrange(0..<4096, with: DeviceFixture.image(size: 4096, seed: 7))
+    var fixture = DeviceFixture(slotCapacity: size, windowCapacity: 64 * 1024, runningImage: base)
+    fixture.features = .all
+    let run = try fixture.push(
+      image, version: Self.newVersion, conditions: LinkConditions(mtu: 247), seed: 6, blockDigest: Self.digest
+    )
+    let report = try #require(run.report)
+    #expect(report.transferMode == .blockHashes)
+    // 129 blocks read, the last (2 KiB) left out of the plan.
+    #expect(report.blockSize == 4096 && report.blockHashesRead == 128)
+    // The changed block and the 2 KiB tail go whole; the rest are copies.
+    #expect(report.bytesOnAir < 8192, "\(report.bytesOnAir)")
+    #expect(Array(fixture.medium.slotBytes(.b).prefix(image.count)) == image)
+  }
+
   /// The same pair with a device from before BLOCK HASHES: its 63 hashes are of 16 KiB blocks, none
   /// of which the new image has: the whole image goes.
   @Test func theOneValueListFindsNothingAtSixteenKiB() throws {

@@ -265,3 +265,80 @@ import Testing
     #expect(first.count == 3, "64 blocks of 4 KiB in pages of 29: three requests")
   }
 }
+
+/// Paging a running slot whose image size the device does not know (Info offset 84 is 0): the
+/// device hashes its whole slot, the central reads the blocks its new image's size covers, and
+/// leaves out a last block whose length it cannot know.
+@Suite struct UnknownSlotPagingTests {
+  static func answer(_ asked: Request, total: UInt32, hash: (UInt32) -> UInt64 = { UInt64($0) + 100 })
+    -> Response
+  {
+    guard case .blockHashes(let request) = asked else { fatalError("not a BLOCK HASHES request") }
+    guard request.firstBlock < total else { return Response(.blockHashes, .invalidParameter) }
+    let count = min(UInt32(request.maxCount), total - request.firstBlock)
+    let hashes = (request.firstBlock..<request.firstBlock + count).map(hash)
+    return Response(
+      .blockHashes, .success,
+      .blockHashes(BlockHashPage(firstBlock: request.firstBlock, totalBlocks: total, hashes: hashes)))
+  }
+
+  /// Answers every request as a device whose slot holds `total` blocks would, until done.
+  static func run(_ paging: inout BlockHashPaging, total: UInt32) throws -> BlockHashes? {
+    var pending: [Request] = []
+    for _ in 0..<1000 {
+      pending += paging.nextRequests()
+      guard !pending.isEmpty else { return paging.complete }
+      try paging.receive(answer(pending.removeFirst(), total: total))
+    }
+    return nil
+  }
+
+  @Test func aSlotLargerThanTheGuessIsReadAsFarAsTheGuess() throws {
+    // [P-CEN-13]
+    // 64 KiB guessed at MTU 23: 16 blocks of 4 KiB, one per page; the slot holds 100.
+    var paging = try #require(BlockHashPaging(unknownImageOfAbout: 64 * 1024, mtu: 23))
+    #expect(paging.blockSize == 4096 && paging.totalBlocks == 16 && paging.deviceBlocks == nil)
+    let hashes = try #require(try Self.run(&paging, total: 100))
+    #expect(paging.deviceBlocks == 100)
+    // Every block read is whole: all 16 kept.
+    #expect(hashes.hashes == (0..<16).map { UInt64($0) + 100 })
+    #expect(paging.requestsSent == 16)
+  }
+
+  @Test func aSlotSmallerThanTheGuessEndsAtItsEndWithoutItsLastBlock() throws {
+    // [P-CEN-13]
+    // 10 blocks in the slot: the 10th may be short, so 9 are kept.
+    var paging = try #require(BlockHashPaging(unknownImageOfAbout: 64 * 1024, mtu: 23))
+    let hashes = try #require(try Self.run(&paging, total: 10))
+    #expect(paging.totalBlocks == 10)
+    #expect(hashes.hashes == (0..<9).map { UInt64($0) + 100 })
+  }
+
+  /// Four requests go before the first answer tells the slot's size: those past its end are
+  /// refused, as they should be, and skipped rather than ending the paging.
+  @Test func requestsSentPastTheSlotsEndAreSkipped() throws {
+    // [P-CEN-13]
+    var paging = try #require(BlockHashPaging(unknownImageOfAbout: 64 * 1024, mtu: 23))
+    let first = paging.nextRequests()
+    #expect(first.count == BlockHashPaging.depth)
+    for request in first { try paging.receive(Self.answer(request, total: 2)) }
+    #expect(paging.nextRequests().isEmpty)
+    #expect(paging.complete?.hashes == [100])
+  }
+
+  /// A device that changes its count between answers, or says its slot has no blocks, ends the
+  /// paging (the push goes on without copies).
+  @Test func aCountThatChangesOrIsZeroEndsThePaging() throws {
+    // [P-CEN-10]
+    var paging = try #require(BlockHashPaging(unknownImageOfAbout: 64 * 1024, mtu: 23))
+    let requests = paging.nextRequests()
+    try paging.receive(Self.answer(requests[0], total: 10))
+    #expect(throws: BlockHashPaging.Failure.self) { try paging.receive(Self.answer(requests[1], total: 11)) }
+    var empty = try #require(BlockHashPaging(unknownImageOfAbout: 64 * 1024, mtu: 23))
+    let asked = empty.nextRequests()
+    let none = Response(
+      .blockHashes, .success, .blockHashes(BlockHashPage(firstBlock: 0, totalBlocks: 0, hashes: [])))
+    #expect(asked.count == 4)
+    #expect(throws: BlockHashPaging.Failure.self) { try empty.receive(none) }
+  }
+}
