@@ -1,5 +1,6 @@
 import OTAChecksum
 import OTAStorage
+import OTATrust
 import OTAWire
 
 /// `otad adopt`: the running slot's bytes written by hand (a factory `dd`, an SD card flashed from
@@ -12,6 +13,9 @@ public enum RunningImageAdoption {
     public var length: UInt32
     public var crc32: UInt32
     public var version: Version
+    /// The SHA-256 of the bytes recorded, read in the same pass as their CRC32: what `sha256sum`
+    /// of the file a central passes as `--base` must give. Empty when nothing was read (`alreadyKnown`).
+    public var sha256: [UInt8] = []
     /// The boot state recorded an image for this slot already (an update installed it, or an
     /// earlier adoption): nothing changed.
     public var alreadyKnown: Bool
@@ -71,6 +75,7 @@ public enum RunningImageAdoption {
       throw .lengthOutOfRange(requested: wanted, slotCapacity: reader.capacity)
     }
     var crc = CRC32()
+    var sha256 = IncrementalSHA256()
     var offset: UInt64 = 0
     do {
       while offset < wanted {
@@ -80,6 +85,7 @@ public enum RunningImageAdoption {
           throw StorageError.outOfBounds(offset: offset, count: count, capacity: reader.capacity)
         }
         crc.update(bytes)
+        sha256.update(bytes)
         offset += UInt64(count)
       }
     } catch {
@@ -87,7 +93,7 @@ public enum RunningImageAdoption {
     }
     let adopted = Adopted(
       slot: running, length: UInt32(wanted), crc32: crc.value, version: version ?? recorded.version,
-      alreadyKnown: false)
+      sha256: sha256.finalize(), alreadyKnown: false)
     do {
       try control.update { state in
         state.slots[running].status = .good

@@ -16,3 +16,15 @@ public enum SourceDigest {
     return Array(hasher.finalize())
   }
 }
+
+/// SHA-256 fed a piece at a time, for a reader that reads the bytes for more than the hash (otad
+/// adopt takes a slot's CRC32 in the same pass).
+public struct IncrementalSHA256: Sendable {
+  private var hasher = SHA256()
+
+  public init() {}
+
+  public mutating func update(_ bytes: [UInt8]) { hasher.update(data: bytes) }
+
+  public func finalize() -> [UInt8] { Array(hasher.finalize()) }
+}

@@ -54,6 +54,7 @@ struct AdoptCommand: ParsableCommand {
     print(
       "slot \(adopted.slot) adopted: \(adopted.length) bytes, CRC32 \(crc), firmware \(adopted.version); "
         + "a central whose --base is these bytes sends the next release as a delta")
+    print("  SHA-256 \(Hex.string(adopted.sha256)) (sha256sum of the --base file must say the same)")
     if PidFile(directory: daemon.layout.stateDirectory).signalReload() { print("told the running otad") }
   }
 }

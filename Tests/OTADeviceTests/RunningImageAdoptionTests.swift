@@ -1,8 +1,9 @@
-import OTABoot
+@testable import OTABoot
 import OTAChecksum
 import OTASender
 import OTASocketLink
 import OTAStorage
+import OTATrust
 import OTAWire
 import Testing
 
@@ -27,6 +28,10 @@ import Testing
     let slot = fixture.medium.slotBytes(.a)
     #expect(adopted.slot == .a && adopted.length == UInt32(Self.capacity) && !adopted.alreadyKnown)
     #expect(adopted.crc32 == CRC32.checksum(slot.prefix(Self.capacity)))
+    // The SHA-256 of the same bytes, read in the same pass (in 1 MiB pieces; here one).
+    var whole = IncrementalSHA256()
+    whole.update(Array(slot.prefix(Self.capacity)))
+    #expect(adopted.sha256 == whole.finalize() && adopted.sha256.count == 32)
     #expect(adopted.version == DeviceFixture.runningVersion)
     let info = try fixture.boot().info()
     #expect(info.runningImageSize == UInt32(Self.capacity) && info.runningImageCRC == adopted.crc32)
@@ -61,7 +66,7 @@ import Testing
     try fixture.recordRunningImage()
     let kept = try RunningImageAdoption.adopt(
       control: fixture.control, slots: fixture.storage.slots, length: nil, version: nil)
-    #expect(kept.alreadyKnown && kept.length == UInt32(image.count))
+    #expect(kept.alreadyKnown && kept.length == UInt32(image.count) && kept.sha256.isEmpty)
     #expect(try fixture.boot().info().runningImageSize == UInt32(image.count))
     let forced = try RunningImageAdoption.adopt(
       control: fixture.control, slots: fixture.storage.slots, length: nil, version: nil, force: true)
@@ -85,5 +90,23 @@ import Testing
     }
     // Nothing was recorded by a refusal.
     #expect(try fixture.boot().info().runningImageSize == 0)
+  }
+
+  /// A running slot on trial may still roll back: adopting it would name as a base what may not
+  /// stay. Refused, even with --force, and nothing recorded.
+  @Test func aSlotOnTrialIsRefused() throws {
+    let (fixture, _) = Self.factory()
+    let slots = fixture.storage.slots
+    // An update armed in B (as ACTIVATE leaves it), then the boot stage of the restart boots it.
+    _ = try fixture.control.update { state in
+      state.slots[.b] = BootState.Slot(status: .trial, version: Version(major: 2, minor: 0, revision: 0))
+      state.trial = BootState.Trial(slot: .b, attemptsLeft: 3, attemptsAllowed: 3)
+    }
+    _ = try fixture.control.runBootStage()
+    #expect(try fixture.control.current().runningOnTrial)
+    #expect(throws: RunningImageAdoption.Refusal.onTrial(.b)) {
+      try RunningImageAdoption.adopt(control: fixture.control, slots: slots, length: nil, version: nil, force: true)
+    }
+    #expect(try fixture.control.current()[.b].size == 0 && fixture.control.current()[.a].size == 0)
   }
 }
