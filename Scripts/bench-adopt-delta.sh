@@ -88,8 +88,10 @@ for link in "mtu=247" "mtu=247,packets=1000"; do
   "$bin/otad" adopt $(device) --image-version 1.0.0 >/dev/null
   cpu_before="$(cpu_seconds)"
   started=$(date +%s.%N)
-  "$bin/otactl" push "$new" --version 2.0.0 --device "$work/otad.sock" --base "$old" --no-activate --json \
-    --link "$link" >"$work/push.json"
+  # otactl's own CPU (user + system), by bash's time: what planning and computing writes cost.
+  TIMEFORMAT='%U %S'
+  { time "$bin/otactl" push "$new" --version 2.0.0 --device "$work/otad.sock" --base "$old" --no-activate \
+    --json --link "$link" >"$work/push.json" 2>"$work/otactl.err"; } 2>"$work/otactl.time"
   wall="$(echo "$(date +%s.%N) - $started" | bc)"
   cpu="$(echo "$(cpu_seconds) - $cpu_before" | bc)"
   cmp -n "$(stat -c %s "$new")" "$new" "$work/slot-b.img" >/dev/null || { echo "slot B does not hold the new image" >&2; exit 1; }
@@ -99,6 +101,7 @@ for link in "mtu=247" "mtu=247,packets=1000"; do
   echo "== --link $link: $(json "$work/push.json" "r['transferMode']"), $on_air B on air ($(echo "scale=2; 100 * $on_air / $size" | bc) % of the image)"
   echo "  push wall $wall s (transfer $(json "$work/push.json" "round(r['transferSeconds'], 1)") s); the air: $air s at the link's $capacity_bps B/s; ceiling $(echo "scale=1; 1.2 * $air + 5" | bc) s (1.2 × air + 5 s)"
   echo "  otad: VmHWM $(vmhwm_mib) MiB, CPU $cpu s ($(echo "scale=1; 1000 * $cpu / ($size / 1000000)" | bc) ms per MB of image)"
+  echo "  otactl: CPU $(awk '{ printf "%.1f", $1 + $2 }' "$work/otactl.time") s (planning, the estimate's writes, the link's side)"
   stop
 done
 

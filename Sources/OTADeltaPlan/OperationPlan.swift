@@ -173,26 +173,126 @@ public struct OperationPlan: Sendable {
   /// The data bytes the whole image would take in windows of `window` bytes: the figure a central
   /// compares with the plain transfer's before it chooses.
   public func bytesOnAir(window: UInt32, budget: Int, maxLength: UInt32, packed: Bool = false) -> Int {
-    var total = 0
+    plannedWrites(window: window, budget: budget, maxLength: maxLength, packed: packed, keeping: 0).bytesOnAir
+  }
+
+  /// Every write of the whole image as the transfer sends them the first time, window by window:
+  /// their bytes on air, the windows' ends, and the writes themselves up to `keeping` bytes of
+  /// them, so that the transfer sends what the estimate computed instead of deflating it all again.
+  ///
+  /// Windows are `window` bytes of the image, or `largestWindow` where its writes take at most
+  /// `airPerWindow` bytes: a window costs a WINDOW command, and a link carries one control-point
+  /// write per round trip, so a delta's windows of copies (a few writes each) would otherwise be
+  /// bound by the round trips, not by the air. Those that carry much stay small, so that a link
+  /// that drops every few tens of KB still commits windows between its drops.
+  public func plannedWrites(
+    window: UInt32, largestWindow: UInt32? = nil, airPerWindow: Int = 0, budget: Int, maxLength: UInt32,
+    packed: Bool, keeping: Int
+  ) -> PlannedWrites {
+    var planned = PlannedWrites(budget: budget, maxLength: maxLength, packed: packed)
     var windowStart: UInt32 = 0
     let size = UInt32(target.count)
+    let small = max(1, window)
+    let large = max(small, largestWindow ?? small)
     while windowStart < size {
-      let windowEnd = UInt32(min(UInt64(windowStart) + UInt64(max(1, window)), UInt64(size)))
-      var position = windowStart
-      while position < windowEnd {
-        if packed {
-          let (bytes, end, _) = packedWrite(
-            from: position, limit: windowEnd, budget: budget, maxLength: maxLength)
-          total += bytes.count
-          position = end
-        } else {
-          let (operation, end) = write(from: position, limit: windowEnd, budget: budget, maxLength: maxLength)
-          total += operation.encoded.count
-          position = end
+      var windowEnd = Self.end(windowStart, small, size)
+      var writes = self.writes(
+        from: windowStart, limit: windowEnd, budget: budget, maxLength: maxLength, packed: packed)
+      if large > small {
+        let largeEnd = Self.end(windowStart, large, size)
+        let largeWrites = self.writes(
+          from: windowStart, limit: largeEnd, budget: budget, maxLength: maxLength, packed: packed)
+        if largeWrites.reduce(0, { $0 + $1.write.bytes.count }) <= airPerWindow {
+          windowEnd = largeEnd
+          writes = largeWrites
         }
       }
+      for (start, write) in writes { planned.add(write, from: start, limit: windowEnd, keeping: keeping) }
+      planned.windowEnds.append(windowEnd)
       windowStart = windowEnd
     }
-    return total
+    return planned
+  }
+
+  private static func end(_ start: UInt32, _ length: UInt32, _ size: UInt32) -> UInt32 {
+    UInt32(min(UInt64(start) + UInt64(length), UInt64(size)))
+  }
+
+  /// The writes that cover `[start, limit)`, each with where it starts.
+  private func writes(from start: UInt32, limit: UInt32, budget: Int, maxLength: UInt32, packed: Bool)
+    -> [(start: UInt32, write: PlannedWrites.Write)]
+  {
+    var writes: [(UInt32, PlannedWrites.Write)] = []
+    var position = start
+    while position < limit {
+      let next: PlannedWrites.Write
+      if packed {
+        let (bytes, end, count) = packedWrite(
+          from: position, limit: limit, budget: budget, maxLength: maxLength)
+        next = PlannedWrites.Write(bytes: bytes, end: end, operations: count)
+      } else {
+        let (operation, end) = write(from: position, limit: limit, budget: budget, maxLength: maxLength)
+        next = PlannedWrites.Write(bytes: operation.encoded, end: end, operations: 1)
+      }
+      writes.append((position, next))
+      position = next.end
+    }
+    return writes
+  }
+}
+
+/// A plan's writes at one write size, computed once: each is a pure function of (start, limit,
+/// budget, maximum length, packed), so a kept one is exactly what computing it again would give.
+public struct PlannedWrites: Sendable {
+  public struct Write: Equatable, Sendable {
+    public let bytes: [UInt8]
+    /// Where the target bytes it covers end.
+    public let end: UInt32
+    /// How many operations it holds.
+    public let operations: Int
+  }
+
+  public let budget: Int
+  public let maxLength: UInt32
+  public let packed: Bool
+  public private(set) var bytesOnAir = 0
+  /// Where each window of the first pass ends, in order.
+  public internal(set) var windowEnds: [UInt32] = []
+  /// The writes kept, by where they start and the window end they stop at.
+  private var kept: [UInt64: Write] = [:]
+  private var keptBytes = 0
+
+  init(budget: Int, maxLength: UInt32, packed: Bool) {
+    self.budget = budget
+    self.maxLength = maxLength
+    self.packed = packed
+  }
+
+  public var keptCount: Int { kept.count }
+
+  /// The end of the planned window that starts at `start`; nil when none does (a resume from
+  /// elsewhere).
+  public func windowEnd(startingAt start: UInt32) -> UInt32? {
+    var low = 0
+    var high = windowEnds.count
+    while low < high {
+      let middle = (low + high) / 2
+      if windowEnds[middle] <= start { low = middle + 1 } else { high = middle }
+    }
+    guard low < windowEnds.count else { return nil }
+    let previous = low == 0 ? 0 : windowEnds[low - 1]
+    return previous == start ? windowEnds[low] : nil
+  }
+
+  /// The write from `start` up to `limit`, when it was kept.
+  public func write(from start: UInt32, limit: UInt32) -> Write? {
+    kept[UInt64(start) << 32 | UInt64(limit)]
+  }
+
+  mutating func add(_ write: Write, from start: UInt32, limit: UInt32, keeping: Int) {
+    bytesOnAir += write.bytes.count
+    guard keptBytes + write.bytes.count <= keeping else { return }
+    kept[UInt64(start) << 32 | UInt64(limit)] = write
+    keptBytes += write.bytes.count
   }
 }

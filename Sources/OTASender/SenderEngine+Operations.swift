@@ -9,6 +9,7 @@ struct EstimateKey: Equatable, Sendable {
   var window: UInt32
   var maxLength: UInt32
   var packed: Bool
+  var largestWindow: UInt32
 }
 
 extension SenderEngine {
@@ -17,6 +18,7 @@ extension SenderEngine {
   /// With a base whose size and CRC32 are the running image's, a delta; else compression alone.
   mutating func chooseTransferMode(_ info: InfoRecord, hashes: BlockHashes?) {
     activePlan = nil
+    activeWrites = nil
     report.transferMode = .plain
     guard operationsPossible(info) else { return }
     maxOperationLength = min(info.maxOperationLength, max(1, info.windowCapacity))
@@ -42,17 +44,22 @@ extension SenderEngine {
     // reconnect.
     // A device that packs operations gets them packed (FEATURES asks for bit 3 with bit 1).
     let packed = info.features.contains(.packedOperations)
+    // Windows of the whole capacity where their writes carry no more than a window of chunks would:
+    // a delta's windows of copies are then half as many WINDOW round trips.
+    let largestWindow = max(window, info.windowCapacity)
     let key = EstimateKey(
       identity: chosen.identity, mode: chosen.mode, budget: budget, window: window,
-      maxLength: maxOperationLength, packed: packed)
-    let planned: UInt64
+      maxLength: maxOperationLength, packed: packed, largestWindow: largestWindow)
+    let writes: PlannedWrites
     if let estimate, estimate.key == key {
-      planned = estimate.bytes
+      writes = estimate.writes
     } else {
-      planned = UInt64(
-        chosen.plan.bytesOnAir(window: window, budget: budget, maxLength: maxOperationLength, packed: packed))
-      estimate = (key, planned)
+      writes = chosen.plan.plannedWrites(
+        window: window, largestWindow: largestWindow, airPerWindow: Int(window), budget: budget,
+        maxLength: maxOperationLength, packed: packed, keeping: Self.keptWriteBytes)
+      estimate = (key, writes)
     }
+    let planned = UInt64(writes.bytesOnAir)
     let chunks = (UInt64(image.count) + UInt64(chunkPayload) - 1) / UInt64(chunkPayload)
     let plain = UInt64(image.count) + chunks * UInt64(DataChunk.headerSize)
     // The figures of the first choice: a later one (after a fallback) would hide what was planned.
@@ -62,6 +69,7 @@ extension SenderEngine {
     }
     guard planned < plain else { return }
     activePlan = chosen.plan
+    activeWrites = writes
     report.transferMode = chosen.mode
   }
 
@@ -118,6 +126,7 @@ extension SenderEngine {
     guard let compressed = OperationPlan.compressed(image), let identity = plan?.identity else { return }
     plan = (identity, .compressed, compressed)
     activePlan = compressed
+    activeWrites = nil
     report.transferMode = .compressed
   }
 }

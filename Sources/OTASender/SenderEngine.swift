@@ -80,8 +80,13 @@ public struct SenderEngine: Sendable {
   /// The plan chosen on this connection, when operations send fewer bytes than chunks.
   var activePlan: OperationPlan?
   var maxOperationLength: UInt32 = 0
-  /// The last estimate of the plan's bytes on air, with what it was computed for.
-  var estimate: (key: EstimateKey, bytes: UInt64)?
+  /// The last estimate of the plan's bytes on air, with what it was computed for, and the writes
+  /// it computed (kept up to `keptWriteBytes`).
+  var estimate: (key: EstimateKey, writes: PlannedWrites)?
+  /// The writes of the active plan that the estimate kept: sent as they are, not computed again.
+  var activeWrites: PlannedWrites?
+  /// The most bytes of writes an estimate keeps for the transfer (a 96 MiB delta's are 7 MB).
+  static let keptWriteBytes = 256 << 20
 
   /// Hashes a block as the device does (truncated SHA-256, from OTATrust); nil: no block-hash path.
   let blockDigest: BlockDigester?
@@ -568,7 +573,13 @@ public struct SenderEngine: Sendable {
       while transfer.outstanding.count + transfer.tasks.count < Self.maxWindowsInFlight,
         transfer.nextWindowStart < size
       {
-        let end = UInt32(min(UInt64(transfer.nextWindowStart) + UInt64(transfer.windowSize), UInt64(size)))
+        // The plan's own window where one starts here (larger where its writes carry little),
+        // unless failed windows made them smaller.
+        let planned =
+          operationsOn && transfer.windowSize == transfer.largestWindow
+          ? activeWrites?.windowEnd(startingAt: transfer.nextWindowStart) : nil
+        let end =
+          planned ?? UInt32(min(UInt64(transfer.nextWindowStart) + UInt64(transfer.windowSize), UInt64(size)))
         // Every open window must lie within the device's receive span past the committed offset.
         guard
           UInt64(end) - UInt64(committed) <= UInt64(max(receiveSpan, windowCapacity))
@@ -608,6 +619,15 @@ public struct SenderEngine: Sendable {
   private mutating func sendPiece(
     from start: UInt32, limit: UInt32, _ transfer: inout Transfer, _ out: inout [SenderAction]
   ) -> UInt32 {
+    let budget = chunkPayload + DataChunk.headerSize
+    if operationsOn, let kept = activeWrites, kept.packed == packedOn, kept.budget == budget,
+      kept.maxLength == maxOperationLength, let write = kept.write(from: start, limit: limit)
+    {
+      report.operationsSent += write.operations
+      report.plannedWritesSent += 1
+      send(write.bytes, covering: start..<write.end, &transfer, &out)
+      return write.end
+    }
     if operationsOn, packedOn, let activePlan {
       let (bytes, end, count) = activePlan.packedWrite(
         from: start, limit: limit, budget: chunkPayload + DataChunk.headerSize, maxLength: maxOperationLength)

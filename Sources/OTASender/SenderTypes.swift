@@ -190,6 +190,8 @@ public struct SenderReport: Equatable, Sendable {
   /// plain chunks (0 when operations were not considered).
   public var plannedBytesOnAir: UInt64 = 0
   public var plainBytesOnAir: UInt64 = 0
+  /// Data writes sent as the estimate computed them (not deflated a second time while sending).
+  public var plannedWritesSent = 0
   /// The block size of the running slot's hashes the plan used, and how many hashes were read
   /// (BLOCK HASHES pages, or the one-value characteristic); 0 when none were read.
   public var blockSize: UInt32 = 0

@@ -47,6 +47,11 @@ import Testing
     let (report, _, image) = try #require(try pushDelta(mtu: 247, seed: 9, hostile: false))
     #expect(report.transferMode == .delta(base: 0))
     #expect(report.bytesOnAir == report.plannedBytesOnAir, "no loss: exactly the plan")
+    // Every write went as the estimate computed it: nothing deflated twice.
+    #expect(report.plannedWritesSent == report.chunksSent && report.chunksSent > 0)
+    // [P-PHASE-15] Windows of the device's whole capacity (16 KiB) where their writes carry no more than a
+    // window of chunks (8 KiB): fewer WINDOW round trips than windows of 8 KiB would take.
+    #expect(report.windowsCommitted < (image.count + 8191) / 8192, "\(report.windowsCommitted) windows")
     #expect(report.bytesOnAir < UInt64(image.count) / 4)
     print(
       "delta: \(image.count)-byte image, \(report.bytesOnAir) bytes on air, plain \(report.plainBytesOnAir)")

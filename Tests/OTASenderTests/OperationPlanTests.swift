@@ -68,6 +68,68 @@ import Testing
     #expect(a?.operation == b?.operation && a?.end == b?.end)
   }
 
+  /// The estimate's writes, kept for the transfer, are exactly what computing each again gives,
+  /// packed or not; their bytes are the estimate; nothing is kept past `keeping`.
+  @Test(arguments: [false, true])
+  func theWritesTheEstimateKeepsAreTheOnesTheTransferWouldCompute(packed: Bool) throws {
+    let plan = try #require(OperationPlan.delta(Self.target, base: Self.base))
+    let window: UInt32 = 4096
+    let planned = plan.plannedWrites(
+      window: window, budget: 244, maxLength: 4096, packed: packed, keeping: 1 << 20)
+    var total = 0
+    var count = 0
+    for windowStart in stride(from: UInt32(0), to: UInt32(Self.target.count), by: Int(window)) {
+      let limit = min(windowStart + window, UInt32(Self.target.count))
+      var position = windowStart
+      while position < limit {
+        let kept = try #require(planned.write(from: position, limit: limit), "a write at \(position)")
+        if packed {
+          let fresh = plan.packedWrite(from: position, limit: limit, budget: 244, maxLength: 4096)
+          #expect(kept.bytes == fresh.bytes && kept.end == fresh.end && kept.operations == fresh.operations)
+        } else {
+          let fresh = plan.write(from: position, limit: limit, budget: 244, maxLength: 4096)
+          #expect(kept.bytes == fresh.operation.encoded && kept.end == fresh.end && kept.operations == 1)
+        }
+        total += kept.bytes.count
+        count += 1
+        position = kept.end
+      }
+    }
+    #expect(planned.bytesOnAir == total && planned.keptCount == count)
+    #expect(plan.bytesOnAir(window: window, budget: 244, maxLength: 4096, packed: packed) == total)
+    // Not kept past the bound: the estimate alone.
+    let bounded = plan.plannedWrites(
+      window: window, budget: 244, maxLength: 4096, packed: packed, keeping: total / 2)
+    #expect(bounded.bytesOnAir == total && bounded.keptCount < count && bounded.keptCount > 0)
+    #expect(
+      plan.plannedWrites(window: window, budget: 244, maxLength: 4096, packed: packed, keeping: 0).keptCount
+        == 0)
+    // A start that is not where a write begins is not kept.
+    #expect(planned.write(from: 1, limit: window) == nil)
+  }
+
+  /// Windows of `largestWindow` where their writes take at most `airPerWindow` bytes, else of
+  /// `window`: a run of copies goes in large windows, new bytes in small ones.
+  @Test func windowsAreLargeWhereTheyCarryLittle() throws {
+    // [P-PHASE-15]
+    // 48 KiB: the first 32 KiB the base's own (copies), the last 16 KiB new random bytes.
+    let base = Self.bytes(32 * 1024, seed: 5)
+    let target = base + Self.bytes(16 * 1024, seed: 6)
+    let plan = try #require(OperationPlan.delta(target, base: base))
+    let planned = plan.plannedWrites(
+      window: 4096, largestWindow: 16384, airPerWindow: 4096, budget: 244, maxLength: 16384, packed: true,
+      keeping: 1 << 20)
+    #expect(
+      planned.windowEnds == [16384, 32768] + stride(from: 36864, through: 49152, by: 4096).map { UInt32($0) })
+    #expect(planned.windowEnd(startingAt: 0) == 16384 && planned.windowEnd(startingAt: 16384) == 32768)
+    #expect(planned.windowEnd(startingAt: 32768) == 36864 && planned.windowEnd(startingAt: 45056) == 49152)
+    // Not where a window starts (a resume from a smaller window's end), or past the end: none.
+    #expect(planned.windowEnd(startingAt: 4096) == nil && planned.windowEnd(startingAt: 49152) == nil)
+    // The same bytes as fixed windows, within a few writes' framing: the windows change the cut, not the plan.
+    let fixed = plan.bytesOnAir(window: 4096, budget: 244, maxLength: 16384, packed: true)
+    #expect(planned.bytesOnAir <= fixed)
+  }
+
   @Test func theMatcherFindsWhatTheTargetRepeats() throws {
     let segments = DeltaMatcher.segments(target: Self.target, base: Self.base)
     let reused = segments.reduce(0) { total, segment in
