@@ -1,4 +1,5 @@
 import OTAChecksum
+import OTADeltaPlan
 
 /// An earlier release the central holds, and what identifies it against Info's running image.
 public struct BaseImage: Equatable, Sendable {
@@ -15,10 +16,14 @@ public struct BaseImage: Equatable, Sendable {
   public let identity: Identity
   /// Where it came from, for messages.
   public let name: String
+  /// The push's image as segments against these bytes, planned before (`otactl delta`): used
+  /// instead of planning again when they cover the image and read inside these bytes.
+  public let segments: [DeltaSegment]?
 
-  public init(bytes: [UInt8], name: String) {
+  public init(bytes: [UInt8], name: String, segments: [DeltaSegment]? = nil) {
     self.bytes = bytes
     self.name = name
+    self.segments = segments
     identity = Identity(size: UInt32(clamping: bytes.count), crc32: CRC32.checksum(bytes))
   }
 }

@@ -25,7 +25,7 @@ extension SenderEngine {
     let running = runningIdentity(info)
     if plan?.identity != running {
       let match = matchingBase(running)
-      if let match, let delta = OperationPlan.delta(image, base: bases[match].bytes) {
+      if let match, let delta = deltaPlan(bases[match]) {
         plan = (running, .delta(base: match), delta)
       } else if let hashes, let blockDigest, let copies = blockPlan(hashes, running: running, blockDigest) {
         plan = (running, .blockHashes, copies)
@@ -71,6 +71,24 @@ extension SenderEngine {
     activePlan = chosen.plan
     activeWrites = writes
     report.transferMode = chosen.mode
+  }
+
+  /// The image against `base`: its segments planned before when they fit (they cover the image
+  /// exactly and read inside the base), else planned now.
+  private func deltaPlan(_ base: BaseImage) -> OperationPlan? {
+    if let segments = base.segments,
+      let planned = OperationPlan(target: image, base: base.bytes, segments: segments)
+    {
+      return planned
+    }
+    return OperationPlan.delta(image, base: base.bytes)
+  }
+
+  /// The delta this push planned or was given: the base's index and the segments, for a central
+  /// that keeps them (`otactl delta`). Nil unless the plan is a delta.
+  public var deltaSegments: (base: Int, segments: [DeltaSegment])? {
+    guard let plan, case .delta(let base) = plan.mode else { return nil }
+    return (base, plan.plan.segments)
   }
 
   /// Block hashes are worth reading: operations possible, a running image known, no base that

@@ -16,6 +16,6 @@ struct OTACtl: ParsableCommand {
       """,
     subcommands: [
       ScanCommand.self, PushCommand.self, InfoCommand.self, AbortCommand.self, ConfirmCommand.self,
-      ImageCommand.self, GatewayCommand.self,
+      ImageCommand.self, DeltaCommand.self, GatewayCommand.self,
     ])
 }

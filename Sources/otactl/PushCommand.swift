@@ -111,6 +111,13 @@ struct PushCommand: ParsableCommand {
       valueName: "file|directory"))
   var base: String?
 
+  @Option(
+    name: .customLong("delta-plan"),
+    help: ArgumentHelp(
+      "A plan of this image against one of the --base files (otactl delta): used instead of planning again.",
+      valueName: "file"))
+  var deltaPlan: String?
+
   @Flag(help: "Send plain chunks only: no compression, no delta, whatever the device supports.")
   var full = false
 
@@ -171,7 +178,8 @@ struct PushCommand: ParsableCommand {
     let bytes = try readImage()
     let imageVersion = try resolveVersion(bytes)
     let targets = try self.targets()
-    let bases = try base.map { try BaseImages.load($0) } ?? []
+    var bases = try base.map { try BaseImages.load($0) } ?? []
+    if let deltaPlan { bases = try BaseImages.attach(deltaPlan, to: bases, image: bytes) }
     if targets.count > 1 {
       try runFleet(targets, image: bytes, version: imageVersion, bases: bases)
       return

@@ -1,4 +1,5 @@
 import OTAChecksum
+import OTADeltaPlan
 import OTALink
 import OTASender
 import OTASimulation
@@ -55,6 +56,36 @@ import Testing
     #expect(report.bytesOnAir < UInt64(image.count) / 4)
     print(
       "delta: \(image.count)-byte image, \(report.bytesOnAir) bytes on air, plain \(report.plainBytesOnAir)")
+  }
+
+  /// Segments planned before (`otactl delta`) are used as they are: all literal here, so the delta
+  /// sends what compression would though the base matches. Segments that do not cover the image
+  /// are ignored and the push plans again.
+  @Test func segmentsPlannedBeforeAreUsedWhenTheyFit() throws {
+    let (planned, _, _) = try #require(try pushDelta(mtu: 247, seed: 9, hostile: false))
+    let base = DeltaFixture.base(size: 40_000, seed: 9)
+    let image = DeltaFixture.edited(base, seed: 9)
+    let size = UInt32(image.count)
+    for (segments, given) in [
+      ([DeltaSegment(start: 0, end: size, source: .literal)], true),
+      ([DeltaSegment(start: 0, end: size - 1, source: .literal)], false),
+    ] {
+      let fixture = DeviceFixture(slotCapacity: Self.capacity, runningImage: base)
+      try fixture.recordRunningImage()
+      let run = try fixture.push(
+        image, version: Self.newVersion, conditions: LinkConditions(mtu: 247), seed: 9,
+        bases: [BaseImage(bytes: base, name: "v1", segments: segments)])
+      let report = try #require(run.report)
+      if given {
+        // These bytes do not compress: the literal plan costs more than chunks, which go instead.
+        #expect(report.plannedBytesOnAir > planned.plannedBytesOnAir * 2, "\(report.plannedBytesOnAir)")
+        #expect(report.transferMode == .plain)
+      } else {
+        #expect(report.plannedBytesOnAir == planned.plannedBytesOnAir)
+        #expect(report.transferMode == .delta(base: 0))
+      }
+      #expect(Array(fixture.medium.slotBytes(.b).prefix(image.count)) == image)
+    }
   }
 
   @Test(arguments: [185, 247])

@@ -29,6 +29,41 @@ import Testing
     return (result, result.jsonLines.last { $0["event"] as? String == "result" } ?? [:])
   }
 
+  /// `otactl delta` plans once; `push --delta-plan` sends that plan instead of planning again,
+  /// and a plan made for other images (or no plan at all) is refused before connecting, saying why.
+  @Test func aDeltaPlanMadeOnceIsPushedAndOneForOtherImagesIsRefused() throws {
+    let folder = FileManager.default.temporaryDirectory.appendingPathComponent(
+      "delta-plan-\(UUID().uuidString)")
+    try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(at: folder) }
+    let plan = folder.appendingPathComponent("v2.delta").path
+    let v1 = Self.sample("firmware-v1.bin")
+    let made = try runTool("otactl", ["delta", v1, Self.sample("firmware-v2.bin"), "-o", plan])
+    #expect(made.status == 0, "\(made.output)\n\(made.errors)")
+    #expect(
+      made.output.contains(" segments, ") && made.output.contains("bytes from the base"), "\(made.output)")
+    let daemon = try daemon()
+    let (result, final) = try push(daemon, ["--base", v1, "--delta-plan", plan])
+    #expect(result.status == 0, "\(result.output)\n\(result.errors)\n\(daemon.log)")
+    #expect(final["transferMode"] as? String == "delta", "\(final)")
+    let image = [UInt8](try Data(contentsOf: URL(fileURLWithPath: Self.sample("firmware-v2.bin"))))
+    #expect(daemon.slotBytes(daemon.slotB, count: image.count) == image)
+    // The same plan for another image, against another base, or a file that is no plan.
+    let refusals: [([String], String, String)] = [
+      (["--base", v1, "--delta-plan", plan], "firmware-v1.bin", "was made for another image"),
+      (
+        ["--base", Self.sample("firmware-v2.bin"), "--delta-plan", plan], "firmware-v2.bin",
+        "against a base none of"
+      ),
+      (["--base", v1, "--delta-plan", v1], "firmware-v2.bin", "not a delta plan"),
+      (["--delta-plan", plan], "firmware-v2.bin", "needs the --base"),
+    ]
+    for (arguments, image, reason) in refusals {
+      let (refused, _) = try push(daemon, arguments, image: image)
+      #expect(refused.status != 0 && refused.errors.contains(reason), "\(arguments): \(refused.errors)")
+    }
+  }
+
   @Test func infoShowsTheOperationsLimitAndTheFactoryImage() throws {
     let daemon = try daemon()
     let result = try runTool("otactl", ["info", "--device", daemon.socket, "--json"])
