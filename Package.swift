@@ -161,7 +161,8 @@ let package = Package(
     .executableTarget(
       name: "otactl",
       dependencies: [
-        "OTACentral", "OTASender", "OTADeltaPlan", "OTALink", "OTASocketLink", "OTASystem", "OTAWire", "OTABlueZ",
+        "OTACentral", "OTASender", "OTADeltaPlan", "OTALink", "OTASocketLink", "OTASystem", "OTAWire",
+        "OTABlueZ",
         "OTADBus",
         "OTATrust", "OTATrace", "OTAReport", "OTAGateway", "OTAGatewayHTTP",
         .product(name: "Crypto", package: "swift-crypto"),

@@ -110,7 +110,8 @@ public struct DeltaPlanFile: Equatable, Sendable {
         start += length
       }
       guard start == UInt64(targetSize) else {
-        throw DecodeError.badSegment(index: count, reason: "the segments cover \(start) of \(targetSize) bytes")
+        throw DecodeError.badSegment(
+          index: count, reason: "the segments cover \(start) of \(targetSize) bytes")
       }
       guard reader.remaining == 0 else { throw DecodeError.trailingBytes(reader.remaining) }
       self.segments = segments

@@ -84,13 +84,6 @@ extension SenderEngine {
     return OperationPlan.delta(image, base: base.bytes)
   }
 
-  /// The delta this push planned or was given: the base's index and the segments, for a central
-  /// that keeps them (`otactl delta`). Nil unless the plan is a delta.
-  public var deltaSegments: (base: Int, segments: [DeltaSegment])? {
-    guard let plan, case .delta(let base) = plan.mode else { return nil }
-    return (base, plan.plan.segments)
-  }
-
   /// Block hashes are worth reading: operations possible, a running image known, no base that
   /// matches it, no plan for it yet, and a way to hash the target's blocks.
   func needsBlockHashes(_ info: InfoRecord) -> Bool {

@@ -1,4 +1,3 @@
-@testable import OTABoot
 import OTAChecksum
 import OTASender
 import OTASocketLink
@@ -6,6 +5,8 @@ import OTAStorage
 import OTATrust
 import OTAWire
 import Testing
+
+@testable import OTABoot
 
 /// `otad adopt`: a running slot written by hand becomes a delta base. Before it Info says size 0
 /// and a push sends everything; after it Info names the slot's bytes, and a central with those
@@ -105,7 +106,8 @@ import Testing
     _ = try fixture.control.runBootStage()
     #expect(try fixture.control.current().runningOnTrial)
     #expect(throws: RunningImageAdoption.Refusal.onTrial(.b)) {
-      try RunningImageAdoption.adopt(control: fixture.control, slots: slots, length: nil, version: nil, force: true)
+      try RunningImageAdoption.adopt(
+        control: fixture.control, slots: slots, length: nil, version: nil, force: true)
     }
     #expect(try fixture.control.current()[.b].size == 0 && fixture.control.current()[.a].size == 0)
   }

@@ -54,7 +54,9 @@ import Testing
     // Segments that stop short of the target.
     var short = Self.file
     short.targetSize = 4001
-    #expect(throws: DeltaPlanFile.DecodeError.badSegment(index: 3, reason: "the segments cover 4000 of 4001 bytes")) {
+    #expect(
+      throws: DeltaPlanFile.DecodeError.badSegment(index: 3, reason: "the segments cover 4000 of 4001 bytes")
+    ) {
       try DeltaPlanFile(bytes: short.encoded)
     }
   }
