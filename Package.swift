@@ -31,6 +31,8 @@ let package = Package(
       name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
     .systemLibrary(name: "CLinux"),
     .systemLibrary(
+      name: "CZstd", pkgConfig: "libzstd", providers: [.apt(["libzstd-dev"])]),
+    .systemLibrary(
       name: "CDBus", pkgConfig: "dbus-1", providers: [.apt(["libdbus-1-dev"])]),
     // The Bluetooth socket headers (L2CAP LE channels): headers only, nothing linked.
     .systemLibrary(name: "CBluetooth", providers: [.apt(["libbluetooth-dev"])]),
@@ -49,8 +51,9 @@ let package = Package(
     // For tests: a SystemCallObserver that records the calls and fails or shortens chosen ones.
     .target(name: "OTASystemTesting", dependencies: ["OTASystem"]),
 
-    // CRC32 through zlib: the checksum of windows, images and on-disk records.
-    .target(name: "OTAChecksum", dependencies: ["CZlib"]),
+    // CRC32 and raw deflate through zlib, zstd frames against the running image through libzstd:
+    // the checksum of windows, images and records, and the codecs of data operations.
+    .target(name: "OTAChecksum", dependencies: ["CZlib", "CZstd"]),
     // Byte formats: protocol messages, versions, Info, MCUboot header and TLVs. No IO.
     .target(name: "OTAWire"),
     // Traces in Chrome's Trace Event Format: events in, JSON out, bounded. No IO, no clock.
@@ -108,19 +111,29 @@ let package = Package(
         "OTAChecksum",
         "OTASystem", "OTAWire",
       ]),
+    // Nordic's Legacy and Secure DFU on the same slots, driving the receiver host as the SMP server does.
+    .target(
+      name: "OTANordicDFU",
+      dependencies: [
+        "OTAReceiverHost", "OTABoot", "OTAEngine", "OTAStorage", "OTAChecksum", "OTATrust", "OTAWire",
+        .product(name: "Crypto", package: "swift-crypto"),
+      ]),
+    // Faults on demand for app teams (docs/APP-TESTING.md): what a fault is, when it is due, how
+    // often it fires, and the fault control's commands; pure, no IO.
+    .target(name: "OTAFaults", dependencies: ["OTAWire"]),
     // The device side's IO edge: the daemon's loop over a link, its trial, health check, trace, status.
     .target(
       name: "OTADaemon",
       dependencies: [
         "OTAReceiverHost", "OTASMPServer", "OTAReport", "OTABoot", "OTAEngine", "OTAStorage", "OTALink",
-        "OTASystem", "OTASMP", "OTATrust", "OTATrace", "OTAWire",
+        "OTASystem", "OTASMP", "OTACBOR", "OTAFaults", "OTANordicDFU", "OTATrust", "OTATrace", "OTAWire",
         .product(name: "Logging", package: "swift-log"),
       ]),
     // The TOML configuration file read into the daemon's settings: the only target that links TOMLKit.
     .target(
       name: "OTAConfiguration",
       dependencies: [
-        "OTADaemon", "OTABoot", "OTAWire", .product(name: "Logging", package: "swift-log"),
+        "OTADaemon", "OTABoot", "OTAFaults", "OTAWire", .product(name: "Logging", package: "swift-log"),
         .product(name: "TOMLKit", package: "TOMLKit"),
       ]),
     // The central side's IO edge: runs the sender engine over a link.
@@ -154,7 +167,7 @@ let package = Package(
       name: "otad",
       dependencies: [
         "OTADaemon", "OTAConfiguration", "OTAReport", "OTABoot", "OTALink", "OTASocketLink", "OTAStorage",
-        "OTASystem", "OTATrust", "OTAWire", "OTABlueZ", "OTADBus", "OTATrace",
+        "OTASystem", "OTATrust", "OTAWire", "OTABlueZ", "OTADBus", "OTATrace", "OTAFaults", "OTANordicDFU",
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
         .product(name: "Logging", package: "swift-log"),
       ]),
@@ -175,7 +188,7 @@ let package = Package(
     .executableTarget(
       name: "ota-lab",
       dependencies: [
-        "OTALab", "OTAReport", "OTADaemon", "OTAStorage", "OTASystem",
+        "OTALab", "OTAReport", "OTADaemon", "OTAFaults", "OTAStorage", "OTASystem",
         .product(name: "FlyingFox", package: "FlyingFox"),
         .product(name: "FlyingSocks", package: "FlyingFox"),
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -188,6 +201,7 @@ let package = Package(
       ]),
 
     .testTarget(name: "OTAWireTests", dependencies: ["OTAWire", "OTATestSupport"]),
+    .testTarget(name: "OTAFaultsTests", dependencies: ["OTAFaults", "OTAWire", "OTATestSupport"]),
     .testTarget(name: "OTACBORTests", dependencies: ["OTACBOR", "OTATestSupport"]),
     .testTarget(name: "OTASMPTests", dependencies: ["OTASMP", "OTACBOR", "OTATestSupport"]),
     .testTarget(
@@ -250,10 +264,11 @@ let package = Package(
       name: "OTADeviceTests",
       dependencies: [
         "OTADaemon", "OTAConfiguration", "OTAReport", "OTASMPServer", "OTAReceiverHost", "OTABoot",
+        "OTAFaults",
         "OTAEngine", "OTASender", "OTADeltaPlan", "OTAStorage", "OTAStorageTesting", "OTASimulation",
         "OTAWire",
         "OTAChecksum", "OTALink", "OTASocketLink", "OTATrust", "OTASMP", "OTACBOR", "OTATrace",
-        "OTATestSupport",
+        "OTATestSupport", "OTANordicDFU", .product(name: "Crypto", package: "swift-crypto"),
       ]),
   ]
 )

@@ -10,8 +10,10 @@ set -euo pipefail
 # libubootenv-tool, grub-common: the real fw_printenv/fw_setenv and grub-editenv, for
 # Tests/OTABootTests/UBootRealToolsTests and GrubRealToolsTests. libcurl4-openssl-dev: the gateway's
 # HTTP client (CCurl). cpio: Tests/OTAGatewayTests check our .swu archives against GNU cpio.
+# libzstd-dev: zstd frames against the running image (CZstd); zstd: the reference CLI whose
+# --patch-from frames the device tests decode.
 blueota_packages=(pkg-config zlib1g-dev libdbus-1-dev libbluetooth-dev python3 python3-pip python3-venv ca-certificates
-  libubootenv-tool grub-common libcurl4-openssl-dev cpio)
+  libubootenv-tool grub-common libcurl4-openssl-dev cpio libzstd-dev zstd)
 
 blueota_missing_packages() {
   local missing=()
@@ -132,6 +134,61 @@ blueota_install_smpclient() {
   blueota_install_pinned_venv "$venv" "smpclient bleak" "$blueota_smpclient_version $blueota_bleak_version" \
     "smpclient[ble]==$blueota_smpclient_version" "bleak==$blueota_bleak_version" || return 1
   export BLUEOTA_SMPCLIENT_PYTHON="$venv/bin/python"
+}
+
+# Nordic's Legacy DFU from clients we did not write (guest-e2e.sh step 13): nrf-ota (a Legacy DFU
+# client over bleak) and adafruit-nrfutil (makes the DFU package), pinned, in <repo>/.build-nordic.
+# Exports BLUEOTA_NORDIC_PYTHON, the venv's python.
+blueota_nrf_ota_version=0.4.0
+blueota_adafruit_nrfutil_version=0.5.3.post16
+blueota_install_nordic_clients() {
+  local venv
+  venv="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/.build-nordic"
+  blueota_install_pinned_venv "$venv" "nrf-ota adafruit-nrfutil bleak" \
+    "$blueota_nrf_ota_version $blueota_adafruit_nrfutil_version $blueota_bleak_version" \
+    "nrf-ota==$blueota_nrf_ota_version" "adafruit-nrfutil==$blueota_adafruit_nrfutil_version" \
+    "bleak==$blueota_bleak_version" || return 1
+  export BLUEOTA_NORDIC_PYTHON="$venv/bin/python"
+}
+
+# Nordic's own nrfutil (guest-e2e.sh step 14): `nrfutil keys` and `nrfutil pkg generate` make the
+# signed Secure DFU package, and its Secure DFU client (nordicsemi.dfu) sends it through
+# Scripts/bluez/nrfutil_dfu_ble.py over bleak. 6.1.7 is the last nrfutil on PyPI; it declares
+# Python < 3.11 only because of its dongle driver (pc_ble_driver_py, a native library built for
+# 3.10 and older): its own code runs on Debian 12's 3.11. So its dependencies are installed pinned,
+# nrfutil itself without them, and of the driver only the two pure-Python modules nrfutil imports
+# (its package marker and its exceptions), from the driver's own wheel. In <repo>/.build-nrfutil;
+# exports BLUEOTA_NRFUTIL_PYTHON, the venv's python.
+blueota_nrfutil_version=6.1.7
+blueota_pc_ble_driver_version=0.17.0
+blueota_install_nrfutil() {
+  local venv site wheels
+  venv="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/.build-nrfutil"
+  blueota_install_pinned_venv "$venv" "bleak protobuf wrapt" "$blueota_bleak_version 3.20.3 2.5.2" \
+    "bleak==$blueota_bleak_version" protobuf==3.20.3 click==8.5.1 crcmod==1.7 ecdsa==0.19.2 intelhex==2.3.0 \
+    libusb1==1.9.3 piccata==2.0.3 pyserial==3.5 pyspinel==1.0.3 PyYAML==6.0.4 tqdm==4.70.1 wrapt==2.5.2 || return 1
+  site="$("$venv/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')" || return 1
+  if [[ "$("$venv/bin/python" -m pip show nrfutil 2>/dev/null | sed -n 's/^Version: //p')" != "$blueota_nrfutil_version" ]]; then
+    echo "setup: installing nrfutil==$blueota_nrfutil_version into $venv (without its dongle driver)" >&2
+    "$venv/bin/python" -m pip install --quiet --disable-pip-version-check --no-input --no-deps \
+      --ignore-requires-python "nrfutil==$blueota_nrfutil_version" </dev/null >&2 ||
+      { echo "setup: pip could not install nrfutil (network? PyPI?)" >&2; return 1; }
+  fi
+  if [[ ! -s "$site/pc_ble_driver_py/exceptions.py" ]]; then
+    wheels="$(mktemp -d)"
+    "$venv/bin/python" -m pip download --quiet --disable-pip-version-check --no-input --no-deps \
+      --only-binary :all: --python-version 3.10 --platform manylinux2014_x86_64 \
+      "pc_ble_driver_py==$blueota_pc_ble_driver_version" -d "$wheels" </dev/null >&2 &&
+      "$venv/bin/python" - "$wheels" "$site" <<'PY' || { rm -rf "$wheels"; echo "setup: no pc_ble_driver_py wheel" >&2; return 1; }
+import glob, sys, zipfile
+wheel = zipfile.ZipFile(glob.glob(sys.argv[1] + "/pc_ble_driver_py-*.whl")[0])
+for name in ("pc_ble_driver_py/__init__.py", "pc_ble_driver_py/exceptions.py"):
+    wheel.extract(name, sys.argv[2])
+PY
+    rm -rf "$wheels"
+  fi
+  "$venv/bin/nrfutil" version >/dev/null 2>&1 || { echo "setup: nrfutil $blueota_nrfutil_version does not run" >&2; return 1; }
+  export BLUEOTA_NRFUTIL_PYTHON="$venv/bin/python"
 }
 
 # Installs the Debian packages named that are missing (apt-get update first), quietly, without

@@ -16,8 +16,9 @@ blueota_install_debian u-boot-qemu u-boot-tools libubootenv-tool qemu-system-arm
 # Release builds (Scripts/test-bluez.sh has made them already in the test command): under software
 # emulation a debug otad takes 13 s to start listening in the GRUB guest, a release one a fraction.
 if [[ -z "${BLUEOTA_BIN:-}" ]]; then
-  swift build -c release --product otad >/dev/null
-  swift build -c release --product otactl >/dev/null
+  # The flags of test-bluez.sh's build, so that after it this one has nothing to do.
+  swift build -c release -debug-info-format none --product otad >/dev/null
+  swift build -c release -debug-info-format none --product otactl >/dev/null
   BLUEOTA_BIN="$(swift build -c release --show-bin-path)"
   export BLUEOTA_BIN
 fi

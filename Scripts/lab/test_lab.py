@@ -216,6 +216,27 @@ def main():
               "flipped byte" in text("actions") and text("push-error") != "", text("actions"))
         shot("07-flipped-byte")
 
+        # A fault through otad's fault control (docs/APP-TESTING.md): PREPARE refused with "storage
+        # error" every time, as a full device would; otactl names the storage; cleared, it is gone.
+        field = driver.find_element(By.ID, "fault")
+        field.clear()
+        field.send_keys("refuse at=prepare status=storage-error times=always")
+        click("set-fault")
+        lab.wait("the fault set", lambda s: any("added fault 1" in a for a in s.get("actions", [])), 20)
+        time.sleep(0.6)
+        check("set a fault: otad's fault control took it",
+              "added fault 1: refuse status=storage-error at=prepare times=always" in text("actions"), text("actions"))
+        click("push-v3")
+        state = lab.wait("v3 refused by the fault",
+                         lambda s: (push(s).get("result") or {}).get("exitCode") == 13, 90)
+        check("the fault refuses PREPARE: otactl blames the storage (exit 13)",
+              "storage" in (push(state)["result"].get("error") or ""), push(state))
+        click("clear-faults")
+        lab.wait("the faults cleared", lambda s: any("cleared 1 fault" in a for a in s.get("actions", [])), 20)
+        time.sleep(0.6)
+        check("clear the faults: none left", "cleared 1 fault" in text("actions"), text("actions"))
+        shot("08-fault")
+
     except Exception as error:  # a wait that timed out, a missing element: one failure, with why
         check("the lab session ran to its end", False, repr(error))
         try:

@@ -104,7 +104,7 @@ statedir="$root/var/lib/otad"
 btconf="$root/etc/bluetooth/main.conf"
 
 for file in otad.service otad-boot.service otactl-gateway.service otad-dbus.conf otad.toml otad-app-slots.toml \
-  bluetooth-main.conf health-check; do
+  bluetooth-main.conf bluetooth-restart.conf health-check; do
   [[ -f "$here/$file" ]] || die "$here/$file is missing: run install.sh from a complete Scripts/rpi"
 done
 
@@ -120,8 +120,8 @@ if [[ "$staging" == 0 ]]; then
   command -v systemctl >/dev/null || die "systemctl not found: otad's services need systemd"
 fi
 
-runtime_packages=(bluez dbus libdbus-1-3 zlib1g libstdc++6 libgcc-s1 rfkill)
-build_packages=(pkg-config zlib1g-dev libdbus-1-dev libc6-dev)
+runtime_packages=(bluez dbus libdbus-1-3 zlib1g libzstd1 libstdc++6 libgcc-s1 rfkill)
+build_packages=(pkg-config zlib1g-dev libzstd-dev libdbus-1-dev libc6-dev)
 
 installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
 
@@ -244,6 +244,9 @@ put "$here/otad.service" "$unitdir/otad.service" 0644
 # The gateway's unit, not enabled: docs/FLEET.md says how to set it up and enable it.
 put "$here/otactl-gateway.service" "$unitdir/otactl-gateway.service" 0644
 put "$here/otad-dbus.conf" "$dbusdir/otad.conf" 0644
+# bluetoothd started again when it dies (Debian's unit does not): bluetooth-restart.conf says why.
+directory "$unitdir/bluetooth.service.d" 0755
+put "$here/bluetooth-restart.conf" "$unitdir/bluetooth.service.d/blueota-restart.conf" 0644
 
 directory "$confdir" 0755
 directory "$statedir" 0700

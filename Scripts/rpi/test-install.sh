@@ -147,6 +147,17 @@ expect_tree() { # the files every successful run leaves
   check "otactl-gateway.service installed 0644, the shipped one" \
     same "$here/otactl-gateway.service" "$dest/etc/systemd/system/otactl-gateway.service"
   check "D-Bus policy installed 0644" has_mode "$dest/etc/dbus-1/system.d/otad.conf" 644 f
+  check "bluetooth.service's drop-in installed 0644, the shipped one" \
+    same "$here/bluetooth-restart.conf" "$dest/etc/systemd/system/bluetooth.service.d/blueota-restart.conf"
+  check "the drop-in restarts bluetoothd when it fails, in [Service]" python3 - \
+    "$dest/etc/systemd/system/bluetooth.service.d/blueota-restart.conf" <<'PY'
+import configparser, sys
+unit = configparser.ConfigParser(strict=True, interpolation=None)
+unit.optionxform = str
+unit.read(sys.argv[1])
+assert unit.sections() == ["Service"], unit.sections()
+assert unit["Service"]["Restart"] == "on-failure" and unit["Service"]["RestartSec"] == "2s", dict(unit["Service"])
+PY
   check "D-Bus policy is the shipped one" same "$here/otad-dbus.conf" "$dest/etc/dbus-1/system.d/otad.conf"
   check "/etc/otad is 0755" has_mode "$dest/etc/otad" 755 d
   check "otad.toml installed 0644" has_mode "$dest/etc/otad/otad.toml" 644 f

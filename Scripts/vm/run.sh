@@ -253,4 +253,12 @@ elif [[ "$rc" == 124 || "$rc" == 137 ]]; then
 else
   echo "run.sh: FAIL: the test exited with $rc ($walls; console $console)" >&2
 fi
+if [[ "$rc" != 0 ]]; then
+  # What bluetoothd said last, and whether it died: a CI log shows only this output's tail.
+  grep -h "bluetoothd exited" "$results/warnings" 2>/dev/null | sed 's/^/run.sh: /' >&2 || true
+  if [[ -s "$results/bluetoothd.log" ]]; then
+    echo "run.sh: bluetoothd.log, its last 12 lines:" >&2
+    tail -n 12 "$results/bluetoothd.log" | sed 's/^/  /' >&2
+  fi
+fi
 exit "$rc"

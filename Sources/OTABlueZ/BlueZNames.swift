@@ -64,6 +64,27 @@ public enum SMPUUID {
   public static let characteristic = "da2e7828-fbce-4e01-ae9e-261174997c48"
 }
 
+/// Nordic's Legacy DFU service (nRF5 SDK up to 11; docs/NORDIC-DFU.md), as Nordic's bootloader and
+/// its clients (nrf-ota, Nordic's DFU libraries) name it.
+public enum LegacyDFUUUID {
+  public static let service = "00001530-1212-efde-1523-785feabcd123"
+  public static let controlPoint = "00001531-1212-efde-1523-785feabcd123"
+  public static let packet = "00001532-1212-efde-1523-785feabcd123"
+  public static let version = "00001534-1212-efde-1523-785feabcd123"
+  /// The DFU Version characteristic: 0x0008, SDK 11's bootloader ("in DFU mode", so a client goes
+  /// straight to the update: otad's DFU service is always ready).
+  public static let versionValue: [UInt8] = [0x08, 0x00]
+}
+
+/// Nordic's Secure DFU service (nRF5 SDK 12 and later; docs/NORDIC-DFU.md): the 16-bit 0xFE59
+/// Nordic registered, its control point and packet characteristic, as nrfutil and Nordic's DFU
+/// libraries name them.
+public enum SecureDFUUUID {
+  public static let service = "0000fe59-0000-1000-8000-00805f9b34fb"
+  public static let controlPoint = "8ec90001-f315-4f60-9fb8-838830daea50"
+  public static let packet = "8ec90002-f315-4f60-9fb8-838830daea50"
+}
+
 extension String {
   fileprivate func replacingOccurrences(of target: String, with replacement: String) -> String {
     split(separator: Character(target), omittingEmptySubsequences: false).joined(separator: replacement)

@@ -18,6 +18,10 @@ public final class BlueZPeripheral: PeripheralLink {
     public var root: DBusObjectPath
     /// Export the SMP service (MCUmgr over Bluetooth) beside the OTA service.
     public var smp: Bool
+    /// Export Nordic's Legacy DFU service (docs/NORDIC-DFU.md) beside the OTA service.
+    public var legacyDFU = false
+    /// Export Nordic's Secure DFU service (0xFE59) beside the OTA service.
+    public var secureDFU = false
     /// Listen on an LE L2CAP channel for data, on this PSM (0: a dynamic one the kernel picks);
     /// nil: no channel.
     public var l2capPSM: UInt16?
@@ -64,7 +68,7 @@ public final class BlueZPeripheral: PeripheralLink {
     linkFacts = options.linkFacts ? LinkFactsMonitor(adapter: options.adapter, logger: logger) : nil
     application = GattApplication(
       root: options.root, requireEncryption: options.requireEncryption, localName: options.localName,
-      smp: options.smp)
+      smp: options.smp, legacyDFU: options.legacyDFU, secureDFU: options.secureDFU)
     inbox.onAcquireWrite = { [logger] mtu in
       logger.debug("bluetoothd acquired the data socket", metadata: ["mtu": "\(mtu)"])
     }
@@ -216,6 +220,7 @@ public final class BlueZPeripheral: PeripheralLink {
       if inbox.device != nil { inbox.events.append(.disconnected) }
       inbox.forgetCentral()
       for central in inbox.smpCentrals.keys.sorted() { inbox.forgetSMPCentral(central) }
+      for central in Set(inbox.nordicDFUCentrals.values) { inbox.forgetNordicDFUCentral(central) }
       if !newOwner.isEmpty {
         logger.notice("bluetoothd restarted: registering again")
         retryRegistrationAt = lastNow + .milliseconds(200)
@@ -227,6 +232,7 @@ public final class BlueZPeripheral: PeripheralLink {
     else { return }
     if interface == BlueZ.device, changed["Connected"]?.boolValue == false {
       inbox.forgetSMPCentral(signal.path)
+      inbox.forgetNordicDFUCentral(signal.path)
       guard signal.path == inbox.device else { return }
       logger.info("central disconnected", metadata: ["device": "\(signal.path)"])
       inbox.forgetCentral()
@@ -299,15 +305,46 @@ public final class BlueZPeripheral: PeripheralLink {
   /// that subscribed: the D-Bus API has no notification to one central.
   public func notifySMP(_ bytes: [UInt8]) {
     guard application.smp, inbox.smpNotifying else { return }
+    notifyValue(bytes, at: application.smpCharacteristic, "SMP")
+  }
+
+  /// Drops a Nordic DFU session's central (Device1.Disconnect); `.nordicDFUCentralGone` follows.
+  public func disconnectNordicDFU(_ service: NordicDFUService) {
+    guard let central = inbox.nordicDFUCentrals[service] else { return }
+    dropDevice(central)
+    inbox.forgetNordicDFUCentral(central)
+  }
+
+  /// One notification on a Nordic DFU control point.
+  public func notifyNordicDFU(_ service: NordicDFUService, _ bytes: [UInt8]) {
+    guard application.serves(service), inbox.nordicDFUNotifying.contains(service) else { return }
+    notifyValue(bytes, at: application.controlPoint(of: service), service.rawValue)
+  }
+
+  /// A notification: PropertiesChanged on a characteristic's Value (`setProperty` signals every
+  /// time, so two equal values both go out), unless the system bus is not reading.
+  private func notifyValue(_ bytes: [UInt8], at path: DBusObjectPath, _ what: String) {
     guard connection.outgoingBytes < Self.outgoingLimit else {
-      logger.warning("SMP notification dropped: the system bus is not reading")
+      logger.warning("\(what) notification dropped: the system bus is not reading")
       return
     }
     do {
-      try connection.setProperty(
-        "Value", interface: BlueZ.gattCharacteristic, path: application.smpCharacteristic, to: .bytes(bytes))
+      try connection.setProperty("Value", interface: BlueZ.gattCharacteristic, path: path, to: .bytes(bytes))
     } catch {
-      logger.warning("SMP notification not sent: \(error)")
+      logger.warning("\(what) notification not sent: \(error)")
+    }
+  }
+
+  /// Device1.Disconnect on `device`; the OTA central's own disconnect when it is that device (which
+  /// then reports `.disconnected`).
+  private func dropDevice(_ device: DBusObjectPath) {
+    if device == inbox.device {
+      disconnect()
+      inbox.events.append(.disconnected)
+    } else {
+      _ = try? connection.startCall(
+        destination: BlueZ.service, path: device, interface: BlueZ.device, method: "Disconnect")
+      connection.flush(within: .milliseconds(500))
     }
   }
 
@@ -319,6 +356,14 @@ public final class BlueZPeripheral: PeripheralLink {
       destination: BlueZ.service, path: device, interface: BlueZ.device, method: "Disconnect")
     connection.flush(within: .milliseconds(500))
     inbox.forgetCentral()
+  }
+
+  /// Drops the central at the device path `central` (an SMP central; the OTA one too when it is
+  /// the same device, which then reports `.disconnected`).
+  public func disconnect(central: String) {
+    let path = DBusObjectPath(central)
+    dropDevice(path)
+    inbox.forgetSMPCentral(path)
   }
 
   /// Unregisters the advertisement and the application (on a clean stop), waiting at most

@@ -11,6 +11,9 @@ struct GattApplication {
   let requireEncryption: Bool
   let localName: String
   var smp = false
+  /// Nordic's Legacy and Secure DFU services (docs/NORDIC-DFU.md).
+  var legacyDFU = false
+  var secureDFU = false
 
   var otaService: DBusObjectPath { root.appending("service0") }
   var controlPoint: DBusObjectPath { otaService.appending("char0") }
@@ -26,12 +29,90 @@ struct GattApplication {
   var advertisement: DBusObjectPath { root.appending("advertisement0") }
   var smpService: DBusObjectPath { root.appending("service2") }
   var smpCharacteristic: DBusObjectPath { smpService.appending("char0") }
+  var legacyDFUService: DBusObjectPath { root.appending("service3") }
+  var legacyDFUControlPoint: DBusObjectPath { legacyDFUService.appending("char0") }
+  var legacyDFUPacket: DBusObjectPath { legacyDFUService.appending("char1") }
+  var legacyDFUVersion: DBusObjectPath { legacyDFUService.appending("char2") }
+  var secureDFUService: DBusObjectPath { root.appending("service4") }
+  var secureDFUControlPoint: DBusObjectPath { secureDFUService.appending("char0") }
+  var secureDFUPacket: DBusObjectPath { secureDFUService.appending("char1") }
+
+  func controlPoint(of service: NordicDFUService) -> DBusObjectPath {
+    service == .legacy ? legacyDFUControlPoint : secureDFUControlPoint
+  }
+
+  func serves(_ service: NordicDFUService) -> Bool { service == .legacy ? legacyDFU : secureDFU }
 
   /// The write flag, or its encrypted, authenticated (bonded) form.
   private var write: String { requireEncryption ? "encrypt-authenticated-write" : "write" }
 
   func objects(_ inbox: PeripheralInbox) -> [DBusObject] {
-    otaObjects(inbox) + (smp ? smpObjects(inbox) : [])
+    otaObjects(inbox) + (smp ? smpObjects(inbox) : []) + (legacyDFU ? legacyDFUObjects(inbox) : [])
+      + (secureDFU ? secureDFUObjects(inbox) : [])
+  }
+
+  /// A Nordic DFU control point: written, notifying its answers.
+  private func nordicDFUControlPoint(
+    _ service: NordicDFUService, _ path: DBusObjectPath, uuid: String, in parent: DBusObjectPath,
+    _ inbox: PeripheralInbox
+  ) -> DBusObject {
+    characteristic(
+      path, uuid: uuid, service: parent, flags: [write, "notify"],
+      extra: [DBusProperty("Notifying", value: .boolean(false)), DBusProperty("Value", value: .bytes([]))],
+      methods: [
+        writeValue { value, options in inbox.nordicDFUWrite(service, value, options, control: true) },
+        DBusMethod("StartNotify") { _ in
+          inbox.nordicDFUNotifying.insert(service)
+          return []
+        },
+        DBusMethod("StopNotify") { _ in
+          inbox.nordicDFUNotifying.remove(service)
+          return []
+        },
+      ])
+  }
+
+  /// A Nordic DFU packet characteristic: written without response (or with).
+  private func nordicDFUPacket(
+    _ service: NordicDFUService, _ path: DBusObjectPath, uuid: String, in parent: DBusObjectPath,
+    _ inbox: PeripheralInbox
+  ) -> DBusObject {
+    characteristic(
+      path, uuid: uuid, service: parent, flags: ["write-without-response", write],
+      methods: [
+        writeValue { value, options in inbox.nordicDFUWrite(service, value, options, control: false) }
+      ])
+  }
+
+  /// Nordic's Secure DFU, as SDK 12 and later's bootloader serves it: the control point and the
+  /// packet characteristic. No buttonless characteristic: otad's DFU service is the bootloader
+  /// already (docs/NORDIC-DFU.md). The same pairing rule.
+  private func secureDFUObjects(_ inbox: PeripheralInbox) -> [DBusObject] {
+    [
+      service(secureDFUService, uuid: SecureDFUUUID.service),
+      nordicDFUControlPoint(
+        .secure, secureDFUControlPoint, uuid: SecureDFUUUID.controlPoint, in: secureDFUService, inbox),
+      nordicDFUPacket(.secure, secureDFUPacket, uuid: SecureDFUUUID.packet, in: secureDFUService, inbox),
+    ]
+  }
+
+  /// Nordic's Legacy DFU, as SDK 11's bootloader serves it: the control point (written, notifying),
+  /// the packet characteristic (written without response, 20 bytes at a time by Nordic's clients),
+  /// and the DFU Version (0x0008: the bootloader, so a client starts at once). The same pairing rule.
+  private func legacyDFUObjects(_ inbox: PeripheralInbox) -> [DBusObject] {
+    [
+      service(legacyDFUService, uuid: LegacyDFUUUID.service),
+      nordicDFUControlPoint(
+        .legacy, legacyDFUControlPoint, uuid: LegacyDFUUUID.controlPoint, in: legacyDFUService, inbox),
+      nordicDFUPacket(.legacy, legacyDFUPacket, uuid: LegacyDFUUUID.packet, in: legacyDFUService, inbox),
+      characteristic(
+        legacyDFUVersion, uuid: LegacyDFUUUID.version, service: legacyDFUService, flags: ["read"],
+        methods: [
+          DBusMethod(
+            "ReadValue", inputs: [DBusArgument("options", "a{sv}")], outputs: [DBusArgument("value", "ay")]
+          ) { _ in [.bytes(LegacyDFUUUID.versionValue)] }
+        ]),
+    ]
   }
 
   /// SMP over Bluetooth: one characteristic, written without response (or with), answered by

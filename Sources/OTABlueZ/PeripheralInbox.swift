@@ -21,6 +21,9 @@ final class PeripheralInbox {
   var smpNotifying = false
   /// The centrals that wrote to the SMP characteristic and are still connected, with their MTU.
   var smpCentrals: [DBusObjectPath: Int] = [:]
+  /// The Nordic DFU control points a central asked notifications of, and which central writes to each.
+  var nordicDFUNotifying: Set<NordicDFUService> = []
+  var nordicDFUCentrals: [NordicDFUService: DBusObjectPath] = [:]
   /// Told when BlueZ acquires the data socket (for logs).
   var onAcquireWrite: ((Int) -> Void)?
 
@@ -53,6 +56,29 @@ final class PeripheralInbox {
     let mtu = options["mtu"]?.uint16Value.map(Int.init) ?? smpCentrals[device] ?? ATTMTU.minimum.value
     smpCentrals[device] = mtu
     events.append(.smpWrite(central: device.rawValue, mtu: ATTMTU(clamping: mtu), bytes: value))
+  }
+
+  /// A write to a Nordic DFU control point or packet characteristic. A write from another central
+  /// than the one under way is a new session (the first one's central is taken to have gone).
+  func nordicDFUWrite(
+    _ service: NordicDFUService, _ value: [UInt8], _ options: [String: DBusValue], control: Bool
+  ) {
+    let device = options["device"]?.objectPathValue ?? "/unknown"
+    if let current = nordicDFUCentrals[service], current != device {
+      events.append(.nordicDFUCentralGone(service))
+    }
+    nordicDFUCentrals[service] = device
+    events.append(control ? .nordicDFUControl(service, value) : .nordicDFUPacket(service, value))
+  }
+
+  /// A device disconnected: the Nordic DFU sessions it was the central of end.
+  func forgetNordicDFUCentral(_ device: DBusObjectPath) {
+    for (service, central) in nordicDFUCentrals.sorted(by: { $0.key.rawValue < $1.key.rawValue })
+    where central == device {
+      nordicDFUCentrals[service] = nil
+      nordicDFUNotifying.remove(service)
+      events.append(.nordicDFUCentralGone(service))
+    }
   }
 
   /// An SMP central disconnected (or bluetoothd went away with all of them).

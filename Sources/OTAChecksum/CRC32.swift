@@ -7,6 +7,9 @@ public struct CRC32: Sendable, Equatable {
 
   public init() {}
 
+  /// Carries on from a checksum computed earlier (zlib's crc32 takes the previous value).
+  public init(continuing value: UInt32) { self.value = value }
+
   /// Folds more bytes into the running checksum.
   public mutating func update(_ bytes: UnsafeRawBufferPointer) {
     var base = bytes.baseAddress?.assumingMemoryBound(to: Bytef.self)

@@ -1,5 +1,6 @@
 import Logging
 import OTADaemon
+import OTAFaults
 import OTAWire
 import TOMLKit
 
@@ -16,7 +17,11 @@ extension DaemonConfiguration {
       throw ConfigurationError("not valid TOML: \(error)")
     }
     try Self.onlyKeys(
-      table, ["slots", "state", "device", "bluez", "link", "transfer", "log", "boot", "trust", "smp"],
+      table,
+      [
+        "slots", "state", "device", "bluez", "link", "transfer", "log", "boot", "trust", "smp", "faults",
+        "nordic",
+      ],
       in: "the file"
     )
     if let trust = try Self.section(table, "trust", keys: ["keys", "allow-downgrade"]) {
@@ -96,6 +101,41 @@ extension DaemonConfiguration {
         smpBluetooth = flag
       }
     }
+    if let nordic = try Self.section(
+      table, "nordic",
+      keys: [
+        "legacy-dfu", "device-type", "device-revision", "secure-dfu", "secure-dfu-key", "hardware-version",
+      ])
+    {
+      for key in ["legacy-dfu", "secure-dfu"] {
+        guard let value = nordic[key] else { continue }
+        guard let flag = value.bool else { throw ConfigurationError("[nordic] \(key) must be true or false") }
+        if key == "legacy-dfu" { legacyDFU = flag } else { secureDFU = flag }
+      }
+      if let path = try Self.string(nordic, "secure-dfu-key", in: "nordic") { secureDFUKeyFile = path }
+      if let number = nordic["hardware-version"] {
+        guard let value = number.int, (0...Int(UInt32.max)).contains(value) else {
+          throw ConfigurationError("[nordic] hardware-version must be a number from 0 to 0xFFFFFFFF")
+        }
+        nordicHardwareVersion = UInt32(value)
+      }
+      for (key, number) in [
+        ("device-type", nordic["device-type"]), ("device-revision", nordic["device-revision"]),
+      ] {
+        guard let number else { continue }
+        guard let value = number.int, (0...0xFFFE).contains(value) else {
+          throw ConfigurationError("[nordic] \(key) must be a number from 0 to 0xFFFE (0xFFFF means any)")
+        }
+        if key == "device-type" {
+          nordicDeviceType = UInt16(value)
+        } else {
+          nordicDeviceRevision = UInt16(value)
+        }
+      }
+    }
+    if let faults = try Self.section(table, "faults", keys: ["allow", "set"]) {
+      try readFaults(faults)
+    }
     if let log = try Self.section(table, "log", keys: ["level"]),
       let level = try Self.string(log, "level", in: "log")
     {
@@ -104,6 +144,26 @@ extension DaemonConfiguration {
           "[log] level '\(level)': use trace, debug, info, notice, warning, error or critical")
       }
       logLevel = parsed
+    }
+  }
+
+  /// `[faults] allow = true` and `set = ["drop-link after=37%", ...]` (docs/APP-TESTING.md).
+  private mutating func readFaults(_ section: TOMLTable) throws(ConfigurationError) {
+    if let value = section["allow"] {
+      guard let flag = value.bool else { throw ConfigurationError("[faults] allow must be true or false") }
+      faultsAllowed = flag
+    }
+    guard let value = section["set"] else { return }
+    guard let list = value.array else {
+      throw ConfigurationError("[faults] set must be a list of faults, e.g. set = [\"drop-link after=37%\"]")
+    }
+    for item in list {
+      guard let line = item.string else { throw ConfigurationError("[faults] set: each fault is a string") }
+      do {
+        faults.append(try Fault(parsing: line))
+      } catch {
+        throw ConfigurationError("[faults] set: '\(line)': \(error)")
+      }
     }
   }
 

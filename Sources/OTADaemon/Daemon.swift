@@ -1,6 +1,7 @@
 import Logging
 import OTABoot
 import OTALink
+import OTANordicDFU
 import OTAReceiverHost
 import OTASMPServer
 import OTAStorage
@@ -41,6 +42,8 @@ public struct Daemon: Sendable {
     public var restart: (_ plan: BootPlan) throws -> Never
     /// Told what the daemon does as it does it: boot decisions, requests, answers, restarts.
     public var observe: (DeviceActivity) -> Void
+    /// `observe` is told each data write and SMP request too (the session report wants them).
+    public var observesDataWrites = false
 
     public init(
       openLink: @escaping (_ link: DeviceLink, _ logger: Logger) throws -> OpenLink,
@@ -124,6 +127,34 @@ public struct Daemon: Sendable {
       smp: smpOn ? SMPService(device: SMPDevice(system: SMPDevice.systemInfo())) : nil, smpUDP: smpUDP,
       identity: identity)
     service.observe = environment.observe
+    service.recordsDataWrites = environment.observesDataWrites
+    if configuration.legacyDFU || configuration.secureDFU, !choice.isBluetooth {
+      logger.warning("Nordic's DFU is served over Bluetooth only: not on this link (docs/NORDIC-DFU.md)")
+    }
+    if configuration.legacyDFU, choice.isBluetooth {
+      service.nordicDFU[.legacy] = LegacyDFUDevice(
+        identity: .init(
+          deviceType: configuration.nordicDeviceType, deviceRevision: configuration.nordicDeviceRevision))
+      logger.notice("serving Nordic's Legacy DFU beside the OTA service (docs/NORDIC-DFU.md)")
+    }
+    if choice.isBluetooth,
+      let trust = try configuration.secureDFUTrust(readFile: { path in
+        (try? FileSystem.readFile(path)).flatMap { String(validating: $0, as: UTF8.self) }
+      })
+    {
+      var secure = SecureDFUDevice(trust: trust)
+      if let note = try secure.resume(host: &service.host) { logger.notice("\(note)") }
+      service.nordicDFU[.secure] = secure
+      logger.notice(
+        "serving Nordic's Secure DFU beside the OTA service (docs/NORDIC-DFU.md), init packets signed by \(configuration.secureDFUKeyFile ?? "")"
+      )
+    }
+    if configuration.faultsAllowed {
+      service.allowFaults(stateDirectory: layout.stateDirectory, configured: configuration.faults)
+    } else if (try? FileSystem.kind(ofPath: FaultStore(stateDirectory: layout.stateDirectory).path)) != nil {
+      logger.warning("a faults file is in the state directory, but faults are not allowed: it is ignored")
+    }
+    defer { service.closeFaultControl() }
     let stop = try service.run(stopSignals: stopSignals)
     host = service.host
     opened.close()

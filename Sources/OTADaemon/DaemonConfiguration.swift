@@ -1,5 +1,6 @@
 import Logging
 import OTABoot
+import OTAFaults
 import OTASystem
 import OTAWire
 
@@ -28,7 +29,9 @@ public struct DaemonConfiguration: Equatable, Sendable {
   public var l2cap = true
   /// The channel's PSM: 0 for a dynamic one the kernel picks, else 0x80 to 0xFF.
   public var l2capPSM: UInt16 = 0
-  public var windowCapacity: UInt32 = 64 * 1024
+  /// The most bytes one WINDOW commits (one CRC read-back, one fdatasync): 256 KiB, so that a
+  /// delta of zstd frames (4-5 % of the image on the air) is not bound by WINDOW round trips.
+  public var windowCapacity: UInt32 = 256 * 1024
   public var windowGrace: Duration = .milliseconds(400)
   /// The version a device that was never updated runs (slot A).
   public var factoryVersion = Version(major: 1, minor: 0, revision: 0)
@@ -49,6 +52,21 @@ public struct DaemonConfiguration: Equatable, Sendable {
   public var model = "default"
   public var hardwareRevision = "default"
   public var serial: String?
+  /// Faults on demand (docs/APP-TESTING.md) may be set: at start (`faults`) and through the fault
+  /// control (`otad fault`). Off by default: a product must not ship with them reachable.
+  public var faultsAllowed = false
+  /// The faults set at each start (`[faults] set`, `--fault`); refused unless `faultsAllowed`.
+  public var faults: [Fault] = []
+  /// Serve Nordic's Legacy DFU over Bluetooth (docs/NORDIC-DFU.md), off by default; the init
+  /// packet's device type and revision must be these (nil: any).
+  public var legacyDFU = false
+  public var nordicDeviceType: UInt16?
+  public var nordicDeviceRevision: UInt16?
+  /// Serve Nordic's Secure DFU over Bluetooth, off by default: init packets must be signed by the key
+  /// in `secureDFUKeyFile` (PEM) and, when set, be for `nordicHardwareVersion`.
+  public var secureDFU = false
+  public var secureDFUKeyFile: String?
+  public var nordicHardwareVersion: UInt32?
 
   public init() {}
 

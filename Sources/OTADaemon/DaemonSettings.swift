@@ -67,6 +67,12 @@ public struct DaemonSettings: Sendable {
     guard configuration.windowCapacity >= 64, configuration.windowCapacity <= 16 << 20 else {
       throw ConfigurationError("the window must be 64 bytes to 16 MiB, not \(configuration.windowCapacity)")
     }
+    guard configuration.faults.isEmpty || configuration.faultsAllowed else {
+      throw ConfigurationError(
+        "faults are set (\(configuration.faults.map(\.description).joined(separator: "; "))) but not allowed: "
+          + "set [faults] allow = true (or --allow-faults) on a test device; a product must not ship with them"
+      )
+    }
     self.configuration = try configuration.validatedBoot()
   }
 }

@@ -1,3 +1,4 @@
+import OTALink
 import OTAWire
 
 /// What the daemon did, as it does it: the events a trace (`otad run --trace`) or a watcher is
@@ -20,5 +21,28 @@ public enum DeviceActivity: Equatable, Sendable {
   /// A trial's verdict: confirmed, a failed boot, or a rollback.
   case verdict(String)
   case restart(reason: String)
+  /// A fault asked for fired (docs/APP-TESTING.md): which, and what it did.
+  case fault(String)
+  /// One data write from the OTA central: where its target bytes start, its size, and what became of
+  /// it. For the session report only (`otad run --sessions`): the trace counts windows, not writes.
+  case dataWrite(offset: UInt32, bytes: Int, fate: DataWriteFate)
+  /// An SMP request from `client` (its name, an upload's offset and data size) and its answer's rc
+  /// (nil: none, or success).
+  case smpRequest(client: String, command: String, offset: UInt64?, bytes: Int?)
+  case smpAnswer(client: String, rc: UInt64?)
+  /// An SMP client over Bluetooth went away.
+  case smpClientGone(client: String)
+  /// Nordic's Legacy or Secure DFU (session reports only): a command or a notification as a line, a
+  /// firmware packet (where it lands, its size, what became of it), its central gone.
+  case nordicDFU(NordicDFUService, String)
+  case nordicDFUPacket(NordicDFUService, offset: UInt32, bytes: Int, fate: DataWriteFate)
+  case nordicDFUGone(NordicDFUService)
   case stopped(signal: Int32)
+}
+
+/// What became of a data write: taken by the device, or lost or corrupted by a fault asked for.
+public enum DataWriteFate: String, Equatable, Sendable {
+  case taken
+  case lostByFault = "lost by a fault"
+  case corruptedByFault = "corrupted by a fault"
 }

@@ -1,3 +1,6 @@
+import Logging
+import OTACBOR
+import OTAFaults
 import OTASMP
 import OTASMPServer
 import OTASystem
@@ -14,13 +17,32 @@ extension DeviceService {
 
   /// Answers one whole SMP message from `client` (for the log), handing the answer to `reply`; true
   /// when it asked for a reset (the device restarts after answering).
-  func answerSMP(_ message: [UInt8], from client: String, reply: ([UInt8]) throws -> Void) throws -> Bool {
+  func answerSMP(
+    _ received: [UInt8], from client: String, central: String? = nil,
+    reply: @escaping ([UInt8]) throws -> Void
+  ) throws -> Bool {
     guard var service = smp else { return false }
+    if recordsDataWrites { observe(Self.smpActivity(received, from: client)) }
+    let faulted = try faultsBeforeSMP(received, central: central)
+    if faulted.restart { return true }
+    if let rc = faulted.refuse {
+      if let answer = Self.smpRefusal(received, rc: rc) {
+        hold(at: .answer(nil, .start)) { [logger] in Self.send(answer, reply, to: client, logger) }
+      }
+      return false
+    }
+    guard let message = faulted.message else { return false }
     let output = try service.answer(message, host: &host, otaBusy: otaBusy, now: now)
     smp = service
     logStorageFailures()
     if let note = output.note { logger.info("SMP: \(client): \(note)") }
-    if let response = output.response { try reply(response) }
+    if let response = output.response {
+      let request = (try? SMPHeader(bytes: message)).flatMap {
+        FaultRequest.SMPCommandName(group: $0.group, id: $0.command).map(FaultRequest.smp)
+      }
+      if recordsDataWrites { observe(.smpAnswer(client: client, rc: Self.smpReturnCode(response))) }
+      hold(at: .answer(request, .start)) { [logger] in Self.send(response, reply, to: client, logger) }
+    }
     if trial != nil, !host.runningOnTrial {
       logger.notice("an SMP client confirmed the trial: slot \(host.running) is good")
       _ = try supervise { $0.confirmed() }
@@ -81,14 +103,57 @@ extension DeviceService {
     }
     switch outcome {
     case .message(let message):
-      return try answerSMP(message, from: central, reply: reply)
+      return try answerSMP(message, from: central, central: central, reply: reply)
     case .tooLarge(let header):
       logger.warning("SMP: \(central): a header announced a message over \(smpBluetooth.maxMessage) bytes")
       if let answer = smp?.refuseTooLarge(header) { reply(answer) }
       return false
     case .abandoned(let partial):
       logger.warning("SMP: \(central): a message never completed (\(partial.count) bytes arrived)")
-      return try answerSMP(partial, from: central, reply: reply)
+      return try answerSMP(partial, from: central, central: central, reply: reply)
     }
+  }
+}
+
+extension DeviceService {
+  /// Sends an SMP answer (now, or when a delay a fault asked for is over): a failure to send is
+  /// the client's loss, logged, never the daemon's.
+  static func send(_ answer: [UInt8], _ reply: ([UInt8]) throws -> Void, to client: String, _ logger: Logger)
+  {
+    do {
+      try reply(answer)
+    } catch {
+      logger.warning("SMP: \(client): the answer could not be sent: \(error)")
+    }
+  }
+
+  /// An SMP request as the session report tells it: its command, and an upload's offset and size.
+  static func smpActivity(_ message: [UInt8], from client: String) -> DeviceActivity {
+    guard let header = try? SMPHeader(bytes: message) else {
+      return .smpRequest(client: client, command: "a message without a header", offset: nil, bytes: nil)
+    }
+    let name =
+      FaultRequest.SMPCommandName(group: header.group, id: header.command)?.rawValue
+      ?? "group \(header.group) command \(header.command)"
+    let command = "\(name) (\(header.operation))"
+    guard name == FaultRequest.SMPCommandName.upload.rawValue,
+      let body = try? SMPBody(bytes: Array(message.dropFirst(SMPHeader.byteCount)), limits: CBORLimits())
+    else { return .smpRequest(client: client, command: command, offset: nil, bytes: nil) }
+    return .smpRequest(
+      client: client, command: command, offset: (try? body.unsigned("off")) ?? nil,
+      bytes: ((try? body.bytes("data")) ?? nil)?.count)
+  }
+
+  /// The rc of an SMP answer (v1 `rc`, v2 `err.rc`); nil for none (success).
+  static func smpReturnCode(_ answer: [UInt8]) -> UInt64? {
+    guard let body = try? SMPBody(bytes: Array(answer.dropFirst(SMPHeader.byteCount)), limits: CBORLimits())
+    else { return nil }
+    if let rc = (try? body.unsigned("rc")) ?? nil { return rc }
+    if case .map(let entries)? = body["err"], let rc = entries.first(where: { $0.key == .text("rc") })?.value,
+      case .unsigned(let value) = rc
+    {
+      return value
+    }
+    return nil
   }
 }

@@ -2,6 +2,7 @@ import Logging
 import OTABoot
 import OTAEngine
 import OTALink
+import OTANordicDFU
 import OTAReceiverHost
 import OTASMP
 import OTASMPServer
@@ -49,6 +50,12 @@ public final class DeviceService {
   public let identity: DeviceIdentity
   /// Told each request, answer, connection and trial step as it happens (`otad run --trace`).
   public var observe: (DeviceActivity) -> Void = { _ in }
+  /// Nordic's Legacy and Secure DFU (docs/NORDIC-DFU.md), those the configuration serves.
+  public var nordicDFU: [NordicDFUService: any NordicDFUSession] = [:]
+  /// Faults on demand (docs/APP-TESTING.md), when the configuration allows them.
+  var faults: FaultInjection?
+  /// Each data write is told to `observe` too (`otad run --sessions`): off, a write costs nothing more.
+  public var recordsDataWrites = false
 
   /// `trial` says how a slot on trial proves itself; `healthEnvironment` is what the health check
   /// learns about the trial (OTAD_SLOT, OTAD_VERSION, ...); `identity` is what the Device
@@ -78,18 +85,20 @@ public final class DeviceService {
 
   public func run(stopSignals: StopSignals?) throws -> Stop {
     if var supervisor = trial {
-      let actions = supervisor.start(now: now)
+      let failedByFault = supervisor.subject == .trial ? try faultFailsTrial() : false
+      let actions =
+        failedByFault ? supervisor.failedByFault("a fault asked for it") : supervisor.start(now: now)
       trial = supervisor
       if try carryOut(actions) { return .restart }
     }
     while true {
-      let deadline = [timer, link.nextDeadline, trial?.nextDeadline, smpBluetooth.nextDeadline].compactMap {
-        $0
-      }
-      .min()
+      let deadline = [
+        timer, link.nextDeadline, trial?.nextDeadline, smpBluetooth.nextDeadline, faults?.nextDeadline,
+      ].compactMap { $0 }.min()
       let descriptors =
         link.descriptors + (stopSignals.map { [$0.descriptor] } ?? [])
         + (healthCheck.map { [$0.descriptor] } ?? []) + (smpUDP.map { [$0.socket.descriptor.rawValue] } ?? [])
+        + (faults?.descriptors ?? [])
       let readable = try Poller.wait(
         for: descriptors, writable: link.writeDescriptors, timeout: deadline.map { max(.zero, $0 - now) })
       if let stopSignals, readable.contains(stopSignals.descriptor) {
@@ -100,6 +109,8 @@ public final class DeviceService {
           return .signal(signal)
         }
       }
+      serveFaultControl(readable: readable)
+      releaseHeldAnswers()
       if let check = healthCheck, readable.contains(check.descriptor), let exit = check.reap() {
         healthCheck = nil
         logger.notice("health check ended: \(exit)")
@@ -251,38 +262,30 @@ public final class DeviceService {
 
   /// Returns true when the device must restart.
   private func handle(_ event: PeripheralEvent) throws -> Bool {
+    if faults?.droppedCentral == true {
+      // What the dropped central's link still held when a fault dropped it goes with the link.
+      switch event {
+      case .controlWrite, .dataWrite, .disconnected: return false
+      default: break
+      }
+    }
     switch event {
     case .connected(let mtu):
+      faults?.droppedCentral = false
       logger.info("central connected", metadata: ["mtu": "\(mtu)"])
       observe(.connected(mtu: mtu))
       otaConnected = true
       rejectedAtConnect = host.engine.statistics.operationsRejected
       return try apply(try host.handle(.connected(mtu: mtu)))
     case .disconnected:
-      logger.info(
-        "central disconnected",
-        metadata: [
-          "committed": "\(host.engine.transferStatus.committedOffset)",
-          "chunks-dropped": "\(host.engine.statistics.chunksDropped)",
-          "missing-reports": "\(host.engine.statistics.missingReports)",
-          "spurious-reports": "\(host.engine.statistics.spuriousReports)",
-          "operations-applied": "\(host.engine.statistics.operationsApplied)",
-          "operations-rejected": "\(host.engine.statistics.operationsRejected)",
-          "block-hash-answers": "\(host.engine.statistics.blockHashAnswers)",
-          "block-hash-bytes-read": "\(host.engine.statistics.blockHashBytesRead)",
-          "reorder-window": "\(host.engine.reorderWindow)",
-        ])
-      observe(.disconnected(committed: host.engine.transferStatus.committedOffset))
-      timer = nil
-      lastStorageFailure = nil
-      otaConnected = false
-      return try apply(try host.handle(.disconnected))
+      return try handleDisconnect()
     case .controlWrite(let bytes):
       logRequest(bytes)
       lastOTAWrite = now
+      if let restart = try faultsBeforeRequest(bytes) { return restart }
       if let smp, smp.uploading(now: now), case .prepare? = try? Request(bytes: bytes) {
         logger.warning("PREPARE refused: an SMP upload is under way")
-        link.notify(Response(.prepare, .busy).encoded)
+        sendAnswer(Response(.prepare, .busy).encoded)
         return false
       }
       let restart = try apply(try host.handle(.control(bytes, now: now)))
@@ -296,8 +299,16 @@ public final class DeviceService {
         trial = nil
       }
       return restart
-    case .dataWrite(let bytes):
+    case .dataWrite(let written):
       lastOTAWrite = now
+      let (carried, restartByFault) = try faultsBeforeData(written)
+      if restartByFault { return true }
+      if recordsDataWrites, let offset = dataWriteStart(written) {
+        let fate: DataWriteFate =
+          carried == nil ? .lostByFault : carried == written ? .taken : .corruptedByFault
+        observe(.dataWrite(offset: offset, bytes: written.count, fate: fate))
+      }
+      guard let bytes = carried else { return false }
       let rejectedBefore = host.engine.statistics.operationsRejected
       let restart = try apply(try host.handle(.data(bytes, now: now)))
       logRejectedOperation(since: rejectedBefore)
@@ -309,9 +320,35 @@ public final class DeviceService {
       return try receiveSMPWrite(bytes, from: central, mtu: mtu)
     case .smpCentralGone(let central):
       smpBluetooth.forget(central)
+      observe(.smpClientGone(client: central))
       logger.debug("SMP central disconnected", metadata: ["device": "\(central)"])
       return false
+    case .nordicDFUControl, .nordicDFUPacket, .nordicDFUCentralGone:
+      return try receiveNordicDFU(event)
     }
+  }
+
+  /// The OTA central went (or a fault dropped it): the counts for the log, and the host told.
+  func handleDisconnect() throws -> Bool {
+    logger.info(
+      "central disconnected",
+      metadata: [
+        "committed": "\(host.engine.transferStatus.committedOffset)",
+        "chunks-dropped": "\(host.engine.statistics.chunksDropped)",
+        "missing-reports": "\(host.engine.statistics.missingReports)",
+        "spurious-reports": "\(host.engine.statistics.spuriousReports)",
+        "operations-applied": "\(host.engine.statistics.operationsApplied)",
+        "operations-rejected": "\(host.engine.statistics.operationsRejected)",
+        "frames-decoded": "\(host.engine.statistics.framesDecoded)",
+        "block-hash-answers": "\(host.engine.statistics.blockHashAnswers)",
+        "block-hash-bytes-read": "\(host.engine.statistics.blockHashBytesRead)",
+        "reorder-window": "\(host.engine.reorderWindow)",
+      ])
+    observe(.disconnected(committed: host.engine.transferStatus.committedOffset))
+    timer = nil
+    lastStorageFailure = nil
+    otaConnected = false
+    return try apply(try host.handle(.disconnected))
   }
 
   private func apply(_ outputs: [ReceiverHost.Output]) throws -> Bool {
@@ -321,7 +358,7 @@ public final class DeviceService {
       switch output {
       case .notify(let bytes):
         logResponse(bytes)
-        link.notify(bytes)
+        sendAnswer(bytes)
       case .armTimer(let due):
         timer = due
       case .restart:
@@ -366,6 +403,8 @@ public final class DeviceService {
     guard let request = try? Request(bytes: bytes) else { return }
     if case .window(let offset, let length, _) = request {
       observe(.request("WINDOW", offset: offset, length: length))
+    } else if case .prepare(let size, _, _) = request {
+      observe(.request("PREPARE", offset: nil, length: size))
     } else {
       observe(.request("\(request.opcode)", offset: nil, length: nil))
     }

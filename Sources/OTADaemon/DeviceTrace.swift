@@ -79,6 +79,12 @@ public struct DeviceTrace: Sendable {
     case .verdict(let what):
       builder.instant(
         "trial verdict", tid: Track.boot.rawValue, at: time, args: [TraceArgument("verdict", .string(what))])
+    case .dataWrite, .smpRequest, .smpAnswer, .smpClientGone, .nordicDFU, .nordicDFUPacket, .nordicDFUGone:
+      // Writes are counted per window (their slices); SMP has no phases here.
+      break
+    case .fault(let what):
+      builder.instant(
+        "fault", tid: Track.link.rawValue, at: time, args: [TraceArgument("fault", .string(what))])
     case .restart(let reason):
       endTransfer(at: time, committed: committed, cut: true)
       builder.instant(

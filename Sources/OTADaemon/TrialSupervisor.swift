@@ -68,6 +68,13 @@ public struct TrialSupervisor: Equatable, Sendable {
     return [.failBoot(.healthCheckFailed), .restart("the health check failed (\(how))")]
   }
 
+  /// A fault failed this trial's health check (docs/APP-TESTING.md), whether or not one is
+  /// configured: a failed boot and a restart, as when the check fails.
+  public mutating func failedByFault(_ how: String) -> [Action] {
+    finished = true
+    return [.failBoot(.healthCheckFailed), .restart("the health check failed (\(how))")]
+  }
+
   /// The trial was confirmed some other way (CONFIRM, `otad mark-good`).
   public mutating func confirmed() -> [Action] {
     guard !finished else { return [] }

@@ -65,6 +65,12 @@ public struct ByteRanges: Equatable, Sendable {
   public mutating func removeLast() { if !ranges.isEmpty { ranges.removeLast() } }
 
   /// Whether inserting `range` would add a range of its own: it overlaps and touches none.
+  /// Whether any byte of `range` is in the set (touching at an end is not overlapping).
+  public func overlaps(_ range: Range<UInt32>) -> Bool {
+    let index = firstIndex { $0.upperBound > range.lowerBound }
+    return index < ranges.count && ranges[index].lowerBound < range.upperBound && !range.isEmpty
+  }
+
   public func isSeparate(_ range: Range<UInt32>) -> Bool {
     let index = firstIndex { $0.upperBound >= range.lowerBound }
     return index == ranges.count || ranges[index].lowerBound > range.upperBound

@@ -11,6 +11,15 @@ public enum OperationRejection: Error, Equatable, Sendable, CustomStringConverti
   case runningSlotUnreadable(String)
   /// The stored ranges past the committed offset are at their limit and this one touches none.
   case tooScattered(Range<UInt64>, ranges: Int)
+  /// A zstd part while the central has not turned features bit 4 on (or the device has it off).
+  case framesOff
+  /// A zstd part while no running image is known: a frame's prefix is the running image.
+  case frameWithoutRunningImage
+  case frameRefused(FrameAssembly.Refusal)
+  /// A whole frame that did not decode against the running image (libzstd's reason).
+  case badFrame(String)
+  /// A whole frame some of whose target bytes are stored already (and not all of them).
+  case frameOverStoredBytes(Range<UInt64>)
 
   public var description: String {
     switch self {
@@ -26,6 +35,12 @@ public enum OperationRejection: Error, Equatable, Sendable, CustomStringConverti
     case .tooScattered(let range, let ranges):
       "operation's target \(range.lowerBound)..<\(range.upperBound) would open a range of its own past "
         + "\(ranges) apart already"
+    case .framesOff: "a zstd part without features bit 4 turned on"
+    case .frameWithoutRunningImage: "a zstd part while no running image is known (Info offset 84 is 0)"
+    case .frameRefused(let refusal): "\(refusal)"
+    case .badFrame(let reason): "zstd frame: \(reason)"
+    case .frameOverStoredBytes(let range):
+      "zstd frame's target \(range.lowerBound)..<\(range.upperBound) overlaps bytes stored already"
     }
   }
 }
@@ -60,7 +75,7 @@ public enum OperationDecoder {
       } catch {
         throw .badDeflate(error)
       }
-    case .copy, .patch:
+    case .copy, .patch, .zstdPart:
       return nil
     }
   }

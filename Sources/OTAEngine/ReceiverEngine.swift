@@ -1,3 +1,4 @@
+import OTAChecksum
 import OTAWire
 
 /// The device's side of the protocol as a pure state machine: events in, actions out, no IO, no clock.
@@ -103,6 +104,11 @@ public struct ReceiverEngine: Sendable {
     configuration.features.contains(.operations) ? configuration.maxOperationLength : 0
   }
 
+  /// The most target bytes one zstd frame may produce; 0 when the device takes no frames.
+  public var maxFrameLength: UInt32 {
+    configuration.features.isSuperset(of: [.operations, .zstdFrames]) ? configuration.maxFrameLength : 0
+  }
+
   /// The host learnt a new confirmed version (or that downgrades are allowed: nil).
   public mutating func updateMinimumVersion(_ version: Version?) { minimumVersion = version }
 
@@ -138,6 +144,7 @@ public struct ReceiverEngine: Sendable {
         $0.deadline = nil
         $0.failedWrite = nil
         $0.coverage.removeAll()
+        $0.frames = nil
       }
       missing.reset(from: transferStatus.committedOffset)
       enabledFeatures = []
@@ -158,6 +165,8 @@ public struct ReceiverEngine: Sendable {
       inFlight = nil
       if case .readRunning = io {
         completeOperation(result, &out)
+      } else if case .decodeFrame = io {
+        completeFrame(result, &out)
       } else if case .hashRunning = io {
         completeBlockHashes(io, result, &out)
       } else if case .failed = result {
@@ -400,6 +409,10 @@ public struct ReceiverEngine: Sendable {
       UInt64(
         journal.committedOffset)..<min(
         UInt64(journal.committedOffset) + UInt64(configuration.receiveSpan), UInt64(journal.size))
+    if case .zstdPart(let position, let last, let part) = operation.body {
+      handleFramePart(at: operation.offset, position: position, last: last, part, window: window, &out)
+      return
+    }
     do throws(OperationRejection) {
       try OperationDecoder.check(
         operation, window: window, maxLength: maxOperationLength, runningImageSize: readableRunningSize)
@@ -446,6 +459,108 @@ public struct ReceiverEngine: Sendable {
     default:
       reject(.runningSlotUnreadable("no bytes"))
     }
+  }
+
+  /// A part of a zstd frame (features bit 4): held until its frame is whole, then the frame is
+  /// decoded against the running image as one operation. The frame's first target byte must lie
+  /// in the receive span when each part comes; its whole output when it is decoded.
+  private mutating func handleFramePart(
+    at target: UInt32, position: UInt32, last: Bool, _ part: ArraySlice<UInt8>, window: Range<UInt64>,
+    _ out: inout [ReceiverAction]
+  ) {
+    guard enabledFeatures.contains(.zstdFrames), maxFrameLength > 0 else {
+      reject(.framesOff)
+      return
+    }
+    guard runningImageSize > 0 else {
+      reject(.frameWithoutRunningImage)
+      return
+    }
+    guard window.contains(UInt64(target)) else {
+      // A late part of a frame committed already: a duplicate, as a late chunk of a report is.
+      if UInt64(target) < window.lowerBound, isLateCopyOfAReport(target..<target + 1) { return }
+      reject(.outsideWindow(UInt64(target)..<UInt64(target) + 1, window: window))
+      return
+    }
+    // A late part of a frame decoded already (its first byte is stored): nothing to hold.
+    if !holdsFrame(at: target), isDuplicate(target..<target + 1) { return }
+    let empty = FrameAssembly(
+      maxFrameSize: Self.maxFrameSize(maxFrameLength), maxBytes: configuration.maxHeldFrameBytes,
+      maxFrames: ReceiverConfiguration.maxHeldFrames)
+    var added: Result<[UInt8]?, FrameAssembly.Refusal> = .success(nil)
+    updateReceiving { receiving in
+      // Taken out of the phase while it changes, so that the parts held are changed in place.
+      var frames = receiving.frames ?? empty
+      receiving.frames = nil
+      added = Result { () throws(FrameAssembly.Refusal) in
+        try frames.add(target: target, position: position, last: last, bytes: part)
+      }
+      receiving.frames = frames
+    }
+    let whole: [UInt8]?
+    switch added {
+    case .success(let frame): whole = frame
+    case .failure(let refusal):
+      reject(.frameRefused(refusal))
+      return
+    }
+    guard let whole else { return }
+    // Checked on the frame's header before any decoding: its bytes must fit, and none of them may
+    // be stored already, so that the device decodes each target byte at most once per pass (a
+    // frame of a few dozen bytes can claim a whole MiB: repeats over stored bytes would make
+    // every write cost a MiB of decoding and writing).
+    let room = UInt32(clamping: min(UInt64(maxFrameLength), window.upperBound - UInt64(target)))
+    guard let claimed = ZstdFrame.contentSize(whole), claimed > 0, claimed <= UInt64(room) else {
+      reject(.badFrame("its header states no content size, or more than the \(room) bytes it may rebuild"))
+      return
+    }
+    let range = target..<target + UInt32(claimed)
+    if isDuplicate(range) { return }
+    if coverage.overlaps(range) {
+      reject(.frameOverStoredBytes(UInt64(range.lowerBound)..<UInt64(range.upperBound)))
+      return
+    }
+    updateReceiving { $0.pendingFrame = target }
+    perform(.decodeFrame(frame: whole, prefixSize: runningImageSize, maxLength: room), &out)
+  }
+
+  /// The most bytes a frame of at most `length` target bytes may take: zstd's bound for bytes that
+  /// do not compress (a frame of new bytes), which `ZSTD_compressBound` gives as length + length/256
+  /// plus a margin under 128 KiB; rounded up generously.
+  static func maxFrameSize(_ length: UInt32) -> UInt32 {
+    UInt32(clamping: UInt64(length) + UInt64(length) / 128 + 64 * 1024)
+  }
+
+  /// The pending zstd frame's output arrived (or it did not decode): stored as an operation's.
+  private mutating func completeFrame(_ result: IOResult, _ out: inout [ReceiverAction]) {
+    guard let target = receiving?.pendingFrame, case .receiving(let journal) = phase else { return }
+    updateReceiving { $0.pendingFrame = nil }
+    guard case .bytes(let output) = result else {
+      if case .failed(let reason) = result {
+        reject(.badFrame(reason))
+      } else {
+        reject(.badFrame("no output"))
+      }
+      return
+    }
+    let range = UInt64(target)..<UInt64(target) + UInt64(output.count)
+    let window =
+      UInt64(
+        journal.committedOffset)..<min(
+        UInt64(journal.committedOffset) + UInt64(configuration.receiveSpan), UInt64(journal.size))
+    guard !output.isEmpty, range.lowerBound >= window.lowerBound, range.upperBound <= window.upperBound else {
+      reject(.outsideWindow(range, window: window))
+      return
+    }
+    let stored = target..<UInt32(range.upperBound)
+    if isDuplicate(stored) { return }
+    guard admitsRange(stored) else {
+      reject(.tooScattered(range, ranges: coverage.ranges.count))
+      return
+    }
+    statistics.operationsApplied += 1
+    statistics.framesDecoded += 1
+    perform(.write(slot: journal.slot, offset: target, bytes: output[...]), &out)
   }
 
   /// Drops an operation that broke a rule: counted with the dropped chunks, its reason kept for
@@ -631,6 +746,7 @@ public struct ReceiverEngine: Sendable {
       updateReceiving {
         $0.journal = journal
         $0.coverage.removeAll(below: journal.committedOffset)
+        $0.frames?.drop(below: journal.committedOffset)
       }
       statistics.windowsCommitted += 1
       missing.removeAll(below: journal.committedOffset)
@@ -661,8 +777,8 @@ public struct ReceiverEngine: Sendable {
       }
       out.append(.notify(Response(.activate, .success).encoded))
       out.append(.restart)
-    case .readRunning, .hashRunning:
-      break  // completed in completeOperation, completeBlockHashes
+    case .readRunning, .hashRunning, .decodeFrame:
+      break  // completed in completeOperation, completeBlockHashes, completeFrame
     case .confirm:
       runningOnTrial = false
       out.append(.notify(Response(.confirm, .success).encoded))
@@ -693,8 +809,8 @@ public struct ReceiverEngine: Sendable {
     case .activate(let journal, _):
       state = .validated(journal)
       out.append(.notify(response(Opcode.activate.rawValue, .storageError)))
-    case .readRunning, .hashRunning:
-      break  // completed in completeOperation, completeBlockHashes
+    case .readRunning, .hashRunning, .decodeFrame:
+      break  // completed in completeOperation, completeBlockHashes, completeFrame
     case .confirm:
       out.append(.notify(response(Opcode.confirm.rawValue, .storageError)))
     case .discard(let answer):

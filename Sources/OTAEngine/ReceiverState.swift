@@ -38,6 +38,10 @@ extension ReceiverEngine {
     var failedWrite: UInt32?
     /// A copy or patch operation waiting for its `.readRunning`.
     var pendingOperation: DataOperation?
+    /// The zstd frames being reassembled (features bit 4), created with the first part.
+    var frames: FrameAssembly?
+    /// The target offset of the frame waiting for its `.decodeFrame`.
+    var pendingFrame: UInt32?
 
     init(_ journal: TransferJournal) { self.journal = journal }
   }
@@ -97,6 +101,18 @@ extension ReceiverEngine {
   var deadline: Duration? {
     guard case .receiving(let receiving) = state else { return nil }
     return receiving.deadline
+  }
+
+  /// Whether parts of the zstd frame at `target` are held.
+  func holdsFrame(at target: UInt32) -> Bool {
+    guard case .receiving(let receiving) = state else { return false }
+    return receiving.frames?.holds(target) ?? false
+  }
+
+  /// The zstd frames whose parts are held, and those parts' bytes; none outside the receiving phase.
+  public var heldFrameParts: (frames: Int, bytes: Int) {
+    guard case .receiving(let receiving) = state, let frames = receiving.frames else { return (0, 0) }
+    return (frames.heldFrames, frames.heldBytes)
   }
 
   /// The lowest offset whose write failed since the last storage error was answered.

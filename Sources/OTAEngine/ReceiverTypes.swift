@@ -8,8 +8,9 @@ public struct ReceiverConfiguration: Equatable, Sendable {
   public var windowCapacity: UInt32
   /// How many bytes past the committed offset chunks and operations are stored (Info's receive
   /// span): the central streams that far ahead of the commits, so that a window's round trip does
-  /// not pause a transfer whose writes each rebuild much of the image (copies). At least the window
-  /// capacity; 16 of them by default (1 MiB). Only ranges are kept for it, never the bytes.
+  /// not pause a transfer whose writes each rebuild much of the image (copies, zstd frames). At
+  /// least the window capacity; 16 of them or 4 MiB by default. Only ranges are kept for it, never
+  /// the bytes.
   public var receiveSpan: UInt32
   /// The most separate ranges stored past the committed offset: a chunk or operation that would
   /// open one more is dropped. A central loses a few writes per window, not thousands; a client
@@ -42,16 +43,28 @@ public struct ReceiverConfiguration: Equatable, Sendable {
   /// The longest target range one data operation may produce (features bit 1), capped by the
   /// window capacity: the device holds at most one operation's output at a time.
   public var maxOperationLength: UInt32
+  /// The most target bytes one zstd frame may produce (features bit 4), at most the receive span:
+  /// the device decodes a frame into one buffer of its output, 1 MiB by default.
+  public var maxFrameLength: UInt32
+  /// The most bytes of zstd parts held at once, over every frame being reassembled: 4 frames of
+  /// the largest output by default (a frame against the running image is far smaller than its
+  /// output; one of new bytes is a little larger). Parts past it are dropped and counted.
+  public var maxHeldFrameBytes: Int
+  /// The most frames reassembled at once.
+  public static let maxHeldFrames = 8
 
   public init(
     slotCapacity: UInt64, windowCapacity: UInt32 = 64 * 1024, windowGrace: Duration = .milliseconds(400),
     maxQueuedWindows: Int = 4, lossEvidenceChunks: Int = 16, lossEvidenceTime: Duration = .milliseconds(100),
     features: Features = .all, reportRepeatChunks: Int = 32, maxGraceReports: Int = 4,
-    maxOperationLength: UInt32 = 64 * 1024, receiveSpan: UInt32? = nil, maxStoredRanges: Int = 1024
+    maxOperationLength: UInt32 = 64 * 1024, receiveSpan: UInt32? = nil, maxStoredRanges: Int = 1024,
+    maxFrameLength: UInt32 = 1 << 20, maxHeldFrameBytes: Int? = nil
   ) {
     self.maxStoredRanges = max(1, maxStoredRanges)
     self.receiveSpan = max(windowCapacity, receiveSpan ?? Self.defaultReceiveSpan(windowCapacity))
     self.maxOperationLength = min(maxOperationLength, windowCapacity)
+    self.maxFrameLength = min(maxFrameLength, self.receiveSpan)
+    self.maxHeldFrameBytes = maxHeldFrameBytes ?? 4 * Int(self.maxFrameLength)
     self.lossEvidenceTime = lossEvidenceTime
     self.features = features
     self.reportRepeatChunks = reportRepeatChunks
@@ -63,9 +76,10 @@ public struct ReceiverConfiguration: Equatable, Sendable {
     self.lossEvidenceChunks = lossEvidenceChunks
   }
 
-  /// 16 window capacities (1 MiB at the default 64 KiB), at most 16 MiB.
+  /// 16 window capacities or 4 MiB, whichever is more, at most 16 MiB: room for a few zstd frames
+  /// of 1 MiB ahead of the commits.
   public static func defaultReceiveSpan(_ windowCapacity: UInt32) -> UInt32 {
-    UInt32(min(UInt64(windowCapacity) * 16, 16 << 20))
+    UInt32(min(max(UInt64(windowCapacity) * 16, 4 << 20), 16 << 20))
   }
 }
 
@@ -116,6 +130,10 @@ public enum ReceiverIO: Equatable, Sendable {
   /// of each. Never more than 4 MiB read (BlockHashRequest.maxBytesPerAnswer); never the slot being
   /// written; the transfer is untouched.
   case hashRunning(blockSize: UInt32, firstBlock: UInt32, count: Int, imageSize: UInt32)
+  /// Decode one reassembled zstd frame against the running image (its first `prefixSize` bytes, as
+  /// Info offset 84 gives it) into at most `maxLength` bytes, and answer `.bytes`, or `.failed`
+  /// when it does not decode. Reads the running slot only.
+  case decodeFrame(frame: [UInt8], prefixSize: UInt32, maxLength: UInt32)
   /// Read back `[offset, offset + length)` as stored and answer its CRC32.
   case checkWindow(slot: SlotID, offset: UInt32, length: UInt32)
   /// Sync the slot's data, THEN save the journal: the committed offset never outruns durable bytes.
@@ -162,6 +180,8 @@ public struct ReceiverStatistics: Equatable, Sendable {
   /// (also counted in `chunksDropped`).
   public var operationsApplied = 0
   public var operationsRejected = 0
+  /// zstd frames (features bit 4) decoded and stored; each also counts as an operation applied.
+  public var framesDecoded = 0
   /// BLOCK HASHES answered with hashes, and the running-slot bytes those answers hashed.
   public var blockHashAnswers = 0
   public var blockHashBytesRead: UInt64 = 0
@@ -184,5 +204,6 @@ public struct ReceiverStatistics: Equatable, Sendable {
     total.spuriousReports += more.spuriousReports
     total.operationsApplied += more.operationsApplied
     total.operationsRejected += more.operationsRejected
+    total.framesDecoded += more.framesDecoded
   }
 }

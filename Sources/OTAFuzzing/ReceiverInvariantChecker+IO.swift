@@ -20,6 +20,14 @@ extension ReceiverInvariantChecker {
         fail("an operation reads at most its limit, inside the running image", "\(io)")
       }
       if transfer?.state != .receiving { fail("operations only while receiving", "\(io)") }
+    case .decodeFrame(let frame, let prefixSize, let maxLength):
+      // A frame decodes against the running image only, into at most its limit, while receiving.
+      if frame.isEmpty || maxLength == 0 || maxLength > configuration.maxFrameLength || prefixSize == 0
+        || UInt64(prefixSize) > configuration.slotCapacity
+      {
+        fail("a frame decodes into at most its limit against the running image", "\(io)")
+      }
+      if transfer?.state != .receiving { fail("frames only while receiving", "\(io)") }
     case .hashRunning(let blockSize, let first, let count, let imageSize):
       // BLOCK HASHES reads the running slot only, at most 4 MiB per answer, inside the image.
       let start = UInt64(first) * UInt64(blockSize)
@@ -86,7 +94,7 @@ extension ReceiverInvariantChecker {
       transfer = nil
     case .confirm:
       if succeeded { runningOnTrial = false }
-    case .checkWindow, .readRunning, .hashRunning:
+    case .checkWindow, .readRunning, .hashRunning, .decodeFrame:
       break
     }
   }

@@ -48,6 +48,19 @@ public struct ReceiverModelHost: Sendable {
       let running = slots[bootSlot]
       let end = min(Int(offset) + Int(length), running.count)
       return .bytes(Array(running[min(Int(offset), end)..<end]))
+    case .decodeFrame(let frame, let prefixSize, let maxLength):
+      // libzstd, as the host: the running slot's first bytes are the prefix.
+      let running = slots[bootSlot]
+      let prefix = Array(running.prefix(Int(prefixSize)))
+      let decoded = prefix.withUnsafeBytes { bytes in
+        Result { () throws(ZstdFrameError) in
+          try ZstdFrame.decode(frame, prefix: bytes, maxLength: Int(maxLength))
+        }
+      }
+      switch decoded {
+      case .success(let output): return .bytes(output)
+      case .failure(let error): return .failed("\(error)")
+      }
     case .hashRunning(let blockSize, let first, let count, let imageSize):
       // The model stands in CRC32 for SHA-256 (this target links no hash): one value per block.
       let running = slots[bootSlot]

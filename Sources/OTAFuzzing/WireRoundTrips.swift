@@ -34,7 +34,7 @@ enum WireRoundTrips {
   }
 
   /// Info is append-only: a decoder reads the first 69 bytes and every whole field after them and
-  /// ignores the rest, so the re-encoding must equal the input's first 92 bytes (a 69-byte record
+  /// ignores the rest, so the re-encoding must equal the input's first 100 bytes (a 69-byte record
   /// gains a zero byte 69, one without the whole dropped-chunk count gains a zero count, one without
   /// whole features none, one without the whole PSM a zero PSM).
   static func infoRecord(_ bytes: [UInt8]) -> [InvariantViolation] {
@@ -51,8 +51,12 @@ enum WireRoundTrips {
       expected = Array(expected.prefix(start)) + [UInt8](repeating: 0, count: end - start)
     }
     // The receive span (96) when missing reads as the window capacity (bytes 25..<29).
-    if expected.count < InfoRecord.byteCount {
+    if expected.count < 96 {
       expected = Array(expected.prefix(92)) + expected[25..<29]
+    }
+    // The max frame length (100) when missing reads as 0.
+    if expected.count < InfoRecord.byteCount {
+      expected = Array(expected.prefix(96)) + [0, 0, 0, 0]
     }
     return canonical("InfoRecord", expected, info.encoded)
       + redecodes("InfoRecord", info, { try InfoRecord(bytes: $0) }, info.encoded)

@@ -52,6 +52,10 @@ public enum LabPage {
       <button id="flip-byte" data-action="flip-byte">Flip a byte in the inactive slot</button>
       <label>loss <select id="loss"><option>0</option><option>0.02</option><option>0.1</option><option>0.3</option></select></label>
       <button id="set-loss" data-action="set-loss">Change the loss</button>
+      <label>fault <input id="fault" list="fault-lines" size="36" value="refuse at=validate status=validation-failed"></label>
+      <datalist id="fault-lines"><option>drop-link after=37%</option><option>refuse at=activate status=busy</option><option>delay by=2s at=window</option><option>corrupt-chunk after=50%</option><option>fail-health-check</option><option>storage-full after=60% times=always</option><option>power-cut after=40%</option></datalist>
+      <button id="set-fault" data-action="set-fault">Set the fault</button>
+      <button id="clear-faults" data-action="clear-faults">Clear the faults</button>
     </div><ol id="actions"></ol></section>
     <section><h2>What otad did (newest first)</h2><ol id="events" reversed></ol></section>
     </main>
@@ -63,7 +67,7 @@ public enum LabPage {
     const colors = {connecting:'#7a8599',readingInfo:'#7a8599',checkingStatus:'#7a8599',preparing:'#6a4fb3',transferring:'#2456a6',validating:'#138a8a',activating:'#d48a00',restarting:'#8a5a00',verifying:'#2b7a3d',awaitingConfirmation:'#2b7a3d',confirming:'#2b7a3d'};
     let last = null;
     document.querySelectorAll('button[data-action]').forEach(b => b.addEventListener('click', async () => {
-      const body = b.dataset.action === 'set-loss' ? $('loss').value : '';
+      const body = b.dataset.action === 'set-loss' ? $('loss').value : b.dataset.action === 'set-fault' ? $('fault').value : '';
       const r = await fetch('/action/' + b.dataset.action, {method: 'POST', body});
       const text = await r.text();
       if (!r.ok) alert(text);

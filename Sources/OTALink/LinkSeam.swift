@@ -23,6 +23,17 @@ public enum PeripheralEvent: Equatable, Sendable {
   case smpWrite(central: String, mtu: ATTMTU, bytes: [UInt8])
   /// An SMP central went away: what it sent of a message is forgotten.
   case smpCentralGone(central: String)
+  /// Nordic's DFU (docs/NORDIC-DFU.md): a write to one service's control point or packet
+  /// characteristic, and its central going away.
+  case nordicDFUControl(NordicDFUService, [UInt8])
+  case nordicDFUPacket(NordicDFUService, [UInt8])
+  case nordicDFUCentralGone(NordicDFUService)
+}
+
+/// Nordic's two DFU services (docs/NORDIC-DFU.md): SDK 11's Legacy DFU and SDK 12's Secure DFU.
+public enum NordicDFUService: String, Hashable, Sendable {
+  case legacy = "Legacy DFU"
+  case secure = "Secure DFU"
 }
 
 /// A characteristic's value for a read by a central whose ATT MTU is `mtu`. Info's max chunk payload
@@ -44,17 +55,29 @@ public protocol PeripheralLink: AnyObject {
   func notify(_ bytes: [UInt8])
   /// Drops the current central, if any.
   func disconnect()
+  /// Drops the central the link names `central` (an SMP central, `.smpWrite`); when it is the OTA
+  /// central, a `.disconnected` follows.
+  func disconnect(central: String)
   /// Sends one notification on the SMP characteristic (at most the central's MTU − 3 bytes); dropped
   /// when no central asked for them. Links without SMP drop it.
   func notifySMP(_ bytes: [UInt8])
   /// The PSM of the LE L2CAP channel that takes data (Info offset 78), 0 when there is none.
   var dataChannelPSM: UInt16 { get }
+  /// Sends one notification on a Nordic DFU service's control point; links without it drop it.
+  func notifyNordicDFU(_ service: NordicDFUService, _ bytes: [UInt8])
+  /// Drops the central of a Nordic DFU session (a fault asked for it); `.nordicDFUCentralGone` follows.
+  func disconnectNordicDFU(_ service: NordicDFUService)
 }
 
 extension PeripheralLink {
   public var writeDescriptors: [Int32] { [] }
   /// The simulated links carry no SMP service.
   public func notifySMP(_ bytes: [UInt8]) {}
+  /// The simulated links have no SMP centrals.
+  public func disconnect(central: String) {}
+  /// The simulated links carry no Nordic DFU service.
+  public func notifyNordicDFU(_ service: NordicDFUService, _ bytes: [UInt8]) {}
+  public func disconnectNordicDFU(_ service: NordicDFUService) {}
   public var dataChannelPSM: UInt16 { 0 }
 }
 

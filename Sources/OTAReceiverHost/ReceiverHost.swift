@@ -31,6 +31,10 @@ public struct ReceiverHost: Sendable {
   public private(set) var startNotices: [String] = []
   /// Storage failures since the last `takeStorageFailures()`, for the log: the wire only says 0x0B.
   public private(set) var storageFailures: [StorageError] = []
+  /// A fault asked for (docs/APP-TESTING.md, `storage-full`): the next write to the slot being
+  /// written fails with this error, through the same path a real failure takes. Never the running
+  /// slot's: it is not written.
+  public var injectedWriteFailure: StorageError?
   private var writer: (slot: SlotID, writer: any SlotWriter)?
   /// Chunks that continue one another, held until a window needs them in the slot.
   private var gathered = ChunkGatherer()
@@ -216,6 +220,7 @@ public struct ReceiverHost: Sendable {
       chunksDropped: UInt32(clamping: engine.statistics.chunksDropped),
       features: engine.configuration.features)
     info.maxOperationLength = engine.maxOperationLength
+    info.maxFrameLength = engine.maxFrameLength
     info.runningImageSize = runningImage.size
     info.runningImageCRC = runningImage.crc32
     info.receiveSpan = engine.configuration.receiveSpan
@@ -285,6 +290,10 @@ public struct ReceiverHost: Sendable {
   private mutating func performOrThrow(_ io: ReceiverIO) throws(StorageError) -> IOResult {
     switch io {
     case .write(let slot, let offset, let bytes):
+      if let failure = injectedWriteFailure {
+        injectedWriteFailure = nil
+        throw failure
+      }
       if !gathered.continues(slot, at: offset, count: bytes.count) {
         try writeOutGathered()
         // Opened now, through the guard that refuses the running slot, so a refusal answers this chunk.
@@ -296,6 +305,17 @@ public struct ReceiverHost: Sendable {
       // The running slot, through its reader: never the slot being written, and no flush of the
       // chunks gathered for it.
       return .bytes(try storage.slots.reader(running).read(at: UInt64(offset), count: Int(length)))
+    case .decodeFrame(let frame, let prefixSize, let maxLength):
+      // The running slot too, mapped for the decoder; the gathered chunks stay held.
+      let decoded = try storage.slots.reader(running).withBytes(at: 0, count: Int(prefixSize)) { prefix in
+        Result { () throws(ZstdFrameError) in
+          try ZstdFrame.decode(frame, prefix: prefix, maxLength: Int(maxLength))
+        }
+      }
+      switch decoded {
+      case .success(let bytes): return .bytes(bytes)
+      case .failure(let error): return .failed("\(error)")
+      }
     case .hashRunning(let blockSize, let first, let count, let imageSize):
       // The running slot too, and the gathered chunks stay held: the transfer is not touched.
       return .hashes(
@@ -330,7 +350,7 @@ public struct ReceiverHost: Sendable {
       }
       try slotWriter(journal.slot).prepare(forImageOf: UInt64(journal.size))
       try journalStore.write(journal)
-    case .write, .readRunning, .hashRunning:
+    case .write, .readRunning, .hashRunning, .decodeFrame:
       preconditionFailure("chunk writes are gathered, running-slot reads done at once")
     case .checkWindow(let slot, let offset, let length):
       let bytes = try slotWriter(slot).read(at: UInt64(offset), count: Int(length))

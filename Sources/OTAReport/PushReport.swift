@@ -123,6 +123,10 @@ extension PushReport {
     /// What the choice was made on: the whole image as operations and as plain chunks.
     public let plannedBytesOnAir: Int
     public let plainBytesOnAir: Int
+    /// A delta sent as zstd frames (features bit 4): their parts' bytes for the whole image, and
+    /// the frames sent whole; 0 without frames.
+    public let plannedFrameBytesOnAir: Int?
+    public let framesSent: Int?
     /// The running slot's block hashes the plan used: their block size and count (0 when none
     /// were read), and the BLOCK HASHES requests that read them (0 on the characteristic's path).
     public let blockSize: Int
@@ -223,8 +227,12 @@ extension PushReport {
       dataLengthTx: Int?,
       dataLengthRx: Int?,
       dataLengthTxTime: Int?,
-      dataLengthRxTime: Int?
+      dataLengthRxTime: Int?,
+      plannedFrameBytesOnAir: Int? = nil,
+      framesSent: Int? = nil
     ) {
+      self.plannedFrameBytesOnAir = plannedFrameBytesOnAir
+      self.framesSent = framesSent
       self.seconds = seconds
       self.goodput = goodput
       self.bytesSent = bytesSent

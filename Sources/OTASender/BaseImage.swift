@@ -19,11 +19,15 @@ public struct BaseImage: Equatable, Sendable {
   /// The push's image as segments against these bytes, planned before (`otactl delta`): used
   /// instead of planning again when they cover the image and read inside these bytes.
   public let segments: [DeltaSegment]?
+  /// The push's image as zstd frames against these bytes (`otactl delta`), sent where the device
+  /// takes frames (features bit 4) and they cover the image exactly.
+  public let frames: [DeltaFrame]?
 
-  public init(bytes: [UInt8], name: String, segments: [DeltaSegment]? = nil) {
+  public init(bytes: [UInt8], name: String, segments: [DeltaSegment]? = nil, frames: [DeltaFrame]? = nil) {
     self.bytes = bytes
     self.name = name
     self.segments = segments
+    self.frames = frames
     identity = Identity(size: UInt32(clamping: bytes.count), crc32: CRC32.checksum(bytes))
   }
 }

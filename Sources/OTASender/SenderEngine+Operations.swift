@@ -19,6 +19,7 @@ extension SenderEngine {
   mutating func chooseTransferMode(_ info: InfoRecord, hashes: BlockHashes?) {
     activePlan = nil
     activeWrites = nil
+    activeFrames = nil
     report.transferMode = .plain
     guard operationsPossible(info) else { return }
     maxOperationLength = min(info.maxOperationLength, max(1, info.windowCapacity))
@@ -46,7 +47,25 @@ extension SenderEngine {
     let packed = info.features.contains(.packedOperations)
     // Windows of the whole capacity where their writes carry no more than a window of chunks would:
     // a delta's windows of copies are then half as many WINDOW round trips.
-    let largestWindow = max(window, info.windowCapacity)
+    let largestWindow = max(window, min(info.windowCapacity, Self.maxLightWindow))
+    let plain = Self.plainBytesOnAir(size: image.count, chunkPayload: chunkPayload)
+    // A delta whose base came with zstd frames this device takes: the frames' parts are what goes,
+    // so the operations' writes (resends only) are not computed ahead.
+    // Frames that would send more than chunks (a release that shares little with its base) leave
+    // the choice to the operations.
+    if case .delta(let match) = chosen.mode, let frames = usableFrames(bases[match], info),
+      case let framed = Self.framesBytesOnAir(frames, budget: budget, packed: packed), framed < plain
+    {
+      if report.plannedBytesOnAir == 0 {
+        report.plannedBytesOnAir = framed
+        report.plainBytesOnAir = plain
+      }
+      activePlan = chosen.plan
+      activeFrames = frames
+      report.plannedFrameBytesOnAir = framed
+      report.transferMode = chosen.mode
+      return
+    }
     let key = EstimateKey(
       identity: chosen.identity, mode: chosen.mode, budget: budget, window: window,
       maxLength: maxOperationLength, packed: packed, largestWindow: largestWindow)
@@ -60,8 +79,6 @@ extension SenderEngine {
       estimate = (key, writes)
     }
     let planned = UInt64(writes.bytesOnAir)
-    let chunks = (UInt64(image.count) + UInt64(chunkPayload) - 1) / UInt64(chunkPayload)
-    let plain = UInt64(image.count) + chunks * UInt64(DataChunk.headerSize)
     // The figures of the first choice: a later one (after a fallback) would hide what was planned.
     if report.plannedBytesOnAir == 0 {
       report.plannedBytesOnAir = planned
@@ -133,11 +150,19 @@ extension SenderEngine {
 
   /// After a CRC mismatch on a delta: the running image is not what the plan took it for. The
   /// rest of the push sends compressed literals only, which need nothing from the running slot.
+  /// The bytes on air of the whole image as plain chunks.
+  static func plainBytesOnAir(size: Int, chunkPayload: Int) -> UInt64 {
+    let chunks = (UInt64(size) + UInt64(chunkPayload) - 1) / UInt64(chunkPayload)
+    return UInt64(size) + chunks * UInt64(DataChunk.headerSize)
+  }
+
   mutating func fallBackToCompression() {
     guard let compressed = OperationPlan.compressed(image), let identity = plan?.identity else { return }
     plan = (identity, .compressed, compressed)
     activePlan = compressed
     activeWrites = nil
+    activeFrames = nil
+    framesOn = false
     report.transferMode = .compressed
   }
 }

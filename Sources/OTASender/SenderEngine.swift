@@ -17,6 +17,8 @@ public struct SenderEngine: Sendable {
   struct WindowTask: Equatable, Sendable {
     var window: Window
     var dataFrom: UInt32
+    /// Its data goes again after a failed WINDOW: as operations, never as frames.
+    var resend = false
   }
 
   /// At most this many WINDOW commands outstanding: the device queues four behind the one it checks.
@@ -75,6 +77,10 @@ public struct SenderEngine: Sendable {
   var operationsOn = false
   /// Several operations share a write on this connection (features bit 3, FEATURES agreed).
   var packedOn = false
+  /// The zstd frames of the active delta, when its base came with them and the device takes them.
+  var activeFrames: [DeltaFrame]?
+  /// Frames are on for this connection (features bit 4, FEATURES agreed).
+  var framesOn = false
   /// The plan for the running image the device announced, kept across reconnects.
   var plan: (identity: BaseImage.Identity, mode: TransferMode, plan: OperationPlan)?
   /// The plan chosen on this connection, when operations send fewer bytes than chunks.
@@ -321,6 +327,7 @@ public struct SenderEngine: Sendable {
     if activePlan != nil {
       wanted.insert(.operations)
       if deviceFeatures.contains(.packedOperations) { wanted.insert(.packedOperations) }
+      if activeFrames != nil { wanted.insert(.zstdFrames) }
     }
     if !wanted.isEmpty {
       sendControl(.features(wanted), &out)
@@ -411,6 +418,7 @@ public struct SenderEngine: Sendable {
         missingReportsOn = enabled.contains(.missingRanges)
         operationsOn = enabled.contains(.operations) && activePlan != nil
         packedOn = operationsOn && enabled.contains(.packedOperations)
+        framesOn = operationsOn && enabled.contains(.zstdFrames) && activeFrames != nil
       }
       if !operationsOn { report.transferMode = .plain }
       sendControl(.status, &out)
@@ -530,7 +538,16 @@ public struct SenderEngine: Sendable {
     committed = offset
     let largestWindow = Self.windowSize(
       capacity: windowCapacity, windowsInFlight: configuration.windowsInFlight, chunkPayload: chunkPayload)
-    state = .transferring(Transfer(from: offset, windowSize: largestWindow))
+    var transfer = Transfer(from: offset, windowSize: largestWindow)
+    // Frames from the first that starts at or past the resume point; the bytes before it go as
+    // operations.
+    if framesOn, let activeFrames {
+      transfer.nextFrame = activeFrames.firstIndex { $0.start >= offset } ?? activeFrames.count
+      let start = transfer.nextFrame < activeFrames.count ? activeFrames[transfer.nextFrame].start : size
+      transfer.framed = start..<start
+      transfer.framesFrom = start
+    }
+    state = .transferring(transfer)
     out.append(
       .progress(
         SenderProgress(phase: .transferring, committed: committed, total: size, bytesOnAir: report.bytesOnAir)
@@ -543,14 +560,21 @@ public struct SenderEngine: Sendable {
   }
 
   /// The largest window of a transfer: the device's window capacity cut into `windowsInFlight`
-  /// slices (half of it by default), so that one is checked while the next streams, and so that a
-  /// link that drops every few tens of KiB still commits windows between its drops. A device with a
-  /// receive span of several windows takes more of them ahead (up to its queue of five), not larger
-  /// ones.
+  /// slices (half of it by default), at most `maxSlice`, so that one is checked while the next
+  /// streams, and so that a link that drops every few tens of KiB still commits windows between its
+  /// drops. A device with a receive span of several windows takes more of them ahead (up to its
+  /// queue of five), not larger ones. (Windows of zstd frames, whose air is a few KiB, are the
+  /// whole capacity.)
   public static func windowSize(capacity: UInt32, windowsInFlight: Int, chunkPayload: Int) -> UInt32 {
-    let slice = max(1, capacity / UInt32(max(1, windowsInFlight)))
+    let slice = min(maxSlice, max(1, capacity / UInt32(max(1, windowsInFlight))))
     return slice < UInt32(chunkPayload) ? max(1, capacity) : slice
   }
+
+  /// The largest window of chunks: 32 KiB, what a window was at the 64 KiB capacity otad had
+  /// before frames.
+  public static let maxSlice: UInt32 = 32 * 1024
+  /// The largest window of light operations (P-PHASE-15).
+  public static let maxLightWindow: UInt32 = 64 * 1024
 
   private mutating func startValidate(_ out: inout [SenderAction]) {
     state = .validating
@@ -575,9 +599,13 @@ public struct SenderEngine: Sendable {
       {
         // The plan's own window where one starts here (larger where its writes carry little),
         // unless failed windows made them smaller.
+        // Where frames rebuild the bytes, windows of the device's whole capacity: their data is a
+        // frame's parts, sent ahead of them.
         let planned =
           operationsOn && transfer.windowSize == transfer.largestWindow
-          ? activeWrites?.windowEnd(startingAt: transfer.nextWindowStart) : nil
+          ? (framesOn && transfer.nextWindowStart >= transfer.framesFrom
+            ? UInt32(min(UInt64(transfer.nextWindowStart) + UInt64(windowCapacity), UInt64(size)))
+            : activeWrites?.windowEnd(startingAt: transfer.nextWindowStart)) : nil
         let end =
           planned ?? UInt32(min(UInt64(transfer.nextWindowStart) + UInt64(transfer.windowSize), UInt64(size)))
         // Every open window must lie within the device's receive span past the committed offset.
@@ -598,13 +626,25 @@ public struct SenderEngine: Sendable {
         if end < range.upperBound { transfer.resendQueue.insert(end..<range.upperBound, at: 0) }
         continue
       }
-      guard var task = transfer.tasks.first else { return }
-      if task.dataFrom < task.window.end {
-        guard credits > 0 else { return }
-        task.dataFrom = sendPiece(from: task.dataFrom, limit: task.window.end, &transfer, &out)
-        transfer.tasks[0] = task
-        continue
+      if var task = transfer.tasks.first, task.dataFrom < task.window.end {
+        if !task.resend, transfer.framed.contains(task.dataFrom) {
+          // Sent as a frame already: the device rebuilds these bytes when it decodes it.
+          task.dataFrom = min(task.window.end, transfer.framed.upperBound)
+          transfer.tasks[0] = task
+          continue
+        }
+        let frameStart = nextFrameStart(transfer)
+        if task.resend || task.dataFrom < frameStart {
+          guard credits > 0 else { return }
+          let limit = task.resend ? task.window.end : min(task.window.end, frameStart)
+          task.dataFrom = sendPiece(from: task.dataFrom, limit: limit, &transfer, &out)
+          transfer.tasks[0] = task
+          continue
+        }
       }
+      // Frames go ahead of their WINDOWs, as far as the receive span lets them.
+      if credits > 0, sendFramePart(&transfer, &out) { continue }
+      guard let task = transfer.tasks.first, task.dataFrom >= task.window.end else { return }
       transfer.tasks.removeFirst()
       transfer.outstanding.append((task.window, now))
       out.append(
@@ -648,7 +688,7 @@ public struct SenderEngine: Sendable {
     return end
   }
 
-  private mutating func send(
+  mutating func send(
     _ write: [UInt8], covering range: Range<UInt32>, _ transfer: inout Transfer, _ out: inout [SenderAction]
   ) {
     out.append(.writeData(write))
@@ -766,13 +806,15 @@ public struct SenderEngine: Sendable {
       if response.status == .missingData {
         // The device kept what it had: resend from the first gap, then repeat the later commands.
         transfer.tasks =
-          [WindowTask(window: head, dataFrom: resendFrom)]
+          [WindowTask(window: head, dataFrom: resendFrom, resend: true)]
           + later.map { WindowTask(window: $0, dataFrom: $0.end) } + transfer.tasks
       } else {
         // The device dropped everything past the committed offset: start again from there, in
         // the smaller windows.
         transfer.tasks.removeAll()
         transfer.nextWindowStart = head.offset
+        // The frames' bytes past the committed offset went with the rest: they go as operations.
+        transfer.framed = transfer.framed.upperBound..<transfer.framed.upperBound
       }
       pump(&transfer, &out)
       state = .transferring(transfer)

@@ -63,6 +63,13 @@ extension SenderEngine {
     var resentChunks: [UInt32: (frontier: UInt32, at: Duration)] = [:]
     /// One past the highest image byte sent since the transfer (re)started.
     var sentFrontier: UInt32
+    /// The zstd frame to send next (features bit 4), and how far into its bytes.
+    var nextFrame = 0
+    var nextFramePosition = 0
+    /// The target bytes sent as whole frames and not dropped since: their windows need no data.
+    var framed: Range<UInt32> = 0..<0
+    /// Where this transfer's frames start (the image's end without frames).
+    var framesFrom: UInt32 = .max
 
     init(from offset: UInt32, windowSize: UInt32) {
       self.windowSize = windowSize

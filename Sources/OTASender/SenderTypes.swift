@@ -186,12 +186,18 @@ public struct SenderReport: Equatable, Sendable {
   public var bytesOnAir: UInt64 = 0
   /// How the bytes travelled (the last connection's choice).
   public var transferMode: TransferMode = .plain
-  /// The figures the choice was made on: the data bytes of the whole image as operations and as
-  /// plain chunks (0 when operations were not considered).
+  /// The figures the choice was made on: the data bytes of the whole image as operations (as zstd
+  /// frames' parts when those go) and as plain chunks (0 when operations were not considered).
   public var plannedBytesOnAir: UInt64 = 0
   public var plainBytesOnAir: UInt64 = 0
   /// Data writes sent as the estimate computed them (not deflated a second time while sending).
   public var plannedWritesSent = 0
+  /// The data bytes of the whole image as zstd frames' parts, when the delta came with frames the
+  /// device takes (features bit 4); 0 otherwise.
+  public var plannedFrameBytesOnAir: UInt64 = 0
+  /// zstd frames sent whole, and the writes their parts took.
+  public var framesSent = 0
+  public var framePartsSent = 0
   /// The block size of the running slot's hashes the plan used, and how many hashes were read
   /// (BLOCK HASHES pages, or the one-value characteristic); 0 when none were read.
   public var blockSize: UInt32 = 0

@@ -113,6 +113,20 @@ extension OpenSlotHolder {
   func read(at offset: UInt64, count: Int) throws(StorageError) -> [UInt8] {
     try slot.read(at: offset, count: count)
   }
+
+  /// Mapped, not read: a block device always holds its bytes; a regular file is mapped only as far
+  /// as it reaches (a mapping past its end would fault), else read like `read`.
+  func withBytes<R>(
+    at offset: UInt64, count: Int, _ body: (UnsafeRawBufferPointer) -> R
+  ) throws(StorageError) -> R {
+    try SlotBounds.check(offset: offset, count: count, capacity: slot.capacity)
+    if slot.isRegularFile, try slot.file.status().size < offset + UInt64(count) {
+      return try read(at: offset, count: count).withUnsafeBytes(body)
+    }
+    return try storage { () throws(SystemError) in
+      try slot.file.descriptor.withMappedBytes(at: offset, count: count, body)
+    }
+  }
 }
 
 /// A read-only slot descriptor, closed when the reader is released.

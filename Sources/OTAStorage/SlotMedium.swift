@@ -6,6 +6,18 @@ public protocol SlotReader: Sendable {
   var capacity: UInt64 { get }
   /// Exactly `count` bytes from `offset`; throws `.outOfBounds` past the capacity.
   func read(at offset: UInt64, count: Int) throws(StorageError) -> [UInt8]
+  /// Exactly `count` bytes from `offset`, for the time of `body` only: a file slot maps them (a
+  /// zstd frame's decoder reaches anywhere in a running image of up to gigabytes), others read them.
+  func withBytes<R>(at offset: UInt64, count: Int, _ body: (UnsafeRawBufferPointer) -> R) throws(StorageError)
+    -> R
+}
+
+extension SlotReader {
+  public func withBytes<R>(
+    at offset: UInt64, count: Int, _ body: (UnsafeRawBufferPointer) -> R
+  ) throws(StorageError) -> R {
+    try read(at: offset, count: count).withUnsafeBytes(body)
+  }
 }
 
 /// Write access to one slot. Obtained only through `SlotAccess.openForWriting(_:running:)`, the single

@@ -295,6 +295,35 @@ extension FileDescriptor {
     return bytes
   }
 
+  /// `count` bytes from `offset` mapped read-only (mmap, `MAP_SHARED`) for the time of `body`, then
+  /// unmapped: the page cache's pages, nothing copied. The caller makes sure the file holds them
+  /// (a mapping past a regular file's end faults when touched).
+  public func withMappedBytes<R>(
+    at offset: UInt64, count: Int, _ body: (UnsafeRawBufferPointer) -> R
+  ) throws(SystemError) -> R {
+    guard count > 0 else { return body(UnsafeRawBufferPointer(start: nil, count: 0)) }
+    let page = UInt64(max(4096, sysconf(Int32(_SC_PAGESIZE))))
+    let start = offset / page * page
+    let length = Int(offset - start) + count
+    let result = SystemCalls.perform(.mmap, path: path, descriptor: rawValue, count: length) { _ in
+      let mapped = Glibc.mmap(nil, length, PROT_READ, MAP_SHARED, rawValue, off_t(start))
+      return mapped == MAP_FAILED ? -1 : Int(bitPattern: mapped)
+    }
+    let mapped: UnsafeMutableRawPointer
+    switch result {
+    case .success(let address):
+      guard let pointer = UnsafeMutableRawPointer(bitPattern: address) else {
+        throw error("mmap", Errno(rawValue: EINVAL))
+      }
+      mapped = pointer
+    case .failure(let code): throw error("mmap", code)
+    }
+    defer {
+      _ = SystemCalls.check(.munmap, path: path, descriptor: rawValue) { Glibc.munmap(mapped, length) }
+    }
+    return body(UnsafeRawBufferPointer(start: mapped + Int(offset - start), count: count))
+  }
+
   /// `write(_:at:)` for an array.
   @discardableResult
   public func write(_ bytes: [UInt8], at offset: UInt64) throws(SystemError) -> Int {

@@ -62,6 +62,16 @@ extension ProcessEnvironment {
     Glibc.exit(code)
   }
 
+  /// The user this process acts as (geteuid): who may talk to its local controls.
+  public static var effectiveUserID: UInt32 { geteuid() }
+
+  /// Ends this process as a power cut would (a fault asked for, docs/APP-TESTING.md): SIGKILL to
+  /// itself, so nothing is flushed, synced or closed on the way out.
+  public static func cutPower() -> Never {
+    _ = SystemCalls.check(.kill, path: "self") { Glibc.kill(getpid(), SIGKILL) }
+    Glibc._exit(137)
+  }
+
   /// Sends `signal` to the process `pid`: true if it was delivered (kill(2) succeeded).
   @discardableResult
   public static func send(_ signal: Int32, toProcess pid: Int32) -> Bool {

@@ -10,7 +10,7 @@ public enum SystemCallName: String, Sendable, Hashable {
   case stat, lstat, rename, unlink, rmdir, mkdir, readlink, symlink, access, flock, opendir, readdir
   case poll, signalfd, sigmask, pidfdOpen = "pidfd_open", spawn, exec, waitpid, kill
   case socket, socketpair, bind, listen, accept, connect, send, recv, getsockopt, sendto, recvfrom,
-    getsockname, setsockopt, uname
+    getsockname, setsockopt, uname, mmap, munmap
 }
 
 /// One call as an observer sees it: the name, the path or descriptor it is about, and the byte count

@@ -6,6 +6,9 @@
 ///     kind 0x02 copy     source u32, length u32 (no payload): the running slot's [source, source+length)
 ///     kind 0x03 patch    source u32, length u32, payload = raw deflate of `length` differences:
 ///                        target byte i = running byte (source + i) + difference i (mod 256)
+///     kind 0x04 zstd part  part u32 (bit 31: the frame's last part; bits 0-30: where the payload
+///                        lies in the frame), payload = those bytes of one zstd frame whose target
+///                        bytes start at `offset` (features bit 4; the frame states its length)
 ///
 /// Decoding checks only the shape (a field missing, an empty payload, a zero length, bytes after a
 /// copy); the limits that depend on the transfer (the window, the running image) are the receiver's.
@@ -15,6 +18,7 @@ public struct DataOperation: Equatable, Sendable {
     case deflate = 0x01
     case copy = 0x02
     case patch = 0x03
+    case zstdPart = 0x04
   }
 
   public enum Body: Equatable, Sendable {
@@ -22,7 +26,12 @@ public struct DataOperation: Equatable, Sendable {
     case deflate(length: UInt32, compressed: ArraySlice<UInt8>)
     case copy(source: UInt32, length: UInt32)
     case patch(source: UInt32, length: UInt32, differences: ArraySlice<UInt8>)
+    /// Bytes `[position, position + bytes.count)` of a zstd frame; `last` on the part that ends it.
+    case zstdPart(position: UInt32, last: Bool, bytes: ArraySlice<UInt8>)
   }
+
+  /// Bit 31 of a zstd part's `part` field: this part ends the frame.
+  public static let lastPartFlag: UInt32 = 1 << 31
 
   /// Offset and kind: the header every operation starts with.
   public static let headerSize = 5
@@ -55,6 +64,11 @@ public struct DataOperation: Equatable, Sendable {
       let source = try reader.readU32()
       let length = try Self.length(&reader)
       body = .patch(source: source, length: length, differences: try Self.payload(&reader))
+    case .zstdPart:
+      let part = try reader.readU32()
+      body = .zstdPart(
+        position: part & ~Self.lastPartFlag, last: part & Self.lastPartFlag != 0,
+        bytes: try Self.payload(&reader))
     }
   }
 
@@ -64,14 +78,16 @@ public struct DataOperation: Equatable, Sendable {
     case .deflate: .deflate
     case .copy: .copy
     case .patch: .patch
+    case .zstdPart: .zstdPart
     }
   }
 
-  /// How many target bytes the operation produces.
+  /// How many target bytes the operation produces: 0 for a zstd part (its frame states them).
   public var length: UInt32 {
     switch body {
     case .raw(let bytes): UInt32(clamping: bytes.count)
     case .deflate(let length, _), .copy(_, let length), .patch(_, let length, _): length
+    case .zstdPart: 0
     }
   }
 
@@ -85,7 +101,7 @@ public struct DataOperation: Equatable, Sendable {
     switch body {
     case .copy(let source, let length), .patch(let source, let length, _):
       UInt64(source)..<UInt64(source) + UInt64(length)
-    case .raw, .deflate: nil
+    case .raw, .deflate, .zstdPart: nil
     }
   }
 
@@ -105,6 +121,9 @@ public struct DataOperation: Equatable, Sendable {
       bytes.appendU32(source)
       bytes.appendU32(length)
       bytes.append(contentsOf: differences)
+    case .zstdPart(let position, let last, let payload):
+      bytes.appendU32(position | (last ? Self.lastPartFlag : 0))
+      bytes.append(contentsOf: payload)
     }
   }
 
@@ -118,7 +137,7 @@ public struct DataOperation: Equatable, Sendable {
   public static func overhead(_ kind: Kind) -> Int {
     switch kind {
     case .raw: headerSize
-    case .deflate: headerSize + 4
+    case .deflate, .zstdPart: headerSize + 4
     case .copy, .patch: headerSize + 8
     }
   }

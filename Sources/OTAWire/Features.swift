@@ -24,10 +24,17 @@ public struct Features: OptionSet, Sendable, Hashable {
   /// (`PackedOperations`), so that short operations share a write.
   public static let packedOperations = Features(rawValue: 1 << 3)
 
+  /// Bit 4, with bit 1: a data write may be a part of a zstd frame (`DataOperation` kind 0x04),
+  /// coded against the running image and reassembled by the device up to Info's max frame length
+  /// (offset 96) of target bytes, then decoded as one operation.
+  public static let zstdFrames = Features(rawValue: 1 << 4)
+
   /// The features FEATURES turns on; the others (BLOCK HASHES) need no opt-in, and FEATURES
   /// never lists them.
-  public static let optIn: Features = [.missingRanges, .operations, .packedOperations]
+  public static let optIn: Features = [.missingRanges, .operations, .packedOperations, .zstdFrames]
 
   /// Everything this implementation knows.
-  public static let all: Features = [.missingRanges, .operations, .blockHashRequests, .packedOperations]
+  public static let all: Features = [
+    .missingRanges, .operations, .blockHashRequests, .packedOperations, .zstdFrames,
+  ]
 }

@@ -12,18 +12,19 @@
 ///                                                                 74 features u32
 ///                                                                 78 L2CAP PSM u16
 ///     80 max operation length u32    84 running image size u32    88 running image crc32 u32
-///     92 receive span u32            96 end
+///     92 receive span u32            96 max frame length u32        100 end
 ///
 /// Version 1 devices before the A/B boot work sent 69 bytes: a missing byte 69 reads as 0; devices
 /// before the dropped-chunk count sent 70: a missing count reads as 0; devices before the features
 /// field sent 74: missing features read as none; devices before the L2CAP channel sent 78: a missing
 /// PSM reads as 0 (no channel); devices before operations sent at most 80: a missing max operation
 /// length reads as 0 (no operations), a missing running image as size 0; devices before the receive
-/// span sent 92: a missing span reads as the window capacity.
+/// span sent 92: a missing span reads as the window capacity; devices before zstd frames sent 96: a
+/// missing max frame length reads as 0 (no frames).
 public struct InfoRecord: Equatable, Sendable {
   public static let protocolVersion: UInt8 = 1
   public static let minimumByteCount = 69
-  public static let byteCount = 96
+  public static let byteCount = 100
 
   public struct Flags: OptionSet, Sendable, Hashable {
     public let rawValue: UInt8
@@ -70,6 +71,8 @@ public struct InfoRecord: Equatable, Sendable {
   /// How far past the committed offset the device stores chunks and operations: at least the
   /// window capacity, so that a central may stream several windows ahead of the commits.
   public var receiveSpan: UInt32
+  /// The most target bytes one zstd frame may produce (features bit 4); 0: no frames.
+  public var maxFrameLength: UInt32 = 0
 
   public init(
     state: DeviceState, runningSlot: SlotID, flags: Flags, slotVersions: SlotPair<Version>,
@@ -133,6 +136,7 @@ public struct InfoRecord: Equatable, Sendable {
     runningImageSize = count >= 88 ? try reader.readU32() : 0
     runningImageCRC = count >= 92 ? try reader.readU32() : 0
     receiveSpan = count >= 96 ? try reader.readU32() : windowCapacity
+    maxFrameLength = count >= 100 ? try reader.readU32() : 0
   }
 
   public func append(to bytes: inout [UInt8]) {
@@ -161,6 +165,7 @@ public struct InfoRecord: Equatable, Sendable {
     bytes.appendU32(runningImageSize)
     bytes.appendU32(runningImageCRC)
     bytes.appendU32(receiveSpan)
+    bytes.appendU32(maxFrameLength)
   }
 
   public var encoded: [UInt8] {

@@ -1,9 +1,11 @@
 import Foundation
+import OTAFaults
 
 /// What the page's buttons do, each the way the demo and the tests do it: a push is otactl against
 /// the device's socket; a dropped link kills otactl mid-push and starts it again (it resumes); a
 /// power cut is SIGKILL to otad and a new start; a flipped byte is written straight into the
-/// inactive slot's file; a new loss applies to the push under way (its link is re-made) and the next.
+/// inactive slot's file; a new loss applies to the push under way (its link is re-made) and the next;
+/// a fault (docs/APP-TESTING.md) goes to otad's fault control, as `otad fault add` sends it.
 enum LabAction: String, CaseIterable {
   case pushV2 = "push-v2"
   case pushV3 = "push-v3"
@@ -13,6 +15,8 @@ enum LabAction: String, CaseIterable {
   case powerCut = "power-cut"
   case flipByte = "flip-byte"
   case setLoss = "set-loss"
+  case setFault = "set-fault"
+  case clearFaults = "clear-faults"
 
   /// Carries the action out; what the lab's log says about it.
   func perform(on model: LabModel, body: String, bigImage: String?) throws -> String {
@@ -49,6 +53,11 @@ enum LabAction: String, CaseIterable {
       model.setLoss(loss)
       let remade = try model.central.restart(link: model.link.conditions)
       return "loss set to \(Int(loss * 100))%" + (remade ? " (the push under way reconnected with it)" : "")
+    case .setFault:
+      return try model.device.faultControl(
+        .add(Fault(parsing: body.trimmingCharacters(in: .whitespacesAndNewlines))))
+    case .clearFaults:
+      return try model.device.faultControl(.clear)
     }
   }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import OTADaemon
+import OTAFaults
 import OTAReport
 import OTAStorage
 import OTASystem
@@ -45,6 +46,8 @@ final class LabDevice: Sendable {
       paths.state,
       "--socket", paths.socket, "--trusted-key", paths.trustedKey, "--health-check", paths.healthCheck,
       "--attempts", "2", "--window", window, "--log-level", "info", "--trace", paths.deviceTrace,
+      // The lab is a test device: its fault buttons set faults through otad's fault control.
+      "--allow-faults",
     ]
   }
 
@@ -74,6 +77,14 @@ final class LabDevice: Sendable {
   }
 
   func stop() { process.withLock { $0 }?.kill() }
+
+  /// A command to otad's fault control; its answer, or why it was refused.
+  func faultControl(_ command: FaultControlCommand) throws -> String {
+    let answer = try FaultControlClient.ask(command, stateDirectory: paths.state)
+      .trimmingCharacters(in: .whitespacesAndNewlines)
+    guard !answer.hasPrefix("error:") else { throw LabError(String(answer.dropFirst(7))) }
+    return answer
+  }
 
   var running: Bool { process.withLock { $0 }?.ended() == nil }
 

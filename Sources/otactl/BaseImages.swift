@@ -56,7 +56,9 @@ enum BaseImages {
         plan.baseSHA256 == DeltaCommand.sha256(base.bytes)
       else { return base }
       matched = true
-      return BaseImage(bytes: base.bytes, name: base.name, segments: plan.segments)
+      return BaseImage(
+        bytes: base.bytes, name: base.name, segments: plan.segments,
+        frames: plan.frames.isEmpty ? nil : plan.frames)
     }
     guard matched else {
       throw ValidationError(

@@ -47,6 +47,11 @@ struct InfoCommand: ParsableCommand {
           : "the running image is unknown (no copies from it)"
       print("data operations: up to \(info.maxOperationLength) bytes each; \(image)")
     }
+    if info.maxFrameLength > 0 {
+      print(
+        "zstd frames against the running image: up to \(info.maxFrameLength) bytes each "
+          + "(otactl delta makes them; a push with --delta-plan sends them)")
+    }
     print(
       "requires: "
         + (info.flags.contains(.signaturesRequired) ? "signed images" : "no signature")

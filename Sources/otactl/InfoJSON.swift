@@ -30,6 +30,8 @@ struct InfoJSON: Encodable {
   let maxOperationLength: Int
   let runningImageSize: Int
   let runningImageCRC32: String
+  /// zstd frames (features bit 4): the most target bytes one may produce (0: none).
+  let maxFrameLength: Int
   let transfer: Transfer
   let lastOutcome: OutcomeJSON
   let serial: Nullable<String>
@@ -55,6 +57,7 @@ struct InfoJSON: Encodable {
     chunksDropped = Int(info.chunksDropped)
     maxOperationLength = Int(info.maxOperationLength)
     runningImageSize = Int(info.runningImageSize)
+    maxFrameLength = Int(info.maxFrameLength)
     let running = String(info.runningImageCRC, radix: 16)
     runningImageCRC32 = String(repeating: "0", count: max(0, 8 - running.count)) + running
     let crc = String(info.transfer.crc32, radix: 16)

@@ -141,7 +141,10 @@ final class ProgressReporter {
               dataLengthTx: path.link?.dataLength.map { Int($0.maxTxOctets) },
               dataLengthRx: path.link?.dataLength.map { Int($0.maxRxOctets) },
               dataLengthTxTime: path.link?.dataLength.map { Int($0.maxTxTime) },
-              dataLengthRxTime: path.link?.dataLength.map { Int($0.maxRxTime) })))
+              dataLengthRxTime: path.link?.dataLength.map { Int($0.maxRxTime) },
+              plannedFrameBytesOnAir: report.plannedFrameBytesOnAir > 0
+                ? Int(report.plannedFrameBytesOnAir) : nil,
+              framesSent: report.plannedFrameBytesOnAir > 0 ? report.framesSent : nil)))
         return
       }
       let after = report.deviceAfter.map {
@@ -221,7 +224,10 @@ final class ProgressReporter {
         "copies of the blocks the device has (\(report.blockHashesRead) hashes of "
           + "\(report.blockSize)-byte blocks), the rest compressed"
       }
-    let planned = report.plannedBytesOnAir > 0 ? "\(report.plannedBytesOnAir) bytes as operations, " : ""
+    var planned = report.plannedBytesOnAir > 0 ? "\(report.plannedBytesOnAir) bytes as operations, " : ""
+    if report.plannedFrameBytesOnAir > 0 {
+      planned = "\(report.plannedFrameBytesOnAir) bytes as zstd frames (\(planned)if the device took none), "
+    }
     return """
       dry run, nothing sent: \(running ?? "no Info")
         a push of \(size) image bytes would send \(choice)

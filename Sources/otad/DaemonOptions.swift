@@ -3,7 +3,9 @@ import Logging
 import OTABoot
 import OTAConfiguration
 import OTADaemon
+import OTAFaults
 import OTALink
+import OTANordicDFU
 import OTASocketLink
 import OTAStorage
 import OTASystem
@@ -115,6 +117,35 @@ struct DaemonOptions: ParsableArguments {
   @Flag(name: .customLong("allow-downgrade"), help: "Accept images older than the confirmed one.")
   var allowDowngrade = false
 
+  @Flag(
+    name: .customLong("legacy-dfu"),
+    help: "Also serve Nordic's Legacy DFU over Bluetooth (docs/NORDIC-DFU.md).")
+  var legacyDFU = false
+
+  @Flag(
+    name: .customLong("secure-dfu"),
+    help: "Also serve Nordic's Secure DFU over Bluetooth (docs/NORDIC-DFU.md); needs --secure-dfu-key.")
+  var secureDFU = false
+
+  @Option(
+    name: .customLong("secure-dfu-key"),
+    help: ArgumentHelp(
+      "The P-256 public key (PEM) Secure DFU init packets must be signed by: nrfutil keys display --key pk --format pem KEY.",
+      valueName: "pem"))
+  var secureDFUKey: String?
+
+  @Flag(
+    name: .customLong("allow-faults"),
+    help: "Allow faults on demand (--fault, otad fault): for a test device only (docs/APP-TESTING.md).")
+  var allowFaults = false
+
+  @Option(
+    name: .customLong("fault"),
+    help: ArgumentHelp(
+      "A fault to set at start, e.g. 'drop-link after=37%' (repeat for more; needs --allow-faults or [faults] allow).",
+      valueName: "fault"))
+  var faults: [String] = []
+
   /// The configuration file, then the flags on top.
   func configuration() throws -> DaemonConfiguration {
     var configuration = DaemonConfiguration()
@@ -181,6 +212,17 @@ struct DaemonOptions: ParsableArguments {
       if let restart { configuration.boot.restart = try BootConfiguration.restart(restart) }
       configuration.trust.keyFiles += trustedKeys
       if allowDowngrade { configuration.trust.allowDowngrade = true }
+      if allowFaults { configuration.faultsAllowed = true }
+      if legacyDFU { configuration.legacyDFU = true }
+      if secureDFU { configuration.secureDFU = true }
+      if let secureDFUKey { configuration.secureDFUKeyFile = secureDFUKey }
+      for line in faults {
+        do {
+          configuration.faults.append(try Fault(parsing: line))
+        } catch {
+          throw ValidationError("--fault '\(line)': \(error)")
+        }
+      }
       if let logLevel {
         guard let level = Logger.Level(rawValue: logLevel) else {
           throw ValidationError(
@@ -197,6 +239,17 @@ struct DaemonOptions: ParsableArguments {
   }
 
   /// The image policy: the trusted keys read from their files.
+  /// Secure DFU's key, read now so that a missing or wrong one stops the start with its reason.
+  static func secureDFUTrust(_ configuration: DaemonConfiguration) throws -> SecureDFUDevice.Trust? {
+    do {
+      return try configuration.secureDFUTrust { path in
+        (try? FileSystem.readFile(path)).flatMap { String(validating: $0, as: UTF8.self) }
+      }
+    } catch {
+      throw ValidationError("\(error)")
+    }
+  }
+
   static func imagePolicy(_ configuration: DaemonConfiguration) throws -> ImagePolicy {
     do {
       return try configuration.trust.imagePolicy { path in

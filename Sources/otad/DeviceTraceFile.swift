@@ -29,6 +29,8 @@ final class DeviceTraceFile {
     let now = Self.now
     trace.record(activity, at: now)
     switch activity {
+    case .dataWrite, .smpRequest, .smpAnswer, .smpClientGone, .nordicDFU, .nordicDFUPacket, .nordicDFUGone:
+      break
     case .request("WINDOW", _, _), .response("WINDOW", _, _, _):
       if DeviceTraceWritePacing.windowWriteDue(
         now: now, lastWrite: lastWrite, events: trace.builder.events.count)

@@ -19,9 +19,10 @@ struct OTAD: ParsableCommand {
         otad mark-good --config /etc/otad/otad.toml
         otad status --config /etc/otad/otad.toml --json
         otad adopt --config /etc/otad/otad.toml --image-version 1.0.0   # a slot flashed by hand
+        otad fault --config /etc/otad/otad.toml add drop-link after=37%  # a test device only
       """,
     subcommands: [
       RunCommand.self, BootCommand.self, MarkGoodCommand.self, MarkBadCommand.self, StatusCommand.self,
-      AdoptCommand.self,
+      AdoptCommand.self, FaultCommand.self,
     ])
 }

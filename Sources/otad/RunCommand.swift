@@ -29,9 +29,16 @@ struct RunCommand: ParsableCommand {
       valueName: "file"))
   var trace: String?
 
+  @Option(
+    help: ArgumentHelp(
+      "Write each central's session (what it sent and when, the faults that fired, how it ended) to this folder, as text and as a trace (docs/APP-TESTING.md).",
+      valueName: "folder"))
+  var sessions: String?
+
   func validate() throws {
     let settings = try options.settings()
     _ = try DaemonOptions.imagePolicy(settings.configuration)
+    _ = try DaemonOptions.secureDFUTrust(settings.configuration)
     try DaemonOptions.checkStorage(settings.layout, boot: settings.configuration.boot)
   }
 
@@ -44,8 +51,19 @@ struct RunCommand: ParsableCommand {
         layout: settings.layout, configuration: settings.configuration,
         policy: try DaemonOptions.imagePolicy(settings.configuration))
       let traceFile = trace.map { DeviceTraceFile(path: $0) }
+      let sessionFiles = try sessions.map { folder in
+        do {
+          return try SessionReportFiles(directory: folder)
+        } catch {
+          throw ValidationError("--sessions \(folder): cannot make that folder (\(error))")
+        }
+      }
       var environment = Self.environment(daemon, logger: logger)
-      if let traceFile { environment.observe = { traceFile.record($0) } }
+      environment.observe = { activity in
+        traceFile?.record(activity)
+        sessionFiles?.record(activity)
+      }
+      environment.observesDataWrites = sessionFiles != nil
       try daemon.serve(link: settings.link, environment: environment, logger: logger)
       traceFile?.write()
     } catch let error as StorageError {
@@ -79,13 +97,14 @@ struct RunCommand: ParsableCommand {
   {
     switch link {
     case .bluetooth(let adapter):
+      var options = BlueZPeripheral.Options(
+        adapter: adapter, localName: configuration.localName,
+        requireEncryption: configuration.requirePairing, smp: configuration.smpBluetooth,
+        l2capPSM: configuration.l2cap ? configuration.l2capPSM : nil)
+      options.legacyDFU = configuration.legacyDFU
+      options.secureDFU = configuration.secureDFU
       let peripheral = try BlueZPeripheral(
-        connection: try DBusConnection(bus: .system),
-        options: .init(
-          adapter: adapter, localName: configuration.localName,
-          requireEncryption: configuration.requirePairing, smp: configuration.smpBluetooth,
-          l2capPSM: configuration.l2cap ? configuration.l2capPSM : nil),
-        logger: logger)
+        connection: try DBusConnection(bus: .system), options: options, logger: logger)
       logger.info(
         "registering with bluetoothd",
         metadata: ["adapter": "\(adapter)", "name": "\(configuration.localName)"])

@@ -65,8 +65,76 @@ import Testing
     }
   }
 
+  /// Secure DFU's key: needed when it is on, read as nrfutil writes it, refused with what to give
+  /// instead when it is missing, unreadable or a private key.
+  @Test func secureDFUNeedsItsPublicKey() throws {
+    var configuration = DaemonConfiguration()
+    #expect(try configuration.secureDFUTrust { _ in nil } == nil, "off: nothing read")
+    configuration.secureDFU = true
+    let files = [
+      "pub.pem": SecureDFUFixtures.trustedKey,
+      "private.pem": "-----BEGIN EC PRIVATE KEY-----\nMHcCAQEEIA==\n-----END EC PRIVATE KEY-----\n",
+    ]
+    for (file, complaint) in [
+      (nil, "Secure DFU needs the public key its init packets are signed with"),
+      ("missing.pem", "[nordic] secure-dfu-key: cannot read missing.pem"),
+      ("private.pem", "it is a private key; give the device only the public half"),
+    ] {
+      configuration.secureDFUKeyFile = file
+      #expect {
+        _ = try configuration.secureDFUTrust { files[$0] }
+      } throws: { error in
+        "\(error)".contains(complaint)
+      }
+    }
+    configuration.secureDFUKeyFile = "pub.pem"
+    configuration.nordicHardwareVersion = 52
+    #expect(try configuration.secureDFUTrust { files[$0] }?.hardwareVersion == 52)
+  }
+
   /// A bad `[link] conditions` is refused where the spec is parsed: otad reads the file and the flag
   /// through `LinkConditions(spec:)` (its message then names `[link] conditions`), not by the TOML reader.
+  @Test func nordicAndFaultsSectionsAreReadAndCheckedLikeTheRest() throws {
+    let configuration = try DaemonConfiguration(
+      toml: """
+        [nordic]
+        legacy-dfu = true
+        device-type = 0x52
+        device-revision = 3
+        secure-dfu = true
+        secure-dfu-key = "/etc/otad/nordic-dfu.pub.pem"
+        hardware-version = 52
+        [faults]
+        allow = true
+        set = ["drop-link after=37%", "refuse at=activate status=busy times=always"]
+        """)
+    #expect(configuration.legacyDFU && configuration.nordicDeviceType == 0x52)
+    #expect(configuration.nordicDeviceRevision == 3)
+    #expect(configuration.secureDFU && configuration.secureDFUKeyFile == "/etc/otad/nordic-dfu.pub.pem")
+    #expect(configuration.nordicHardwareVersion == 52)
+    #expect(configuration.faultsAllowed)
+    #expect(
+      configuration.faults.map(\.description) == [
+        "drop-link after=37% times=1", "refuse status=busy at=activate times=always",
+      ])
+    for (text, complaint) in [
+      ("[nordic]\ndevice-type = 0xFFFF", "[nordic] device-type must be a number from 0 to 0xFFFE"),
+      ("[nordic]\nlegacy-dfu = 1", "[nordic] legacy-dfu must be true or false"),
+      ("[nordic]\nsecure-dfu = \"yes\"", "[nordic] secure-dfu must be true or false"),
+      ("[nordic]\nhardware-version = -1", "[nordic] hardware-version must be a number from 0 to 0xFFFFFFFF"),
+      ("[nordic]\nbuttonless = true", "unknown key 'buttonless' in [nordic]"),
+      ("[faults]\nset = [\"explode\"]", "[faults] set: 'explode': no fault 'explode'"),
+      ("[faults]\nset = \"drop-link after=1\"", "[faults] set must be a list of faults"),
+      ("[faults]\nallow = \"yes\"", "[faults] allow must be true or false"),
+    ] {
+      #expect {
+        _ = try DaemonConfiguration(toml: text)
+      } throws: { error in
+        "\(error)".contains(complaint)
+      }
+    }
+  }
+
   @Test func linkConditionsAreParsedByTheLinksBuilder() throws {
     let configuration = try DaemonConfiguration(toml: "[link]\nconditions = \"mtu=9\"")
     #expect(configuration.linkConditions == ["mtu=9"])

@@ -12,7 +12,7 @@ import Testing
     // [P-OP-8] [P-DATA-4]
     let image = DeviceFixture.image(size: 2000, seed: 3)
     let prepare = ProtocolContractTests.prepare(size: 2000, crc32: CRC32.checksum(image))
-    let unknownKind = ProtocolContractTests.le32(0) + [0x04, 1, 2, 3]
+    let unknownKind = ProtocolContractTests.le32(0) + [0x05, 1, 2, 3]
     let script: [[PeripheralEvent]] = [
       [.connected(mtu: 247)], [.controlWrite([0x08, 0x02, 0, 0, 0])], [.controlWrite(prepare)],
       [.dataWrite(unknownKind)], [.dataWrite(unknownKind)], [.dataWrite([1, 2])], [.disconnected],
@@ -25,7 +25,7 @@ import Testing
     // With operations on, every data write is one: the 2-byte write is a broken one too.
     let dropped = log.messages.filter { $0.contains("dropped a data operation") }
     #expect(dropped.count == 3)
-    #expect(dropped.first == "warning dropped a data operation: malformed operation: operation kind 4")
+    #expect(dropped.first == "warning dropped a data operation: malformed operation: operation kind 5")
     #expect(
       dropped.dropFirst().allSatisfy { $0.hasPrefix("debug ") }, "the rest of the connection's at debug")
     let disconnect = try #require(log.lines.first { $0.text == "info central disconnected" })

@@ -29,18 +29,19 @@ import Testing
     // [P-REP-1] [P-INFO-24]
     let host = try DeviceFixture(slotCapacity: 4096).makeHost()
     let bytes = host.info(mtu: 247).encoded
-    #expect(bytes.count == 96)
-    // Bit 0 missing-range reports, bit 1 data operations, bit 2 BLOCK HASHES.
-    #expect(Array(bytes[74..<78]) == [0x0F, 0x00, 0x00, 0x00])
+    #expect(bytes.count == 100)
+    // Bit 0 missing-range reports, bit 1 data operations, bit 2 BLOCK HASHES, bit 3 packed
+    // operations, bit 4 zstd frames.
+    #expect(Array(bytes[74..<78]) == [0x1F, 0x00, 0x00, 0x00])
   }
 
   @Test func featuresTurnsOnOnlyWhatTheDeviceSupports() throws {
     // [P-REQ-8] [P-RESP-5]
     var bench = try Contract.prepared()
-    // "bits the device does not know are ignored": asking for all 32 gets bits 0, 1 and 3 (BLOCK
+    // "bits the device does not know are ignored": asking for all 32 gets bits 0, 1, 3 and 4 (BLOCK
     // HASHES, bit 2, needs no opt-in and is never listed).
     #expect(
-      try bench.controlBytes([0x08, 0xFF, 0xFF, 0xFF, 0xFF]) == [[0x60, 0x08, 0x00, 0x0B, 0x00, 0x00, 0x00]])
+      try bench.controlBytes([0x08, 0xFF, 0xFF, 0xFF, 0xFF]) == [[0x60, 0x08, 0x00, 0x1B, 0x00, 0x00, 0x00]])
     // "asking for none turns them off".
     #expect(try bench.controlBytes([0x08, 0, 0, 0, 0]) == [[0x60, 0x08, 0x00, 0x00, 0x00, 0x00, 0x00]])
   }

@@ -30,9 +30,9 @@ import Testing
     let bench = try ProtocolBench(recordRunningImage: true)
     let running = bench.fixture.runningImage
     let info = bench.host.info().encoded
-    // "96 bytes"; "features u32 … bit 1 data operations" (and bit 0, and bit 2 BLOCK HASHES).
-    #expect(info.count == 96)
-    #expect(Array(info[74..<78]) == Self.le32(15))
+    // "100 bytes"; "features u32 … bit 1 data operations" (and bit 0, and bit 2 BLOCK HASHES).
+    #expect(info.count == 100)
+    #expect(Array(info[74..<78]) == Self.le32(31))
     // "80 max operation length u32": the default 64 KiB, capped by the window capacity (4096).
     #expect(Array(info[80..<84]) == Self.le32(4096))
     // "84 running image size u32, 88 running image crc32 u32" (the boot state's record).
@@ -115,7 +115,7 @@ import Testing
       ),
       ("copy missing its length", Self.op(0, 0x02, Self.le32(0))),
       ("copy with trailing bytes", Self.op(0, 0x02, Self.le32(0) + Self.le32(10) + [0])),
-      ("unknown kind", Self.op(0, 0x04, [1, 2, 3])),
+      ("unknown kind", Self.op(0, 0x05, [1, 2, 3])),
       ("length 0", Self.op(0, 0x02, Self.le32(0) + Self.le32(0))),
       ("raw with no payload", Self.op(0, 0x00, [])),
       ("a plain chunk's 4 bytes", Self.le32(0)),

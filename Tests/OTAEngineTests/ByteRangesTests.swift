@@ -28,4 +28,13 @@ import Testing
       #expect(ranges.ranges.reduce(0) { $0 + $1.count } == kept.count)
     }
   }
+
+  @Test func overlapsIsAnyByteInCommonNotTouching() {
+    var ranges = ByteRanges()
+    ranges.insert(10..<20)
+    ranges.insert(30..<40)
+    #expect(ranges.overlaps(15..<16) && ranges.overlaps(0..<11) && ranges.overlaps(19..<31))
+    #expect(!ranges.overlaps(0..<10) && !ranges.overlaps(20..<30) && !ranges.overlaps(40..<50))
+    #expect(!ranges.overlaps(15..<15))
+  }
 }

@@ -210,9 +210,11 @@ import Testing
     #expect(script.take() == [Response(.window, .success, .offset(512))])
   }
 
-  @Test func theDefaultSpanIsSixteenWindowsAtMostSixteenMiB() {
+  @Test func theDefaultSpanIsSixteenWindowsOrFourMiBAtMostSixteenMiB() {
     // [P-SPAN-2]
-    #expect(ReceiverConfiguration(slotCapacity: 1 << 30).receiveSpan == 1 << 20)
+    #expect(ReceiverConfiguration(slotCapacity: 1 << 30).receiveSpan == 4 << 20)
+    #expect(ReceiverConfiguration(slotCapacity: 1 << 30, windowCapacity: 256 << 10).receiveSpan == 4 << 20)
+    #expect(ReceiverConfiguration(slotCapacity: 1 << 30, windowCapacity: 512 << 10).receiveSpan == 8 << 20)
     #expect(ReceiverConfiguration(slotCapacity: 1 << 30, windowCapacity: 4 << 20).receiveSpan == 16 << 20)
     #expect(ReceiverConfiguration(slotCapacity: 1 << 30, receiveSpan: 100).receiveSpan == 64 * 1024)
   }

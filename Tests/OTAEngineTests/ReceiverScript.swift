@@ -93,6 +93,14 @@ struct ReceiverScript {
           let start = min((Int(first) + index) * Int(blockSize), Int(imageSize))
           return UInt64(CRC32.checksum(runningSlot[start..<min(start + Int(blockSize), Int(imageSize))]))
         })
+    case .decodeFrame(let frame, let prefixSize, let maxLength):
+      let prefix = Array(runningSlot.prefix(Int(prefixSize)))
+      do {
+        return .bytes(
+          try prefix.withUnsafeBytes { try ZstdFrame.decode(frame, prefix: $0, maxLength: Int(maxLength)) })
+      } catch {
+        return .failed("\(error)")
+      }
     case .confirm:
       break
     }

@@ -36,6 +36,16 @@ import Testing
     #expect(answered.map(\.sizeAfter) == [200, 200, 200, 400, 400], "doubled after the fourth good window")
   }
 
+  /// Half the capacity, at most 32 KiB: otad's 256 KiB windows are for frames; chunks keep windows
+  /// a droppy link still completes.
+  @Test func windowsOfChunksAreHalfTheCapacityAtMost32KiB() {
+    // [P-PHASE-5]
+    let sizes = [800, 64 << 10, 256 << 10, 1 << 20].map {
+      SenderEngine.windowSize(capacity: UInt32($0), windowsInFlight: 2, chunkPayload: 240)
+    }
+    #expect(sizes == [400, 32 << 10, 32 << 10, 32 << 10])
+  }
+
   @Test mutating func atMostFiveWindowsAreOpenTheDevicesQueue() {
     // [P-PHASE-5]
     var fixture = Fixture()

@@ -52,6 +52,27 @@ struct FileSlotMediumTests {
     }
   }
 
+  /// A zstd frame's decoder reads the running slot through `withBytes`: mapped where the file holds
+  /// the bytes (at any offset, not only a page's start), read with zeros past a short file's end
+  /// (a mapping there would fault), and refused past the capacity.
+  @Test func withBytesMapsWhatTheFileHoldsAndReadsTheRest() throws {
+    // [P-ZSTD-8]
+    try withTemporaryDirectory { directory in
+      let medium = medium(in: directory)
+      let writer = try medium.openForWriting(.a)
+      let bytes = pattern(9_000, seed: 7)
+      try write(bytes, at: 0, to: writer)
+      let reader = try medium.openForReading(.a)
+      #expect(try reader.withBytes(at: 0, count: 9_000) { Array($0) } == bytes)
+      #expect(try reader.withBytes(at: 4_097, count: 100) { Array($0) } == Array(bytes[4_097..<4_197]))
+      #expect(
+        try reader.withBytes(at: 8_990, count: 20) { Array($0) } == Array(bytes[8_990...])
+          + [UInt8](repeating: 0, count: 10))
+      #expect(try reader.withBytes(at: 0, count: 0) { $0.count } == 0)
+      #expect(throws: StorageError.self) { try reader.withBytes(at: capacity - 5, count: 10) { $0.count } }
+    }
+  }
+
   @Test func prepareSizesARegularFileToItsCapacityAndRefusesTooLargeImages() throws {
     // [P-TIME-4]
     try withTemporaryDirectory { directory in

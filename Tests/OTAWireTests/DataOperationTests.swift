@@ -23,6 +23,20 @@ import Testing
     #expect(raw.length == 3 && deflate.length == 1000 && copy.length == 0x20 && patch.length == 2)
   }
 
+  @Test func aZstdPartsLayout() throws {
+    // [P-ZSTD-1]
+    // offset 0x1000, kind 4, part u32 (position 0x20, bit 31 on the last part), the frame's bytes.
+    let middle = DataOperation(offset: 0x1000, body: .zstdPart(position: 0x20, last: false, bytes: [1, 2]))
+    #expect(middle.encoded == [0x00, 0x10, 0, 0, 0x04, 0x20, 0, 0, 0x00, 1, 2])
+    let last = DataOperation(offset: 0x1000, body: .zstdPart(position: 0x22, last: true, bytes: [3]))
+    #expect(last.encoded == [0x00, 0x10, 0, 0, 0x04, 0x22, 0, 0, 0x80, 3])
+    for operation in [middle, last] { #expect(try DataOperation(bytes: operation.encoded) == operation) }
+    // A part produces nothing by itself and reads no source; without a payload it is no part.
+    #expect(middle.length == 0 && middle.sourceRange == nil)
+    #expect(throws: WireError.self) { try DataOperation(bytes: [0, 0, 0, 0, 0x04, 0, 0, 0, 0x80]) }
+    #expect(DataOperation.overhead(.zstdPart) == 9)
+  }
+
   @Test func rangesAreComputedWideSoLyingOffsetsCannotWrap() {
     // [P-OP-7]
     let operation = DataOperation(offset: .max, body: .copy(source: .max, length: .max))

@@ -28,6 +28,7 @@ import Testing
     info.runningImageSize = 0x8485_8687
     info.runningImageCRC = 0x8889_8A8B
     info.receiveSpan = 0x9293_9495
+    info.maxFrameLength = 0x9697_9899
     return info
   }()
 
@@ -71,7 +72,9 @@ import Testing
     #expect(Self.field(84, 4) == Self.le32(0x8485_8687))
     #expect(Self.field(88, 4) == Self.le32(0x8889_8A8B))
     #expect(Self.field(92, 4) == Self.le32(0x9293_9495))
-    #expect(info.encoded.count == 96)
+    // [P-INFO-30]
+    #expect(Self.field(96, 4) == Self.le32(0x9697_9899))
+    #expect(info.encoded.count == 100)
   }
 
   @Test func everyCodeIsTheTables() {

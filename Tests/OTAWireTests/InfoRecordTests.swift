@@ -43,7 +43,18 @@ import Testing
     #expect(Array(bytes[84..<88]) == [0x36, 0xA2, 0x00, 0x00])  // running image size 41526
     #expect(Array(bytes[88..<92]) == [0x78, 0x56, 0x34, 0x12])  // running image crc32
     #expect(Array(bytes[92..<96]) == [0x00, 0x00, 0x10, 0x00])  // receive span 1 MiB
-    #expect(bytes.count == 96)
+    #expect(bytes.count == 100)
+  }
+
+  /// A device from before zstd frames sends 96 bytes: it takes none.
+  @Test func aDeviceFromBeforeFramesTakesNone() throws {
+    // [P-INFO-2] [P-INFO-30]
+    var sample = Self.sample
+    sample.maxFrameLength = 1 << 20
+    #expect(try InfoRecord(bytes: sample.encoded).maxFrameLength == 1 << 20)
+    let info = try InfoRecord(bytes: sample.encoded.prefix(96))
+    #expect(info.maxFrameLength == 0)
+    #expect(info.receiveSpan == sample.receiveSpan)
   }
 
   /// A device from before the receive span sends 92 bytes: its span is its window capacity.

@@ -42,10 +42,14 @@ import Testing
     #expect(made.status == 0, "\(made.output)\n\(made.errors)")
     #expect(
       made.output.contains(" segments, ") && made.output.contains("bytes from the base"), "\(made.output)")
+    // The plan holds the release as zstd frames too; these two share almost nothing (their assets
+    // differ), so the frames would send more than chunks and the push sends the operations.
+    #expect(made.output.contains("1 zstd frames at level 22"), "\(made.output)")
     let daemon = try daemon()
     let (result, final) = try push(daemon, ["--base", v1, "--delta-plan", plan])
     #expect(result.status == 0, "\(result.output)\n\(result.errors)\n\(daemon.log)")
     #expect(final["transferMode"] as? String == "delta", "\(final)")
+    #expect(final["framesSent"] == nil, "\(final)")
     let image = [UInt8](try Data(contentsOf: URL(fileURLWithPath: Self.sample("firmware-v2.bin"))))
     #expect(daemon.slotBytes(daemon.slotB, count: image.count) == image)
     // The same plan for another image, against another base, or a file that is no plan.
@@ -64,6 +68,23 @@ import Testing
     }
   }
 
+  /// An absurd zstd level is refused before anything is read or written, saying what to give.
+  @Test func deltaRefusesAZstdLevelOutsideOneToTwentyTwo() throws {
+    let plan = FileManager.default.temporaryDirectory.appendingPathComponent("level-\(UUID().uuidString)")
+      .path
+    for level in ["23", "-1"] {
+      let result = try runTool(
+        "otactl",
+        [
+          "delta", Self.sample("firmware-v1.bin"), Self.sample("firmware-v2.bin"), "-o", plan,
+          "--zstd-level=\(level)",
+        ])
+      #expect(
+        result.status != 0 && result.errors.contains("give 1 to 22, or 0 for no frames"), "\(result.errors)")
+      #expect(!FileManager.default.fileExists(atPath: plan))
+    }
+  }
+
   @Test func infoShowsTheOperationsLimitAndTheFactoryImage() throws {
     let daemon = try daemon()
     let result = try runTool("otactl", ["info", "--device", daemon.socket, "--json"])
@@ -72,6 +93,7 @@ import Testing
     // The factory image, an MCUboot image, known by its own header: 41686 bytes, CRC32 b0811374.
     #expect(info["runningImageSize"] as? Int == 41686 && info["runningImageCRC32"] as? String == "b0811374")
     #expect((info["maxOperationLength"] as? Int ?? 0) > 0, "\(info)")
+    #expect(info["maxFrameLength"] as? Int == 1 << 20, "\(info)")
   }
 
   @Test func aDryRunSaysWhatADeltaWouldSendAndSendsNothing() throws {
@@ -155,6 +177,31 @@ import Testing
     #expect(final["transferMode"] as? String == "delta", "\(final)")
     #expect(daemon.slotBytes(daemon.slotB, count: release.count) == release)
     #expect((final["bytesOnAir"] as? Int ?? .max) < (final["plainBytesOnAir"] as? Int ?? 0) / 4, "\(final)")
+    // [P-CEN-14] The release after, planned once with its zstd frames: sent as those.
+    var third = release
+    for index in stride(from: 50, to: third.count, by: 1499) { third[index] &+= 3 }
+    let thirdFile = daemon.folder.appendingPathComponent("third.img")
+    try Data(third).write(to: thirdFile)
+    let plan = daemon.folder.appendingPathComponent("third.delta").path
+    let made = try runTool("otactl", ["delta", base.path, thirdFile.path, "-o", plan])
+    #expect(made.status == 0 && made.output.contains("1 zstd frames at level 22"), "\(made.output)")
+    let framed = try runTool(
+      "otactl",
+      [
+        "push", thirdFile.path, "--version", "3.0.0", "--device", daemon.socket, "--link",
+        "mtu=247,interval=2ms,packets=8", "--no-activate", "--json", "--base", base.path, "--delta-plan",
+        plan,
+      ])
+    let framedResult = framed.jsonLines.last { $0["event"] as? String == "result" } ?? [:]
+    #expect(framed.status == 0, "\(framed.output)\n\(framed.errors)\n\(daemon.log)")
+    #expect(framedResult["framesSent"] as? Int == 1, "\(framedResult)")
+    let frameBytes = framedResult["plannedFrameBytesOnAir"] as? Int ?? 0
+    #expect(frameBytes > 0 && frameBytes == framedResult["plannedBytesOnAir"] as? Int, "\(framedResult)")
+    #expect(
+      (framedResult["bytesOnAir"] as? Int ?? .max) < (framedResult["plainBytesOnAir"] as? Int ?? 0) / 100,
+      "\(framedResult)")
+    #expect(daemon.slotBytes(daemon.slotB, count: third.count) == third)
+    #expect(daemon.log.contains("frames-decoded=1"), "otad logs the frames it decoded")
     let again = try runTool("otad", ["adopt"] + daemon.baseArguments)
     #expect(again.status == 0 && again.output.contains("already holds a known image"), "\(again.output)")
     let refused = try runTool("otad", ["adopt"] + daemon.baseArguments + ["--force", "--length", "0"])

@@ -118,7 +118,7 @@ import Testing
     try daemon.start()
     let first = try writeImage(testBytes(200_000, seed: 5), in: daemon, name: "first.bin")
     let cut = try push(
-      first, version: "7.0.0", to: daemon, link: "mtu=247,interval=2ms,packets=8,disconnect-after=120000",
+      first, version: "7.0.0", to: daemon, link: "mtu=247,interval=2ms,packets=8,disconnect-after=170000",
       ["--max-reconnects", "0"])
     #expect(cut.status == 3, "the cut-off push reports the device unreachable: \(cut.errors)")
     let midway = try #require(try daemon.status()["transfer"] as? [String: Any])
