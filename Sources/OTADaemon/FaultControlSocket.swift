@@ -42,8 +42,9 @@ final class FaultControlSocket {
   var nextDeadline: Duration? { clients.map(\.deadline).min() }
 
   /// Accepts, reads and answers what is ready; `answer` carries out one line and says what to reply.
+  /// Clients are read and let go before new ones are accepted: a loop that wakes late (a busy
+  /// device) frees the places of clients whose time ran out before it turns a newcomer away.
   func serve(readable: Set<Int32>, now: Duration, answer: (String) -> String) {
-    if readable.contains(listener.rawValue) { accept(now: now) }
     var kept: [Client] = []
     for var client in clients {
       if readable.contains(client.socket.rawValue) {
@@ -67,6 +68,7 @@ final class FaultControlSocket {
       kept.append(client)
     }
     clients = kept
+    if readable.contains(listener.rawValue) { accept(now: now) }
   }
 
   private func accept(now: Duration) {
