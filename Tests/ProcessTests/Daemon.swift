@@ -40,8 +40,9 @@ final class Daemon {
     try? FileManager.default.removeItem(at: folder)
   }
 
-  /// Starts otad and waits until its socket is there. `fileSizeLimit` (in /bin/sh's `ulimit -f`
-  /// blocks) runs it under RLIMIT_FSIZE with SIGXFSZ ignored: writes past the limit fail with EFBIG.
+  /// Starts otad and waits until its socket is there (and its fault control's, with faults allowed).
+  /// `fileSizeLimit` (in /bin/sh's `ulimit -f` blocks) runs it under RLIMIT_FSIZE with SIGXFSZ
+  /// ignored: writes past the limit fail with EFBIG.
   func start(extra: [String] = [], fileSizeLimit: Int? = nil) throws {
     let process = Process()
     let arguments = ["run"] + baseArguments + ["--log-level", "debug"] + extra
@@ -61,15 +62,19 @@ final class Daemon {
     log.seekToEndOfFile()
     process.standardOutput = log
     process.standardError = log
-    try? FileManager.default.removeItem(atPath: socket)
+    let faultControl = stateDirectory.appendingPathComponent("faults.sock").path
+    for path in [socket, faultControl] { try? FileManager.default.removeItem(atPath: path) }
     try process.run()
     self.process = process
+    // With faults allowed, otad opens its fault control after the link's socket: waiting for both
+    // means the faults file has been read and what otad said of it is in the log.
+    let awaited = extra.contains("--allow-faults") ? [socket, faultControl] : [socket]
     let deadline = Date().addingTimeInterval(20)
-    while !FileManager.default.fileExists(atPath: socket), Date() < deadline, process.isRunning {
+    while !awaited.allSatisfy(FileManager.default.fileExists(atPath:)), Date() < deadline, process.isRunning {
       usleep(20_000)
     }
-    guard FileManager.default.fileExists(atPath: socket) else {
-      throw DaemonError("otad did not start: \(self.log)")
+    guard awaited.allSatisfy(FileManager.default.fileExists(atPath:)) else {
+      throw DaemonError("otad did not start (waited for \(awaited)): \(self.log)")
     }
   }
 
