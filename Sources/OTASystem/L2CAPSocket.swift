@@ -195,7 +195,7 @@ extension FileDescriptor {
     return parameters
   }
 
-  private func setOption<T>(_ level: Int32, _ name: Int32, _ value: inout T, _ what: String)
+  private func setOption<T: BitwiseCopyable>(_ level: Int32, _ name: Int32, _ value: inout T, _ what: String)
     throws(SystemError)
   {
     let failure = SystemCalls.check(.setsockopt, path: what, descriptor: rawValue) {
