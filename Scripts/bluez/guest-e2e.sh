@@ -857,8 +857,9 @@ if grep -q "Channels = 1" "$results/main.conf" 2>/dev/null; then
   started_dfu="$(now)"
   nrf_ota_attempts=1
   if ! nrf_ota_run 1; then
-    # Its connection failed before any firmware went (BlueZ 5.66 in this VM now and then: "failed to
-    # discover services, device disconnected"): what a user does, once: run it again.
+    # Its connection failed before any firmware went: what a user does, once: run it again. (The
+    # cause seen in CI, bleak's "failed to discover services, device disconnected" at a connection
+    # bluetoothd 5.66 left unsignalled, is worked around in bleak_harness.py: docs/BLUEZ.md.)
     grep -q "Sending firmware" "$results/nrf-ota.txt" && { cat "$results/nrf-ota.txt"; fail "13: nrf-ota failed"; }
     echo "nrf-ota's first run failed before the transfer: $(tr '\r' '\n' <"$results/nrf-ota.txt" | grep -v "^ *$" | tail -n 1)"
     mv "$results/nrf-ota.txt" "$results/nrf-ota-1.txt"
