@@ -39,31 +39,55 @@ async def _find_in_rounds(cls: type, address: str, timeout: float = 10.0, **kwar
 BleakScanner.find_device_by_address = classmethod(_find_in_rounds)  # type: ignore[method-assign, assignment]
 
 
-# bluetoothd 5.66 on the central's side: when an LE connection's ATT channel comes up before the
-# kernel's Device Connected event, att_connect_cb (src/device.c) marks the device connected without
-# a PropertiesChanged, answers Connect(), and the event that follows finds the device "already
-# connected" (its log line) and signals nothing either. Connected = true is never signalled for
-# that connection. bleak, waiting for ServicesResolved or a disconnect, reads its cached
-# Connected = false (from the last disconnect) and gives up at once: "failed to discover services,
-# device disconnected" (docs/BLUEZ.md). The order of the two depends on timing: in the VM it
-# happened on most reconnections to the same device. So before bleak waits for Connected to be
-# false, ask bluetoothd for the property's present value, as otactl does (GetAll after Connect).
+# Two things bluetoothd 5.66 signals wrongly on the central's side (docs/BLUEZ.md), both seen in
+# the VM on 2026-11-28:
+# - When an LE connection's ATT channel comes up before the kernel's Device Connected event,
+#   att_connect_cb (src/device.c) marks the device connected without a PropertiesChanged and answers
+#   Connect(); the event that follows finds the device "already connected" (its log line) and
+#   signals nothing either. bleak, waiting for ServicesResolved or a disconnect, reads its cached
+#   Connected = false (from the last disconnect) and gives up at once: "failed to discover
+#   services, device disconnected". So before bleak waits for Connected to be false, it is told the
+#   property's present value, as otactl reads the properties after Connect (GetAll).
+# - ServicesResolved = true can come before the InterfacesAdded of the services it resolved:
+#   gdbus sends queued signals object by object, and the device's object may have been queued
+#   first. bleak builds the services it reports from the objects it has heard of when
+#   ServicesResolved comes, and then has none, or some (nrf-ota: "Legacy DFU service not found";
+#   bleak's MTU lookup: StopIteration). gdbus sends every queued signal before any answer
+#   (g_dbus_flush), so one question after ServicesResolved brings the rest first.
+
+
+async def _ask_bluetoothd(manager: BlueZManager, device_path: str, name: str) -> Any:
+    """The device's property NAME as bluetoothd has it now (None if it did not answer). Every
+    signal bluetoothd had queued reached bleak's handlers before this answer."""
+    assert manager._bus is not None
+    reply = await manager._bus.call(
+        Message(destination=defs.BLUEZ_SERVICE, path=device_path, interface="org.freedesktop.DBus.Properties",
+                member="Get", signature="ss", body=[defs.DEVICE_INTERFACE, name])
+    )
+    return reply.body[0].value if reply.message_type == MessageType.METHOD_RETURN else None
+
+
 _wait_condition = BlueZManager._wait_condition
+_wait_for_services_discovery = BlueZManager._wait_for_services_discovery
 
 
-async def _wait_condition_live(self: BlueZManager, device_path: str, property_name: str, property_value: Any) -> None:
+async def _wait_condition_told(self: BlueZManager, device_path: str, property_name: str, property_value: Any) -> None:
     if property_name == "Connected" and property_value is False and self._bus is not None:
-        reply = await self._bus.call(
-            Message(destination=defs.BLUEZ_SERVICE, path=device_path, interface="org.freedesktop.DBus.Properties",
-                    member="Get", signature="ss", body=[defs.DEVICE_INTERFACE, "Connected"])
-        )
+        connected = await _ask_bluetoothd(self, device_path, "Connected")
         device = self._properties.get(device_path, {}).get(defs.DEVICE_INTERFACE)
-        if reply.message_type == MessageType.METHOD_RETURN and device is not None:
-            device["Connected"] = bool(reply.body[0].value)
+        if connected is not None and device is not None:
+            device["Connected"] = bool(connected)
     await _wait_condition(self, device_path, property_name, property_value)
 
 
-BlueZManager._wait_condition = _wait_condition_live  # type: ignore[method-assign]
+async def _wait_for_services_exported(self: BlueZManager, device_path: str) -> None:
+    await _wait_for_services_discovery(self, device_path)
+    if self._bus is not None:
+        await _ask_bluetoothd(self, device_path, "ServicesResolved")
+
+
+BlueZManager._wait_condition = _wait_condition_told  # type: ignore[method-assign]
+BlueZManager._wait_for_services_discovery = _wait_for_services_exported  # type: ignore[method-assign]
 
 
 def forget(address: str, adapter: str) -> None:

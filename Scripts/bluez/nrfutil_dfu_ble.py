@@ -82,11 +82,16 @@ class BleakRadio:
                     raise TimeoutError(f"{address} not found in 15 s")
                 # A dongle's driver would leave nrfutil waiting 20 s for an answer that cannot
                 # come; the radio tells it at once that the link is gone (its error: No Response).
-                client = BleakClient(device, disconnected_callback=lambda _: self.notifications_q.put([0]))
+                # Only the link nrfutil was given: a failed attempt's client says it disconnected
+                # later, and its [0] would answer nrfutil's next request on the link that holds.
+                given = threading.Event()
+                client = BleakClient(device, disconnected_callback=lambda _, given=given: given.is_set()
+                                     and self.notifications_q.put([0]))
                 await client.connect(timeout=20.0)
                 # bleak reads BlueZ's ATT MTU only when asked (else it reports 23).
                 await client._backend._acquire_mtu()  # noqa: SLF001: bleak's BlueZ backend has no public call
                 await client.start_notify(CONTROL_POINT, lambda _, data: self.notifications_q.put(list(data)))
+                given.set()
                 return client
             except Exception as failure:  # noqa: BLE001: any failure to connect is worth a retry
                 last = failure
