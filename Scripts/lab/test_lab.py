@@ -163,11 +163,15 @@ def main():
             if (push(lab.state()).get("result") or {}).get("ok") is not None:
                 break
             time.sleep(0.05)
-        steps = sorted({value for value, _ in seen})
-        check("a push fills slot B window by window (the committed offset moved in steps)",
-              len([v for v in steps if 0 < v]) >= 3, steps)
         check("drop the link: it was dropped mid-transfer", dropped, seen)
         state = lab.wait("v2 confirmed", lambda s: push(s).get("result") and s["status"]["confirmed"] == "B", 90)
+        # The image is a few windows (41686 bytes): the lab records each committed offset, and the page,
+        # polled every 0.3 s, can skip the last ones (seen once: [12288, 24576] only), so it must
+        # show two steps, the lab's record three.
+        shown = sorted({value for value, _ in seen if value > 0})
+        recorded = sorted({int(sample[1]) for sample in push(state)["samples"] if sample[1] > 0})
+        check("a push fills slot B window by window (the committed offset moved in steps)",
+              len(recorded) >= 3 and len(shown) >= 2, {"recorded": recorded, "shown": shown})
         check("after the drop the push resumed from the committed offset", len(push(state)["resumes"]) >= 1,
               push(state))
         check("v2 succeeded and runs confirmed in slot B",
