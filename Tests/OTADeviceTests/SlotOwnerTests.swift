@@ -1,0 +1,113 @@
+import OTABoot
+import OTACBOR
+import OTAEngine
+import OTANordicDFU
+import OTAReceiverHost
+import OTASMP
+import OTASMPServer
+import OTAStorage
+import OTATrust
+import OTAWire
+import Testing
+
+/// One owner for the slot: protocols that share one `ReceiverHost`, as the daemon wires them,
+/// interleaved as an attacker would interleave them. Whatever the order, the running slot is never
+/// written, a slot armed for a trial holds exactly the bytes that were checked, and nothing traps.
+@Suite struct SlotOwnerTests {
+  static let key = ImageSigningKey.generate(.ed25519)
+
+  /// A device that trusts `key`, with 4 KiB windows (a commit every 4 KiB).
+  static func fixture() throws -> DeviceFixture {
+    var fixture = DeviceFixture(slotCapacity: 64 * 1024, windowCapacity: 4096)
+    fixture.policy = ImagePolicy(trustedKeys: [key.publicKey])
+    return fixture
+  }
+
+  /// Legacy DFU as nrf-ota starts it: START, the sizes, the init packet, RECEIVE FIRMWARE.
+  static func startLegacy(
+    _ legacy: inout LegacyDFUDevice, _ host: inout ReceiverHost, size: UInt32
+  ) throws -> [[UInt8]] {
+    var answers: [[UInt8]] = []
+    answers += try legacy.control([0x01, 0x04], host: &host).notifications
+    answers += try legacy.packet(LegacyDFUTests.sizes(size), host: &host).notifications
+    answers += try legacy.control([0x02, 0x00], host: &host).notifications
+    answers += try legacy.packet(LegacyDFUTests.initPacket(crc: 0xFFFF), host: &host).notifications
+    answers += try legacy.control([0x02, 0x01], host: &host).notifications
+    answers += try legacy.control([0x03], host: &host).notifications
+    return answers
+  }
+
+  /// `count` bytes of Legacy DFU packets of 20 bytes (the attacker's bytes: 0xEE).
+  static func legacyPackets(
+    _ count: Int, _ legacy: inout LegacyDFUDevice, _ host: inout ReceiverHost
+  ) throws -> [[UInt8]] {
+    var answers: [[UInt8]] = []
+    for start in stride(from: 0, to: count, by: 20) {
+      answers += try legacy.packet([UInt8](repeating: 0xEE, count: min(20, count - start)), host: &host)
+        .notifications
+    }
+    return answers
+  }
+
+  /// Seen in the field: a Legacy DFU session begun before an SMP upload and test went on writing
+  /// into the slot the SMP test had armed, and the next boot ran those bytes on trial. Whatever the
+  /// interleaving, the slot that boots on trial holds the image that was checked, byte for byte.
+  @Test func aLegacySessionCannotWriteIntoATrialThatSMPArmed() throws {
+    let fixture = try Self.fixture()
+    var host = try fixture.makeHost()
+    var legacy = LegacyDFUDevice()
+    var smp = SMPDevice()
+    var client = SMPDeviceTests.Client()
+    let image = try MCUbootImageBuilder(version: SMPDeviceTests.v2, headerSize: 0x20).build(
+      payload: SMPDeviceTests.payload, signingKey: Self.key)
+
+    _ = try Self.startLegacy(&legacy, &host, size: 12_000)
+    _ = try Self.legacyPackets(200, &legacy, &host)
+
+    // An SMP client uploads a genuinely signed image and tests it (a trial of slot B, no restart).
+    _ = try SMPDeviceTests.upload(image, device: &smp, host: &host, client: &client)
+    let states = try SMPDeviceTests.states(&smp, &host, &client)
+    if let hash = states.last?["hash"]?.bytesValue {
+      _ = try smp.handle(
+        client.message(.write, group: 1, command: 0, .textMap(["hash": .bytes(hash)])), host: &host)
+    }
+
+    // The Legacy session goes on as if nothing happened, then asks for a reset.
+    _ = try Self.legacyPackets(4340, &legacy, &host)
+    _ = try legacy.control([0x06], host: &host)
+
+    let next = try fixture.boot(verdict: .silent)
+    #expect(fixture.runningSlotUntouched)
+    if next.running == .b {
+      // Whatever runs from slot B is exactly the image that was checked.
+      let stored = Array(fixture.medium.durableSlotBytes(.b).prefix(image.count))
+      let differing = zip(stored, image).filter { $0 != $1 }.count
+      #expect(differing == 0, "\(differing) bytes of slot B differ from the checked image, and it boots")
+    }
+  }
+
+  /// Seen in the field: SMP kept its upload's offset after another protocol replaced the transfer,
+  /// and a chunk at that offset made `end - committed` underflow and trap. Run in a child process:
+  /// before the fix it died of "arithmetic overflow"; now it answers and exits 0.
+  @Test func anSMPChunkAfterAnotherProtocolsCommitIsAnsweredNotATrap() async {
+    await #expect(processExitsWith: .success) {
+      let fixture = try SlotOwnerTests.fixture()
+      var host = try fixture.makeHost()
+      var legacy = LegacyDFUDevice()
+      var smp = SMPDevice()
+      var client = SMPDeviceTests.Client()
+      let image = try MCUbootImageBuilder(version: SMPDeviceTests.v2, headerSize: 0x20).build(
+        payload: SMPDeviceTests.payload, signingKey: SlotOwnerTests.key)
+      // An SMP first chunk of 1000 bytes...
+      _ = try smp.handle(client.upload(image[0..<1000], at: 0, of: image), host: &host)
+      // ... a Legacy DFU transfer committed past 4096...
+      _ = try SlotOwnerTests.startLegacy(&legacy, &host, size: 12_000)
+      _ = try SlotOwnerTests.legacyPackets(5000, &legacy, &host)
+      // ... then the SMP chunk at offset 1000.
+      let answer = try smp.handle(client.upload(image[1000..<2000], at: 1000, of: image), host: &host)
+      guard answer.response != nil else { throw SMPAnswerMissing() }
+    }
+  }
+
+  struct SMPAnswerMissing: Error {}
+}
