@@ -1,3 +1,4 @@
+import OTAEngine
 import OTAFaults
 import OTALink
 import OTANordicDFU
@@ -31,6 +32,8 @@ extension DeviceService {
       }
     case .nordicDFUCentralGone(let service):
       if recordsDataWrites { observe(.nordicDFUGone(service)) }
+      // The session's central went: the device is free for another protocol at once.
+      host.release(service.owner)
       return try serveNordicDFU(service) { device, _ in device.disconnected() }
     default:
       return false
@@ -43,10 +46,6 @@ extension DeviceService {
     _ step: (inout any NordicDFUSession, inout ReceiverHost) throws(StorageError) -> NordicDFUOutput
   ) throws -> Bool {
     guard var device = nordicDFU[service] else { return false }
-    if otaBusy, !device.active {
-      logger.warning("\(service.rawValue) ignored: an OTA transfer is under way")
-      return false
-    }
     let output = try step(&device, &host)
     nordicDFU[service] = device
     if recordsDataWrites {
@@ -145,6 +144,11 @@ extension DeviceService {
     }
     link.disconnectNordicDFU(service)
   }
+}
+
+extension NordicDFUService {
+  /// The update transaction's name for this service's transfers.
+  var owner: TransferOwner { self == .legacy ? .legacyDFU : .secureDFU }
 }
 
 extension DeviceService {

@@ -9,12 +9,6 @@ import OTAWire
 /// SMP in the daemon's loop: both transports (UDP datagrams, writes to the SMP characteristic)
 /// end in `answerSMP`, the one path to the server, the device commands and their consequences.
 extension DeviceService {
-  /// An OTA central is connected and wrote within 30 s while the engine holds a transfer: SMP
-  /// changes nothing then (one transfer at a time).
-  var otaBusy: Bool {
-    otaConnected && host.engine.phase != .idle && lastOTAWrite.map { now - $0 < .seconds(30) } == true
-  }
-
   /// Answers one whole SMP message from `client` (for the log), handing the answer to `reply`; true
   /// when it asked for a reset (the device restarts after answering).
   func answerSMP(
@@ -32,7 +26,7 @@ extension DeviceService {
       return false
     }
     guard let message = faulted.message else { return false }
-    let output = try service.answer(message, host: &host, otaBusy: otaBusy, now: now)
+    let output = try service.answer(message, host: &host, now: now)
     smp = service
     logStorageFailures()
     if let note = output.note { logger.info("SMP: \(client): \(note)") }
@@ -57,18 +51,29 @@ extension DeviceService {
 
   // MARK: UDP
 
-  /// Answers the waiting SMP datagrams; true when one asked for a reset.
+  /// Answers the waiting SMP datagrams; true when one asked for a reset. A datagram's send or
+  /// receive that fails is its peer's loss: logged (the first at warning, the rest at debug) and
+  /// counted, never thrown out of the loop.
   func serveSMPOverUDP() throws -> Bool {
     guard let endpoint = smpUDP, let bufferSize = smp?.bufferSize else { return false }
     return try endpoint.serve(
       maxLength: bufferSize,
       refuse: { bytes, from in
-        if let answer = smp?.refuseTooLarge(bytes) { try endpoint.socket.send(answer, to: from) }
         logger.info("SMP: \(from): a datagram over \(bufferSize) bytes refused")
+        return smp?.refuseTooLarge(bytes)
       },
-      answer: { bytes, from in
-        try answerSMP(bytes, from: "\(from)") { try endpoint.socket.send($0, to: from) }
-      })
+      answer: { bytes, from, reply in try answerSMP(bytes, from: "\(from)", reply: reply) },
+      dropped: { noteUDPPeerError($0) })
+  }
+
+  /// A UDP peer's datagram that could not be received or answered.
+  func noteUDPPeerError(_ error: SystemError) {
+    udpPeerErrors += 1
+    if udpPeerErrors == 1 {
+      logger.warning("SMP over UDP: \(error) (a peer's loss; otad goes on; later ones at debug)")
+    } else {
+      logger.debug("SMP over UDP: \(error) (\(udpPeerErrors) so far)")
+    }
   }
 
   // MARK: Bluetooth

@@ -38,13 +38,11 @@ public final class DeviceService {
   /// reassembly (its writes come from the link, when the link carries the SMP service).
   public internal(set) var smp: SMPService?
   let smpUDP: SMPEndpoint?
+  /// UDP datagrams that could not be received or answered (a peer's loss, never the daemon's).
+  public internal(set) var udpPeerErrors = 0
   var smpBluetooth: SMPBluetoothSessions
   /// Operations rejected before this connection: its first rejection is logged at warning.
   private var rejectedAtConnect = 0
-  /// A central is connected on the OTA link, and when it last wrote: SMP changes nothing while an
-  /// OTA transfer is under way (one transfer at a time).
-  var otaConnected = false
-  var lastOTAWrite: Duration?
   /// What the device says it is in the Device Information Service (serial, model, hardware
   /// revision); a nil field reads empty.
   public let identity: DeviceIdentity
@@ -101,6 +99,7 @@ public final class DeviceService {
         + (faults?.descriptors ?? [])
       let readable = try Poller.wait(
         for: descriptors, writable: link.writeDescriptors, timeout: deadline.map { max(.zero, $0 - now) })
+      host.advance(to: now)
       if let stopSignals, readable.contains(stopSignals.descriptor) {
         let signal = stopSignals.take()
         if signal == StopSignals.reload {
@@ -274,20 +273,13 @@ public final class DeviceService {
       faults?.droppedCentral = false
       logger.info("central connected", metadata: ["mtu": "\(mtu)"])
       observe(.connected(mtu: mtu))
-      otaConnected = true
       rejectedAtConnect = host.engine.statistics.operationsRejected
       return try apply(try host.handle(.connected(mtu: mtu)))
     case .disconnected:
       return try handleDisconnect()
     case .controlWrite(let bytes):
       logRequest(bytes)
-      lastOTAWrite = now
       if let restart = try faultsBeforeRequest(bytes) { return restart }
-      if let smp, smp.uploading(now: now), case .prepare? = try? Request(bytes: bytes) {
-        logger.warning("PREPARE refused: an SMP upload is under way")
-        sendAnswer(Response(.prepare, .busy).encoded)
-        return false
-      }
       let restart = try apply(try host.handle(.control(bytes, now: now)))
       if let supervisor = trial, confirmedElsewhere(supervisor) {
         logger.notice(
@@ -300,7 +292,6 @@ public final class DeviceService {
       }
       return restart
     case .dataWrite(let written):
-      lastOTAWrite = now
       let (carried, restartByFault) = try faultsBeforeData(written)
       if restartByFault { return true }
       if recordsDataWrites, let offset = dataWriteStart(written) {
@@ -347,7 +338,6 @@ public final class DeviceService {
     observe(.disconnected(committed: host.engine.transferStatus.committedOffset))
     timer = nil
     lastStorageFailure = nil
-    otaConnected = false
     return try apply(try host.handle(.disconnected))
   }
 

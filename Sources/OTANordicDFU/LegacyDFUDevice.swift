@@ -32,11 +32,14 @@ public struct LegacyDFUDevice: NordicDFUSession {
     case awaitingSizes
     case awaitingInit(size: UInt32)
     case receivingInit(size: UInt32, bytes: [UInt8])
-    case ready(journal: TransferJournal, check: LegacyInitPacket.Check)
-    case receiving(journal: TransferJournal, check: LegacyInitPacket.Check, received: UInt32, crc: CRC16)
-    case received(journal: TransferJournal, check: LegacyInitPacket.Check, crc: CRC16)
-    case validated(journal: TransferJournal)
+    /// The transfer began (its identity and journal as the host keeps them): the firmware comes next.
+    case ready(Transfer, check: LegacyInitPacket.Check)
+    case receiving(Transfer, check: LegacyInitPacket.Check, received: UInt32, crc: CRC16)
+    case received(Transfer, check: LegacyInitPacket.Check, crc: CRC16)
+    case validated(TransferID)
   }
+
+  public typealias Transfer = UpdateTransaction.Transfer
 
   public let identity: Identity
   private(set) var state = State.idle
@@ -51,8 +54,8 @@ public struct LegacyDFUDevice: NordicDFUSession {
   /// While the firmware arrives: the bytes received and the image's size (for faults on demand).
   public var firmwareProgress: (received: UInt32, size: UInt32)? {
     switch state {
-    case .receiving(let journal, _, let received, _): (received, journal.size)
-    case .received(let journal, _, _): (journal.size, journal.size)
+    case .receiving(let transfer, _, let received, _): (received, transfer.journal.size)
+    case .received(let transfer, _, _): (transfer.journal.size, transfer.journal.size)
     default: nil
     }
   }
@@ -95,34 +98,41 @@ public struct LegacyDFUDevice: NordicDFUSession {
       receiptEvery = UInt16(bytes[1]) | UInt16(bytes[2]) << 8
       packetsSinceReceipt = 0
     case .receiveFirmware:
-      guard case .ready(let journal, let check) = state else {
+      guard case .ready(let transfer, let check) = state else {
         out.notifications.append(LegacyDFU.response(.receiveFirmware, .invalidState))
         return out
       }
-      state = .receiving(journal: journal, check: check, received: 0, crc: CRC16())
+      state = .receiving(transfer, check: check, received: 0, crc: CRC16())
       packetsSinceReceipt = 0
     case .validate:
       out.notifications.append(LegacyDFU.response(.validate, try validate(host: &host, &out)))
     case .activateAndReset:
-      guard case .validated(let journal) = state else {
+      guard case .validated(let id) = state else {
         out.notifications.append(LegacyDFU.response(.activateAndReset, .invalidState))
         return out
       }
       state = .idle
-      switch try host.perform(.activate(journal, permanent: false)) {
-      case .done:
-        try host.reloadTransfer()
+      switch try host.activate(id, permanent: false) {
+      case .success(let journal):
         out.restart = true
         out.note =
           "ACTIVATE AND RESET: \(journal.version) on trial in slot \(journal.slot); its health check decides"
-      case .image(.invalid(_, let reason)):
+      case .failure(.imageInvalid(_, let reason)):
         out.notifications.append(LegacyDFU.response(.activateAndReset, .operationFailed))
         out.note = "ACTIVATE AND RESET refused: \(reason)"
-      default:
+      case .failure(.refused(let refusal)):
+        out.notifications.append(LegacyDFU.response(.activateAndReset, .invalidState))
+        out.note = "ACTIVATE AND RESET refused: \(refusal)"
+      case .failure:
         out.notifications.append(LegacyDFU.response(.activateAndReset, .operationFailed))
       }
     case .systemReset:
       state = .idle
+      if host.transaction.heldByAnother(.legacyDFU) {
+        // A reset would end another protocol's session: not this central's to end.
+        out.note = "SYS RESET ignored: \(Self.holder(host)) is updating the device"
+        return out
+      }
       out.restart = true
       out.note = "SYS RESET"
     case .imageSizeRequest, .response, .packetReceipt:
@@ -163,6 +173,12 @@ public struct LegacyDFUDevice: NordicDFUSession {
         out.note = "START DFU refused: the running firmware is on trial and needs its verdict first"
         return out
       }
+      guard !host.transaction.heldByAnother(.legacyDFU) else {
+        state = .idle
+        out.notifications.append(LegacyDFU.response(.startDFU, .invalidState))
+        out.note = "START DFU refused: \(Self.holder(host)) is updating the device"
+        return out
+      }
       state = .awaitingInit(size: application)
       out.notifications.append(LegacyDFU.response(.startDFU, .success))
     case .receivingInit(let size, let packet):
@@ -172,37 +188,34 @@ public struct LegacyDFUDevice: NordicDFUSession {
         return out
       }
       state = .receivingInit(size: size, bytes: packet + bytes)
-    case .receiving(var journal, let check, let received, var crc):
+    case .receiving(var transfer, let check, let received, var crc):
       let end = UInt64(received) + UInt64(bytes.count)
-      guard end <= UInt64(journal.size), !bytes.isEmpty else {
+      guard end <= UInt64(transfer.journal.size), !bytes.isEmpty else {
         state = .idle
         out.notifications.append(LegacyDFU.response(.receiveFirmware, .dataSizeExceedsLimit))
         return out
       }
-      guard case .done = try host.perform(.write(slot: journal.slot, offset: received, bytes: bytes[...]))
-      else {
-        state = .idle
-        out.notifications.append(LegacyDFU.response(.receiveFirmware, .operationFailed))
-        return out
+      let id = transfer.id
+      let write = try host.perform(
+        .write(slot: transfer.journal.slot, offset: received, bytes: bytes[...]), for: id)
+      guard case .success = write else {
+        return fail(write, &out)
       }
       crc.update(bytes)
       let now = UInt32(end)
-      if now == journal.size || now - journal.committedOffset >= host.engine.configuration.windowCapacity {
-        journal.committedOffset = now
-        guard case .done = try host.perform(.commit(journal)) else {
-          state = .idle
-          try host.reloadTransfer()
-          out.notifications.append(LegacyDFU.response(.receiveFirmware, .operationFailed))
-          return out
-        }
-        try host.reloadTransfer()
+      if now == transfer.journal.size
+        || now - min(now, transfer.journal.committedOffset) >= host.engine.configuration.windowCapacity
+      {
+        transfer.journal.committedOffset = now
+        let commit = try host.perform(.commit(transfer.journal), for: id)
+        guard case .success = commit else { return fail(commit, &out) }
       }
-      if now == journal.size {
-        state = .received(journal: journal, check: check, crc: crc)
+      if now == transfer.journal.size {
+        state = .received(transfer, check: check, crc: crc)
         out.notifications.append(LegacyDFU.response(.receiveFirmware, .success))
         return out
       }
-      state = .receiving(journal: journal, check: check, received: now, crc: crc)
+      state = .receiving(transfer, check: check, received: now, crc: crc)
       packetsSinceReceipt &+= 1
       if receiptEvery > 0, packetsSinceReceipt >= receiptEvery {
         packetsSinceReceipt = 0
@@ -213,6 +226,24 @@ public struct LegacyDFUDevice: NordicDFUSession {
       break
     }
     return out
+  }
+
+  /// A write or commit the host did not carry out: the session ends, in Legacy DFU's terms (the
+  /// transaction refused it: invalid state; the storage failed: operation failed).
+  private mutating func fail(_ result: Result<IOResult, TransactionError>, _ out: inout Output) -> Output {
+    state = .idle
+    if case .failure(.refused(let refusal)) = result {
+      out.notifications.append(LegacyDFU.response(.receiveFirmware, .invalidState))
+      out.note = "the firmware's bytes were refused: \(refusal)"
+    } else {
+      out.notifications.append(LegacyDFU.response(.receiveFirmware, .operationFailed))
+    }
+    return out
+  }
+
+  /// Who holds the device, for a note.
+  static func holder(_ host: ReceiverHost) -> String {
+    host.transaction.lease.map { "\($0.owner)" } ?? "another session"
   }
 
   /// The central went away: the session ends (what was committed stays in the journal, but Legacy
@@ -265,17 +296,18 @@ public struct LegacyDFUDevice: NordicDFUSession {
       return .notSupported
     }
     let version = packet.version ?? host.boot[host.running].version
-    let journal = TransferJournal(
-      slot: host.running.other, state: .receiving, size: size, crc32: 0, version: version, committedOffset: 0)
-    guard case .done = try host.perform(.prepare(journal)) else {
-      try host.reloadTransfer()
+    switch try host.begin(.legacyDFU, size: size, crc32: 0, version: version) {
+    case .success(let transfer):
+      state = .ready(transfer, check: packet.check)
+      out.note = "Legacy DFU of \(size) bytes, version \(version), into slot \(transfer.journal.slot)"
+      return .success
+    case .failure(.refused(let refusal)):
+      out.note = "INIT refused: \(refusal)"
+      return .invalidState
+    case .failure:
       out.note = "the slot could not be prepared"
       return .operationFailed
     }
-    try host.reloadTransfer()
-    state = .ready(journal: journal, check: packet.check)
-    out.note = "Legacy DFU of \(size) bytes, version \(version), into slot \(journal.slot)"
-    return .success
   }
 
   /// The whole image is in the slot: the init packet's check, the image's CRC32 into the journal, the
@@ -283,32 +315,25 @@ public struct LegacyDFUDevice: NordicDFUSession {
   private mutating func validate(host: inout ReceiverHost, _ out: inout Output) throws(StorageError)
     -> LegacyDFU.Status
   {
-    guard case .received(var journal, let check, let crc) = state else { return .invalidState }
+    guard case .received(let transfer, let check, let crc) = state else { return .invalidState }
     state = .idle
     if case .crc16(let expected) = check, expected != crc.value {
       out.note =
         "VALIDATE: the firmware's CRC16 is 0x\(String(crc.value, radix: 16)), the init packet says 0x\(String(expected, radix: 16))"
+      try host.discard(transfer.id)
       return .crcError
     }
-    guard
-      case .crc32(let crc32) = try host.perform(
-        .checkWindow(slot: journal.slot, offset: 0, length: journal.size))
-    else { return .operationFailed }
-    journal.crc32 = crc32
-    guard case .done = try host.perform(.commit(journal)) else { return .operationFailed }
-    switch try host.perform(.checkImage(journal)) {
-    case .image(.valid):
-      journal.state = .validated
-      guard case .done = try host.perform(.recordValidated(journal)) else { return .operationFailed }
-      try host.reloadTransfer()
-      state = .validated(journal: journal)
+    switch try host.validate(transfer.id) {
+    case .success:
+      state = .validated(transfer.id)
       return .success
-    case .image(.invalid(let status, let reason)):
-      _ = try host.perform(.discard(answer: Response(requestOpcode: 0, status: status, payload: .none)))
-      try host.reloadTransfer()
+    case .failure(.imageInvalid(_, let reason)):
       out.note = "VALIDATE refused the image: \(reason)"
       return .operationFailed
-    default:
+    case .failure(.refused(let refusal)):
+      out.note = "VALIDATE refused: \(refusal)"
+      return .invalidState
+    case .failure:
       return .operationFailed
     }
   }

@@ -69,6 +69,8 @@ public struct SecureDFUDevice: NordicDFUSession {
 
   /// An executed init packet and the transfer it began.
   struct Transfer: Sendable {
+    /// The transfer's identity in the host's update transaction.
+    var id: TransferID
     var initPacket: [UInt8]
     var packet: SecureInitPacket
     var journal: TransferJournal
@@ -203,13 +205,21 @@ public struct SecureDFUDevice: NordicDFUSession {
         break
       }
       let offset = transfer.received.offset
-      guard
-        case .done = try host.perform(.write(slot: transfer.journal.slot, offset: offset, bytes: bytes[...]))
-      else {
+      switch try host.perform(
+        .write(slot: transfer.journal.slot, offset: offset, bytes: bytes[...]), for: transfer.id)
+      {
+      case .success: break
+      case .failure(.refused(let refusal)):
+        // Not this session's slot any more: the update is over (SELECT shows nothing to resume).
+        self.transfer = nil
+        Self.forgetRecord(host)
+        out.note = "the firmware's bytes were refused: \(refusal)"
+        return out
+      case .failure:
         // The slot could not be written: what arrived since the last EXECUTE is lost; CALCULATE
         // CHECKSUM tells the central, which sends the object again.
         out.note = "the slot could not be written at \(offset)"
-        break
+        return out
       }
       transfer.received.offset += UInt32(bytes.count)
       transfer.received.crc.update(bytes)
@@ -326,20 +336,22 @@ public struct SecureDFUDevice: NordicDFUSession {
         "init packet refused: its version \(version) is older than the confirmed \(confirmed) (0x0B 0x05)"
       return SecureDFU.response(opcode, .firmwareVersionFailure)
     }
-    let journal = TransferJournal(
-      slot: host.running.other, state: .receiving, size: packet.applicationSize, crc32: 0, version: version,
-      committedOffset: 0)
-    guard case .done = try host.perform(.prepare(journal)) else {
-      try host.reloadTransfer()
+    let transfer: UpdateTransaction.Transfer
+    switch try host.begin(.secureDFU, size: packet.applicationSize, crc32: 0, version: version) {
+    case .success(let began): transfer = began
+    case .failure(.refused(let refusal)):
+      out.note = "the init packet holds, but the update cannot begin: \(refusal)"
+      return SecureDFU.response(opcode, .operationNotPermitted)
+    case .failure:
       out.note = "the slot could not be prepared"
       return SecureDFU.response(opcode, .operationFailed)
     }
-    try host.reloadTransfer()
     // Kept so that a restart resumes this transfer; if it cannot be kept, a restart begins anew.
     try? host.storage.records.replace(Self.recordName, with: object.bytes)
-    transfer = Transfer(initPacket: object.bytes, packet: packet, journal: journal)
+    self.transfer = Transfer(
+      id: transfer.id, initPacket: object.bytes, packet: packet, journal: transfer.journal)
     out.note =
-      "an update of \(packet.applicationSize) bytes, version \(version), into slot \(journal.slot): its init packet is signed by the trusted key"
+      "an update of \(packet.applicationSize) bytes, version \(version), into slot \(transfer.journal.slot): its init packet is signed by the trusted key"
     return SecureDFU.response(opcode, .success)
   }
 
@@ -359,15 +371,20 @@ public struct SecureDFUDevice: NordicDFUSession {
         return SecureDFU.response(opcode, .operationNotPermitted)
       }
       transfer.journal.committedOffset = transfer.received.offset
-      guard case .done = try host.perform(.commit(transfer.journal)) else {
-        try host.reloadTransfer()
+      switch try host.perform(.commit(transfer.journal), for: transfer.id) {
+      case .success: break
+      case .failure(.refused(let refusal)):
+        self.transfer = nil
+        Self.forgetRecord(host)
+        out.note = "the data object was refused: \(refusal)"
+        return SecureDFU.response(opcode, .operationNotPermitted)
+      case .failure:
         out.note = "the data object up to \(transfer.received.offset) could not be committed"
         transfer.received = transfer.committed
         transfer.journal.committedOffset = transfer.committed.offset
         self.transfer = transfer
         return SecureDFU.response(opcode, .operationFailed)
       }
-      try host.reloadTransfer()
       transfer.committed = transfer.received
       transfer.objectEnd = nil
       self.transfer = transfer
@@ -386,61 +403,47 @@ public struct SecureDFUDevice: NordicDFUSession {
     let opcode = SecureDFU.Opcode.execute.rawValue
     self.transfer = nil
     Self.forgetRecord(host)
-    var journal = transfer.journal
+    let journal = transfer.journal
     let digest = try SourceDigest.sha256(
       of: SlotImageSource(try host.storage.slots.reader(journal.slot)), length: UInt64(journal.size))
     guard digest == transfer.packet.sha256 else {
-      _ = try host.perform(.discard(answer: Response(requestOpcode: 0, status: .crcMismatch, payload: .none)))
-      try host.reloadTransfer()
+      try host.discard(transfer.id)
       out.note = "the firmware's SHA-256 is not the init packet's: the update is given up"
       return SecureDFU.response(opcode, .verificationFailed)
     }
-    journal.crc32 = transfer.committed.crc.value
-    journal.state = .receiving
-    guard case .done = try host.perform(.commit(journal)) else {
-      return SecureDFU.response(opcode, .operationFailed)
-    }
-    switch try host.perform(.checkImage(journal)) {
-    case .image(.valid):
-      break
-    case .image(.invalid(let status, let reason)):
-      _ = try host.perform(.discard(answer: Response(requestOpcode: 0, status: status, payload: .none)))
-      try host.reloadTransfer()
+    switch try host.validate(transfer.id, crc32: transfer.committed.crc.value) {
+    case .success: break
+    case .failure(.imageInvalid(_, let reason)):
       out.note = "the image check refused the firmware: \(reason)"
       return SecureDFU.response(opcode, .invalidObject)
-    default:
+    case .failure(.refused(let refusal)):
+      out.note = "the firmware was refused: \(refusal)"
+      return SecureDFU.response(opcode, .operationNotPermitted)
+    case .failure:
       return SecureDFU.response(opcode, .operationFailed)
     }
-    journal.state = .validated
-    guard case .done = try host.perform(.recordValidated(journal)) else {
-      return SecureDFU.response(opcode, .operationFailed)
-    }
-    switch try host.perform(.activate(journal, permanent: false)) {
-    case .done:
-      try host.reloadTransfer()
+    switch try host.activate(transfer.id, permanent: false) {
+    case .success:
       out.restart = true
       out.note =
         "the last data object executed: \(journal.version) on trial in slot \(journal.slot); its health check decides"
       return SecureDFU.response(opcode, .success)
-    case .image(.invalid(_, let reason)):
-      try host.reloadTransfer()
+    case .failure(.imageInvalid(_, let reason)):
       out.note = "the activation was refused: \(reason)"
       return SecureDFU.response(opcode, .invalidObject)
-    default:
-      try host.reloadTransfer()
+    case .failure(.refused(let refusal)):
+      out.note = "the activation was refused: \(refusal)"
+      return SecureDFU.response(opcode, .operationNotPermitted)
+    case .failure:
       return SecureDFU.response(opcode, .operationFailed)
     }
   }
 
   /// Another protocol (our own, SMP) took the slot over since: this session's transfer is gone.
   private mutating func dropIfSuperseded(host: ReceiverHost) {
-    guard let transfer else { return }
-    var expected = transfer.journal
-    expected.committedOffset = transfer.committed.offset
-    if host.engine.transfer != expected {
-      self.transfer = nil
-      Self.forgetRecord(host)
-    }
+    guard let transfer, host.transfer(transfer.id) == nil else { return }
+    self.transfer = nil
+    Self.forgetRecord(host)
   }
 
   private static func forgetRecord(_ host: ReceiverHost) {
@@ -466,7 +469,8 @@ public struct SecureDFUDevice: NordicDFUSession {
       return "the kept Secure DFU init packet no longer holds (\(Self.describe(error))): nothing to resume"
     }
     let version = packet.version ?? host.boot[host.running].version
-    guard var journal = host.engine.transfer, journal.state == .receiving, journal.slot == host.running.other,
+    guard let current = host.transaction.current(of: .secureDFU), case var journal = current.journal,
+      journal.state == .receiving, journal.slot == host.running.other,
       journal.size == packet.applicationSize, journal.version == version,
       journal.committedOffset <= journal.size
     else {
@@ -476,14 +480,15 @@ public struct SecureDFUDevice: NordicDFUSession {
     var progress = Progress(offset: journal.committedOffset)
     if journal.committedOffset > 0 {
       guard
-        case .crc32(let crc) = try host.perform(
-          .checkWindow(slot: journal.slot, offset: 0, length: journal.committedOffset))
+        case .success(.crc32(let crc)) = try host.perform(
+          .checkWindow(slot: journal.slot, offset: 0, length: journal.committedOffset), for: current.id)
       else { return nil }
       progress.crc = CRC32(continuing: crc)
     }
     journal.committedOffset = progress.offset
     transfer = Transfer(
-      initPacket: bytes, packet: packet, journal: journal, committed: progress, received: progress)
+      id: current.id, initPacket: bytes, packet: packet, journal: journal, committed: progress,
+      received: progress)
     return "a Secure DFU update of \(journal.size) bytes, version \(version), resumes at \(progress.offset)"
   }
 

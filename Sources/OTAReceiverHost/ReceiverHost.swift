@@ -18,6 +18,9 @@ public struct ReceiverHost: Sendable {
   public let storage: DeviceStorage
   public let control: BootControl
   public internal(set) var engine: ReceiverEngine
+  /// The one update transaction: who writes the inactive slot, under which identity, and whether
+  /// it is sealed. Every IO that touches a transfer is authorized by it first.
+  public internal(set) var transaction: UpdateTransaction
   /// The boot state as last read or written.
   public private(set) var boot: BootState
   /// The slot this process runs from: never written.
@@ -83,20 +86,20 @@ public struct ReceiverHost: Sendable {
         "the transfer journal \(name) failed its checks; moved aside to \(name)\(RecordName.damagedSuffix): "
           + "a transfer under way starts again from PREPARE")
     }
-    let journal = loaded.value
     let capacity = try storage.slots.reader(runningSlot.other).capacity
+    // A journal for the slot that now runs (the activation happened), or one that no longer fits.
+    let journal = loaded.value.flatMap { $0.slot != runningSlot && UInt64($0.size) <= capacity ? $0 : nil }
+    if loaded.value != nil, journal == nil { try journalStore.remove() }
+    transaction = UpdateTransaction(resuming: journal)
     let configuration = ReceiverConfiguration(
       slotCapacity: capacity, windowCapacity: windowCapacity, windowGrace: windowGrace, features: features,
       receiveSpan: receiveSpan)
+    // The OTA engine holds only the OTA protocol's own transfer: another protocol's is not its to go on.
     engine = ReceiverEngine(
       configuration: configuration, runningSlot: runningSlot,
       runningOnTrial: Self.unconfirmed(boot, runningSlot),
-      journal: journal)
+      journal: journal?.owner == .ota ? journal : nil)
     syncEngine()
-    if journal != nil, engine.transfer == nil {
-      // A journal for the slot that now runs (the activation happened) or one that no longer fits.
-      try journalStore.remove()
-    }
   }
 
   /// Running anything but the confirmed slot (a trial, or a slot the bootloader started against the
@@ -150,6 +153,24 @@ public struct ReceiverHost: Sendable {
 
   /// Handles one event and every IO it leads to; returns what must go out.
   public mutating func handle(_ event: ReceiverEvent) throws(StorageError) -> [Output] {
+    switch event {
+    case .disconnected:
+      transaction.release(.ota)
+    case .control(let bytes, let now), .data(let bytes, let now):
+      transaction.now = max(transaction.now, now)
+      if transaction.current(of: .ota) != nil { transaction.touch(.ota) }
+      if case .control = event, bytes.first == Opcode.prepare.rawValue,
+        case .prepare? = try? Request(bytes: bytes),
+        transaction.heldByAnother(.ota)
+      {
+        // Another protocol's session holds the device: PREPARE waits, in the OTA protocol's terms.
+        return [.notify(Response(.prepare, .busy).encoded)]
+      }
+    case .tick(let now):
+      transaction.now = max(transaction.now, now)
+    default:
+      break
+    }
     var outputs: [Output] = []
     var next: ReceiverEvent? = event
     while let current = next {
@@ -159,7 +180,7 @@ public struct ReceiverHost: Sendable {
         case .notify(let bytes): outputs.append(.notify(bytes))
         case .armTimer(let due): outputs.append(.armTimer(at: due))
         case .restart: outputs.append(.restart)
-        case .perform(let io): next = .completed(try perform(io))
+        case .perform(let io): next = .completed(try performForEngine(io))
         }
       }
     }
@@ -169,14 +190,15 @@ public struct ReceiverHost: Sendable {
     return outputs
   }
 
-  /// Rebuilds the engine from the journal as stored, as a start does: after the SMP server changed
-  /// the transfer behind the engine's back (an upload, an activation, an erase).
-  public mutating func reloadTransfer() throws(StorageError) {
-    let journal = try journalStore.load().journal.value
+  /// The OTA engine follows the transaction: when another protocol's transfer replaced the OTA
+  /// protocol's (or the OTA one ended behind its back), the engine is rebuilt around what is left.
+  mutating func syncEngineTransfer() {
+    let ota = transaction.current(of: .ota)?.journal
+    guard engine.transfer != ota else { return }
     engine = ReceiverEngine(
       configuration: engine.configuration, runningSlot: running,
       runningOnTrial: Self.unconfirmed(boot, running),
-      journal: journal)
+      journal: ota)
     syncEngine()
   }
 
@@ -262,9 +284,9 @@ public struct ReceiverHost: Sendable {
 
   // MARK: IO
 
-  /// Carries out one IO the way the engine's are: the SMP server's uploads go through here too, so
-  /// both protocols share one storage path, journal and image check.
-  public mutating func perform(_ io: ReceiverIO) throws(StorageError) -> IOResult {
+  /// Carries out one IO, already authorized by the transaction. Storage failures become
+  /// `.failed`; only a power cut is thrown.
+  mutating func perform(_ io: ReceiverIO) throws(StorageError) -> IOResult {
     do {
       return try performOrThrow(io)
     } catch .powerCut {

@@ -24,10 +24,10 @@ extension SMPDevice {
         slot: 0, version: Self.text(boot[running].version), hash: Self.hash(host, running) ?? [],
         bootable: true, pending: false, confirmed: next != .revert, active: true, permanent: false)
     ]
-    let validated: Bool
-    if case .validated = host.engine.phase { validated = true } else { validated = false }
-    if validated || boot[other].status != .empty, let hash = Self.hash(host, other) {
-      let version = validated ? host.engine.transfer?.version ?? boot[other].version : boot[other].version
+    // A validated transfer (whichever protocol sent it) is sealed in slot 1, waiting for a test.
+    let validated = host.transaction.transfer.flatMap { $0.journal.state == .validated ? $0.journal : nil }
+    if validated != nil || boot[other].status != .empty, let hash = Self.hash(host, other) {
+      let version = validated?.version ?? boot[other].version
       images.append(
         SMPImageSlot(
           slot: 1, version: Self.text(version), hash: hash, bootable: boot[other].status != .bad,
@@ -93,7 +93,6 @@ extension SMPDevice {
         guard host.running == host.boot.confirmed else { return .failure(.image(.imageConfirmationDenied)) }
       case .revert:
         try host.markGood()
-        try host.reloadTransfer()
       case .test, .permanent:
         return .failure(.image(.imageAlreadyPending))
       }
@@ -108,17 +107,17 @@ extension SMPDevice {
     case (.same, _):
       break
     }
-    guard case .validated(let journal) = host.engine.phase else {
+    // The validated transfer, whoever uploaded it (nobody else holds the device: checked before).
+    guard let transfer = host.claimValidated(.smp) else {
       return .failure(.image(host.boot[other].status == .bad ? .imageConfirmationDenied : .noImage))
     }
-    switch try host.perform(.activate(journal, permanent: confirm)) {
-    case .done:
+    switch try host.activate(transfer.id, permanent: confirm) {
+    case .success:
       try? host.storage.records.remove(SMPUploadRecord.name)
-      try host.reloadTransfer()
       return .success(SMPServer.imageState(view(host)))
-    case .image(.invalid(let status, _)):
+    case .failure(.imageInvalid(let status, _)):
       return .failure(Self.failure(for: status))
-    default:
+    case .failure:
       return .failure(.image(.flashWriteFailed))
     }
   }
@@ -135,13 +134,13 @@ extension SMPDevice {
     guard slot == 1, NextBoot(host) == .same, host.boot.trial?.slot != other else {
       return .failure(.image(.noFreeSlot))
     }
-    received = nil
-    _ = try host.perform(.discard(answer: Response(requestOpcode: 0, status: .success)))
-    try? host.storage.records.remove(SMPUploadRecord.name)
-    if host.boot[other].status != .empty {
-      try host.changeBoot { $0.invalidate(other) }
+    upload = nil
+    switch try host.forgetInactiveSlot(by: .smp) {
+    case nil: break
+    case .busy?: return .failure(.generic(.busy))
+    case .some: return .failure(.image(.noFreeSlot))
     }
-    try host.reloadTransfer()
+    try? host.storage.records.remove(SMPUploadRecord.name)
     return .success([])
   }
 }

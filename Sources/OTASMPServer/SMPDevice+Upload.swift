@@ -8,9 +8,10 @@ import OTAStorage
 import OTATrust
 import OTAWire
 
-/// Image upload: chunks into the inactive slot through `ReceiverHost.perform`, the OTA protocol's
-/// own IO: PREPARE's erase and journal, gathered writes, a commit (sync, then the journal) per
-/// window, the image check at the end. The journal's CRC32 is 0 until the last chunk: SMP sends none,
+/// Image upload: an adapter over the host's update transaction. The first chunk begins an SMP
+/// transfer (PREPARE's erase and journal); every later chunk carries its identity into the host's
+/// gathered writes and a commit (sync, then the journal) per window; the last one validates and
+/// seals the slot. The journal's CRC32 is 0 until the last chunk: SMP sends none,
 /// so the device computes it from the slot at the end (the image's own SHA-256 and signature are
 /// what vouch for it, as on an MCUboot device).
 extension SMPDevice {
@@ -27,23 +28,12 @@ extension SMPDevice {
       case .success(nil): break
       }
     }
-    // The transfer must still be an SMP upload (an OTA PREPARE may have replaced it: its journal carries
-    // the image's CRC32, an SMP upload's says 0 until its last chunk). Nothing in progress: the device
-    // expects offset 0, as a Zephyr device after a reset, and the client starts over with a first chunk
-    // (whose `len` and `sha` resume a journaled upload of the same image).
-    guard case .receiving(var journal)? = host.engine.phase.smpReceiving, journal.crc32 == 0 else {
-      received = nil
-      return .success([CBOR.Entry(.text("off"), .unsigned(0))])
-    }
-    // Nothing in memory (otad restarted) but a journaled upload that this chunk continues: it goes on
-    // from the committed offset, the last byte known to be durable.
-    let received: UInt32
-    if let inMemory = self.received {
-      received = inMemory
-    } else if upload.offset >= UInt64(journal.committedOffset), upload.offset <= UInt64(journal.size) {
-      received = journal.committedOffset
-      self.received = received
-    } else {
+    // The upload must still be the transfer under way: another protocol (or a new first chunk) may
+    // have begun another since, which made this one's identity stale. Nothing in progress: the
+    // device expects offset 0, as a Zephyr device after a reset, and the client starts over with a
+    // first chunk (whose `len` and `sha` resume a journaled upload of the same image).
+    guard let (id, journal, received) = carryingOn(upload, host: &host) else {
+      self.upload = nil
       return .success([CBOR.Entry(.text("off"), .unsigned(0))])
     }
     guard upload.offset == UInt64(received) else {
@@ -54,31 +44,50 @@ extension SMPDevice {
     guard end <= UInt64(journal.size) else { return .failure(.image(.imageDataOverrun)) }
     if !upload.data.isEmpty {
       guard
-        case .done = try host.perform(.write(slot: journal.slot, offset: received, bytes: upload.data[...]))
+        case .success = try host.perform(
+          .write(slot: journal.slot, offset: received, bytes: upload.data[...]), for: id)
       else {
         return .failure(.image(.flashWriteFailed))
       }
     }
-    self.received = UInt32(end)
+    let now = UInt32(end)
+    self.upload = Upload(id: id, received: now)
     let window = host.engine.configuration.windowCapacity
-    if UInt32(end) == journal.size || UInt32(end) - journal.committedOffset >= window {
-      journal.committedOffset = UInt32(end)
-      guard case .done = try host.perform(.commit(journal)) else {
-        self.received = nil
-        try host.reloadTransfer()
+    if now == journal.size || now - min(now, journal.committedOffset) >= window {
+      var committed = journal
+      committed.committedOffset = now
+      guard case .success = try host.perform(.commit(committed), for: id) else {
+        self.upload = nil
         return .failure(.image(.flashWriteFailed))
       }
-      try host.reloadTransfer()
     }
     var answer = [CBOR.Entry(.text("off"), .unsigned(end))]
-    if UInt32(end) == journal.size {
-      switch try finish(journal, host: &host) {
+    if now == journal.size {
+      switch try finish(id, host: &host) {
       case .failure(let failure): return .failure(failure)
       case .success(let match?): answer.append(CBOR.Entry(.text("match"), .bool(match)))
       case .success(nil): break
       }
     }
     return .success(answer)
+  }
+
+  /// The upload this chunk carries on: the one under way in this process while its identity is
+  /// still the current transfer's; else (otad restarted) SMP's journaled transfer, when the chunk
+  /// lies between its committed offset (the last byte known to be durable) and its end.
+  private mutating func carryingOn(_ upload: SMPUpload, host: inout ReceiverHost)
+    -> (TransferID, TransferJournal, UInt32)?
+  {
+    if let current = self.upload {
+      guard let journal = host.transfer(current.id), journal.state == .receiving else { return nil }
+      return (current.id, journal, current.received)
+    }
+    guard let journal = host.transaction.current(of: .smp)?.journal, journal.state == .receiving,
+      upload.offset >= UInt64(journal.committedOffset), upload.offset <= UInt64(journal.size),
+      let resumed = host.resume(.smp)
+    else { return nil }
+    self.upload = Upload(id: resumed.id, received: journal.committedOffset)
+    return (resumed.id, journal, journal.committedOffset)
   }
 
   /// The first chunk, checked in the order Zephyr's `img_mgmt_upload_inspect` checks it: resumes the
@@ -96,13 +105,12 @@ extension SMPDevice {
     if let sha = upload.sha, sha.count > SMPUploadRecord.fullSHALength {
       return .failure(.image(.invalidHash))
     }
-    if case .receiving(let journal)? = host.engine.phase.smpReceiving, UInt64(journal.size) == length,
-      journal.crc32 == 0,
-      let sha = upload.sha,
+    if let journal = host.transaction.current(of: .smp)?.journal, journal.state == .receiving,
+      UInt64(journal.size) == length, journal.committedOffset > 0, let sha = upload.sha,
       SMPUploadRecord.load(host.storage.records) == SMPUploadRecord(size: journal.size, sha: sha),
-      journal.committedOffset > 0
+      let resumed = host.resume(.smp)
     {
-      received = journal.committedOffset
+      self.upload = Upload(id: resumed.id, received: journal.committedOffset)
       return .success(journal.committedOffset)
     }
     guard !ReceiverHost.unconfirmed(host.boot, host.running) else {
@@ -119,52 +127,40 @@ extension SMPDevice {
     if upload.upgrade, header.version <= host.boot[host.running].version {
       return .failure(.image(.currentVersionIsNewer))
     }
-    let journal = TransferJournal(
-      slot: host.running.other, state: .receiving, size: size, crc32: 0, version: header.version,
-      committedOffset: 0)
     try? host.storage.records.remove(SMPUploadRecord.name)
-    guard case .done = try host.perform(.prepare(journal)) else {
-      try host.reloadTransfer()
+    self.upload = nil
+    switch try host.begin(.smp, size: size, crc32: 0, version: header.version) {
+    case .success(let transfer):
+      self.upload = Upload(id: transfer.id, received: 0)
+    case .failure(.refused(.busy)):
+      return .failure(.generic(.busy))
+    case .failure(.refused(.runningUnconfirmed)), .failure(.refused(.slotInUse)):
+      return .failure(.image(.noFreeSlot))
+    case .failure:
       return .failure(.image(.flashEraseFailed))
     }
     if let sha = upload.sha {
       try host.storage.records.replace(
         SMPUploadRecord.name, with: SMPUploadRecord(size: size, sha: sha).encoded)
     }
-    try host.reloadTransfer()
-    received = 0
     return .success(nil)
   }
 
   /// The whole image is in the slot and committed: its CRC32 from the slot into the journal, then the
-  /// image check VALIDATE makes; valid, the journal says validated (state write "test" activates it).
-  /// Returns whether the uploaded bytes match the client's full `sha` (Zephyr's `match`), nil when it
-  /// sent none or a shorter one.
-  private mutating func finish(_ committed: TransferJournal, host: inout ReceiverHost) throws(StorageError)
+  /// image check VALIDATE makes; valid, the journal says validated and the slot is sealed (state
+  /// write "test" activates it). Returns whether the uploaded bytes match the client's full `sha`
+  /// (Zephyr's `match`), nil when it sent none or a shorter one.
+  private mutating func finish(_ id: TransferID, host: inout ReceiverHost) throws(StorageError)
     -> Result<Bool?, SMPFailure>
   {
-    received = nil
-    var journal = committed
-    guard
-      case .crc32(let crc) = try host.perform(
-        .checkWindow(slot: journal.slot, offset: 0, length: journal.size))
-    else { return .failure(.image(.flashWriteFailed)) }
-    journal.crc32 = crc
-    guard case .done = try host.perform(.commit(journal)) else { return .failure(.image(.flashWriteFailed)) }
-    switch try host.perform(.checkImage(journal)) {
-    case .image(.valid):
-      journal.state = .validated
-      guard case .done = try host.perform(.recordValidated(journal)) else {
-        return .failure(.image(.flashWriteFailed))
-      }
-      try host.reloadTransfer()
+    upload = nil
+    switch try host.validate(id) {
+    case .success(let journal):
       // Only an image the device keeps is worth reading a third time (after the CRC32 and the check).
       return .success(try Self.matchesFullSHA(journal, host: host))
-    case .image(.invalid(let status, _)):
-      _ = try host.perform(.discard(answer: Response(requestOpcode: 0, status: status, payload: .none)))
-      try host.reloadTransfer()
+    case .failure(.imageInvalid(let status, _)):
       return .failure(Self.failure(for: status))
-    default:
+    case .failure:
       return .failure(.image(.flashWriteFailed))
     }
   }
@@ -190,12 +186,5 @@ extension SMPDevice {
     case .storageError: .image(.flashWriteFailed)
     default: .image(.invalidImageHeader)
     }
-  }
-}
-
-extension ReceiverEngine.Phase {
-  /// The transfer as an SMP upload sees it: receiving (resumable), or nothing.
-  var smpReceiving: ReceiverEngine.Phase? {
-    if case .receiving = self { self } else { nil }
   }
 }

@@ -21,10 +21,17 @@ public struct SMPDevice: Sendable {
     public var note: String?
   }
 
+  /// The upload this server is carrying on: the transfer's identity the host gave it, and the bytes
+  /// received (written, not all committed yet). One upload context whatever carries SMP (UDP, any
+  /// central), as Zephyr's img_mgmt keeps one for the image group.
+  struct Upload: Equatable, Sendable {
+    var id: TransferID
+    var received: UInt32
+  }
+
   public let server: SMPServer
   public var system: SMPSystemInfo
-  /// Bytes received of the upload in progress in this process (written, not all committed yet).
-  var received: UInt32?
+  var upload: Upload?
 
   public init(
     configuration: SMPServerConfiguration = SMPServerConfiguration(), system: SMPSystemInfo = SMPSystemInfo()
@@ -33,9 +40,10 @@ public struct SMPDevice: Sendable {
     self.system = system
   }
 
-  /// One whole SMP message. `otaBusy` is true while an OTA central is connected with a transfer under
-  /// way: SMP then changes nothing (one transfer at a time, see docs/SMP.md).
-  public mutating func handle(_ message: [UInt8], host: inout ReceiverHost, otaBusy: Bool = false)
+  /// One whole SMP message. While another protocol's session holds the device (an OTA central, a
+  /// Nordic DFU central, active within `UpdateTransaction.leaseTimeout`) SMP changes nothing and
+  /// resets nothing: rc 10, busy (one protocol at a time, docs/SMP.md).
+  public mutating func handle(_ message: [UInt8], host: inout ReceiverHost)
     throws(StorageError) -> Output
   {
     switch server.handle(message, device: view(host)) {
@@ -44,10 +52,11 @@ public struct SMPDevice: Sendable {
     case .respond(let bytes):
       return Output(response: bytes)
     case .perform(let command, let pending):
-      if otaBusy, command.changesStorage {
+      if host.transaction.heldByAnother(.smp) {
+        let holder = host.transaction.lease.map { "\($0.owner)" } ?? "another protocol"
         return Output(
           response: server.respond(to: pending, with: .failure(.generic(.busy))),
-          note: "OTA transfer under way")
+          note: "\(holder) is updating the device")
       }
       let result: Result<[CBOR.Entry], SMPFailure>
       var restart = false
@@ -70,12 +79,6 @@ public struct SMPDevice: Sendable {
   public func view(_ host: ReceiverHost) -> SMPDeviceView {
     SMPDeviceView(
       images: images(host), system: system, downgradesRefused: !host.imageCheck.policy.allowDowngrade)
-  }
-}
-
-extension SMPDeviceCommand {
-  var changesStorage: Bool {
-    if case .reset = self { false } else { true }
   }
 }
 

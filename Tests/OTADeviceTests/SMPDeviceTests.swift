@@ -266,20 +266,34 @@ import Testing
     var device = SMPDevice()
     var client = Client()
     let image = try Self.image()
+    // An OTA central prepares a transfer: its session holds the device.
+    var prepare: [UInt8] = []
+    Request.prepare(size: 5000, crc32: 1, version: Self.v2).append(to: &prepare)
+    _ = try host.handle(.connected(mtu: ATTMTU(247)))
+    _ = try host.handle(.control(prepare, now: .seconds(1)))
+    host.advance(to: .seconds(2))
     for message in [
       client.upload(image[0..<1000], at: 0, of: image),
       client.message(.write, group: 1, command: 5, .map([])),
       client.message(.write, group: 1, command: 0, .textMap(["confirm": .bool(true)])),
+      client.message(.write, group: 0, command: 5, .map([])),
     ] {
-      let answer = try client.body(try device.handle(message, host: &host, otaBusy: true))
-      #expect(answer == .textMap(["rc": .unsigned(10)]))
+      let output = try device.handle(message, host: &host)
+      #expect(try client.body(output) == .textMap(["rc": .unsigned(10)]))
+      #expect(!output.restart, "a reset would end the OTA central's session")
     }
     // Reads and echo still answer.
     let echo = try client.body(
       try device.handle(
-        client.message(.write, group: 0, command: 0, .textMap(["d": .text("x")])), host: &host, otaBusy: true)
-    )
+        client.message(.write, group: 0, command: 0, .textMap(["d": .text("x")])), host: &host))
     #expect(echo == .textMap(["r": .text("x")]))
+    #expect(host.transaction.current(of: .ota) != nil, "the OTA transfer is untouched")
+    // 30 s after the OTA central's last request, the device is free: the upload begins.
+    host.advance(to: .seconds(31))
+    let upload = try client.body(
+      try device.handle(client.upload(image[0..<1000], at: 0, of: image), host: &host))
+    #expect(upload == .textMap(["off": .unsigned(1000)]))
+    #expect(host.transaction.current(of: .smp) != nil && host.transaction.current(of: .ota) == nil)
   }
 
   @Test func eraseForgetsTheOtherSlotAndNeverTouchesTheRunningOne() throws {

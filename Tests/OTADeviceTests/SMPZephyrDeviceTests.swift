@@ -275,13 +275,20 @@ import Testing
     var client = Client()
     let image = try SMPDeviceTests.image()
     _ = try SMPDeviceTests.upload(image, device: &device, host: &host, client: &client, until: 3000)
-    // An OTA central's PREPARE replaces the half-done upload (the 30 s rule is the service's, above this).
+    // An OTA central's PREPARE replaces the half-done upload (nobody holds the device: no chunk came
+    // in the last 30 s of the loop's clock, which this test leaves at 0 for SMP).
     _ = try host.handle(.connected(mtu: 247))
     let prepare = Request.prepare(size: 5000, crc32: 0x1234_5678, version: SMPDeviceTests.v2)
     let answers = try host.handle(.control(prepare.encoded, now: .seconds(100))).compactMap { output in
       if case .notify(let bytes) = output { try? Response(bytes: bytes) } else { nil }
     }
     #expect(answers.map(\.status) == [.success])
+    // While the OTA central's session holds the device, SMP is told busy...
+    let busy = try client.body(
+      try device.handle(Self.chunk(&client, off: 3000, data: image[3000..<4000]), host: &host))
+    #expect(busy == .textMap(["rc": .unsigned(10)]))
+    // ... and once it has gone, the upload it replaced is no more: off 0.
+    _ = try host.handle(.disconnected)
     let next = try client.body(
       try device.handle(Self.chunk(&client, off: 3000, data: image[3000..<4000]), host: &host))
     #expect(next == .textMap(["off": .unsigned(0)]))

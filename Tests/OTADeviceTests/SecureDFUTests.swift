@@ -184,9 +184,9 @@ import Testing
     // The right key, but the journal is another transfer's (an OTA PREPARE of another size came since).
     var again = try self.session(fixture)
     _ = try again.sendInit(SecureDFUFixtures.signed)
-    var journal = try #require(again.host.engine.transfer)
-    journal.size = 20_000
-    _ = try again.host.perform(.prepare(journal))
+    let journal = try #require(again.host.transaction.current(of: .secureDFU)?.journal)
+    again.host.advance(to: .seconds(31))
+    _ = try again.host.begin(.ota, size: 20_000, crc32: 1, version: journal.version)
     var fresh = SecureDFUDevice(trust: Self.trust)
     var afterPrepare = try fixture.makeHost()
     #expect(

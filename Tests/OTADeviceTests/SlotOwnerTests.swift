@@ -50,9 +50,12 @@ import Testing
   }
 
   /// Seen in the field: a Legacy DFU session begun before an SMP upload and test went on writing
-  /// into the slot the SMP test had armed, and the next boot ran those bytes on trial. Whatever the
-  /// interleaving, the slot that boots on trial holds the image that was checked, byte for byte.
-  @Test func aLegacySessionCannotWriteIntoATrialThatSMPArmed() throws {
+  /// into the slot the SMP test had armed, and the next boot ran those bytes on trial. Now SMP is
+  /// told busy while the Legacy session holds the device; once it has been quiet for 30 s SMP takes
+  /// over, and the Legacy session's later packets are refused (its transfer is stale, its slot
+  /// sealed and armed): the slot that boots on trial holds the image that was checked, byte for byte.
+  @Test(arguments: [false, true])
+  func aLegacySessionCannotWriteIntoATrialThatSMPArmed(legacyFallsQuiet: Bool) throws {
     let fixture = try Self.fixture()
     var host = try fixture.makeHost()
     var legacy = LegacyDFUDevice()
@@ -63,21 +66,31 @@ import Testing
 
     _ = try Self.startLegacy(&legacy, &host, size: 12_000)
     _ = try Self.legacyPackets(200, &legacy, &host)
+    if legacyFallsQuiet { host.advance(to: .seconds(31)) }
 
     // An SMP client uploads a genuinely signed image and tests it (a trial of slot B, no restart).
-    _ = try SMPDeviceTests.upload(image, device: &smp, host: &host, client: &client)
+    let uploaded = try SMPDeviceTests.upload(image, device: &smp, host: &host, client: &client)
     let states = try SMPDeviceTests.states(&smp, &host, &client)
     if let hash = states.last?["hash"]?.bytesValue {
       _ = try smp.handle(
         client.message(.write, group: 1, command: 0, .textMap(["hash": .bytes(hash)])), host: &host)
     }
+    if legacyFallsQuiet {
+      #expect(uploaded["off"] == .unsigned(UInt64(image.count)) && host.boot.trial?.slot == .b)
+    } else {
+      #expect(uploaded == .textMap(["rc": .unsigned(10)]), "busy: the Legacy session holds the device")
+    }
 
     // The Legacy session goes on as if nothing happened, then asks for a reset.
-    _ = try Self.legacyPackets(4340, &legacy, &host)
+    let answers = try Self.legacyPackets(4340, &legacy, &host)
     _ = try legacy.control([0x06], host: &host)
+    if legacyFallsQuiet {
+      #expect(answers.first == [0x10, 0x03, 0x02], "RECEIVE FIRMWARE: invalid state, its transfer is stale")
+    }
 
     let next = try fixture.boot(verdict: .silent)
     #expect(fixture.runningSlotUntouched)
+    #expect(next.running == (legacyFallsQuiet ? .b : .a))
     if next.running == .b {
       // Whatever runs from slot B is exactly the image that was checked.
       let stored = Array(fixture.medium.durableSlotBytes(.b).prefix(image.count))

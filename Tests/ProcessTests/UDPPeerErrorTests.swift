@@ -22,6 +22,7 @@ import Testing
     usleep(300_000)
     let client = try UDPClient(address: address)
     #expect(try client.ask("0000000000000506") != nil, "otad still answers: \(daemon.log)")
+    #expect(daemon.log.contains("a peer's loss; otad goes on"), "the first failed answer is logged")
     #expect(daemon.stop() == 0, "\(daemon.log)")
   }
 
