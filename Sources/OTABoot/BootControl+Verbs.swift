@@ -11,6 +11,8 @@ extension BootControl {
     case confirmedTrial(BootState)
     /// No trial has begun: nothing changed.
     case nothingToConfirm(BootState)
+    /// The trial's slot no longer holds the bytes its activation checked: marked bad instead.
+    case sealBroken(String, BootState)
   }
 
   /// What `mark-bad` did.
@@ -27,6 +29,10 @@ extension BootControl {
     let before = try current()
     if before.provisional { return .confirmedProvisional(try update { $0.confirmProvisional() }) }
     guard let trial = before.trial, trial.begun else { return .nothingToConfirm(before) }
+    var checked = before
+    if let why = rollBackBrokenSeal(&checked) {
+      return .sealBroken(why, try update { $0.markBad(.sealBroken) })
+    }
     return .confirmedTrial(try update { $0.markGood() })
   }
 

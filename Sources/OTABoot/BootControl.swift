@@ -105,8 +105,12 @@ public struct BootControl: Sendable {
       let reading = try reading()
       let booted = try bootedSlot()
       let factory = reading.recovery?.basis == .factory
+      var state = reading.state
+      // A trial about to boot is read again against its seal: bytes nobody checked never boot.
+      let brokenSeal = state.trial.map { $0.attemptsLeft > 0 } == true ? rollBackBrokenSeal(&state) : nil
       var decision = BootDecision.decide(
-        factory ? nil : reading.state, booted: booted, factoryVersion: factoryVersion)
+        factory ? nil : state, booted: booted, factoryVersion: factoryVersion)
+      decision.brokenSeal = brokenSeal
       if factory { decision.state = reading.state }
       // A factory state is what a missing one means already, and a provisional one is derived
       // again at each start: neither is saved until it changes for real.

@@ -36,6 +36,8 @@ public struct BootDecision: Equatable, Sendable {
   public var restart: Bool
   /// How the state was read, when `BootControl` made the decision (for the log).
   public var reading: BootStateReading? = nil
+  /// Why the armed trial was rolled back before the decision: its slot no longer matched its seal.
+  public var brokenSeal: String? = nil
 
   /// The first row of `table` that holds for `current` and `booted`, applied.
   public static func decide(_ current: BootState?, booted: SlotID?, factoryVersion: Version) -> BootDecision {

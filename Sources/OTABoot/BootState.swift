@@ -5,21 +5,25 @@ import OTAWire
 /// and how the last update ended. otad's boot stage, its daemon and `otad mark-good`/`mark-bad` read
 /// and change it through `BootStateStore`; bootloader backends mirror it (`plan`).
 ///
-/// Layout (80 bytes, little-endian; written to disk: never reorder, never renumber):
-///     0 magic "OTAS"  4 format u8 = 2  5 confirmed slot u8  6 trial slot u8 (0xFF: none)
+/// Layout (144 bytes, little-endian; written to disk: never reorder, never renumber):
+///     0 magic "OTAS"  4 format u8 = 3  5 confirmed slot u8  6 trial slot u8 (0xFF: none)
 ///     7 trial boots left u8  8 trial boots allowed u8
 ///     9 slot A: status u8, version (8), image size u32, image crc32 u32   26 slot B: the same
 ///     43 outcome u8  44 from version (8)  52 to version (8)  60 reason u8  61 attempts used u8
 ///     62 why the trial's last boot failed u8 (an outcome reason; 0 none)  63 reserved u8 = 0
 ///     64 slot A security counter u32  68 slot B security counter u32  72 security floor u32
-///     76 CRC32 of bytes 0..<76
-/// Format 1 (68 bytes: no security counters, CRC32 of 0..<64 at 64) is still read, counters 0.
+///     76 slot A seal (32: the SHA-256 of the image's bytes as activated; all 0: none)
+///     108 slot B seal (32)   140 CRC32 of bytes 0..<140
+/// Format 2 (80 bytes: no seals, CRC32 of 0..<76 at 76) and format 1 (68 bytes: no security
+/// counters either, CRC32 of 0..<64 at 64) are still read, without seals and counters 0.
 public struct BootState: Equatable, Sendable {
   public static let recordName = "boot.state"
-  public static let byteCount = 80
+  public static let byteCount = 144
+  static let formatTwoByteCount = 80
   static let formatOneByteCount = 68
   static let magic: [UInt8] = Array("OTAS".utf8)
-  static let format: UInt8 = 2
+  static let format: UInt8 = 3
+  static let sealLength = 32
   static let noSlot: UInt8 = 0xFF
 
   /// What a slot holds, as far as booting goes. Written to disk: never renumber.
@@ -51,11 +55,16 @@ public struct BootState: Equatable, Sendable {
     public var crc32: UInt32
     /// The image's MCUboot security counter (SEC_CNT TLV), 0 when it has none.
     public var securityCounter: UInt32
+    /// The SHA-256 of the image's `size` bytes as the activation checked them (nil: none
+    /// recorded, a factory image or one activated before seals). The boot stage boots a trial,
+    /// and a trial is confirmed, only while its slot still matches it.
+    public var seal: [UInt8]?
 
     public init(
       status: SlotStatus, version: Version = .zero, size: UInt32 = 0, crc32: UInt32 = 0,
-      securityCounter: UInt32 = 0
+      securityCounter: UInt32 = 0, seal: [UInt8]? = nil
     ) {
+      self.seal = seal
       self.status = status
       self.version = version
       self.size = size
@@ -145,20 +154,22 @@ public struct BootState: Equatable, Sendable {
   /// the confirmed slot at once (the update then counts as succeeded with no trial).
   public mutating func activate(
     _ slot: SlotID, version: Version, size: UInt32, crc32: UInt32, securityCounter: UInt32 = 0,
-    attempts: UInt8, permanent: Bool
+    seal: [UInt8]? = nil, attempts: UInt8, permanent: Bool
   ) {
     precondition(slot != confirmed, "the confirmed slot is activated by confirming it")
     if permanent {
       let from = self[confirmed].version
       self[slot] = Slot(
-        status: .good, version: version, size: size, crc32: crc32, securityCounter: securityCounter)
+        status: .good, version: version, size: size, crc32: crc32, securityCounter: securityCounter,
+        seal: seal)
       confirmed = slot
       trial = nil
       securityFloor = max(securityFloor, securityCounter)
       outcome = UpdateOutcome(result: .succeeded, from: from, to: version, reason: .none, attemptsUsed: 0)
     } else {
       self[slot] = Slot(
-        status: .trial, version: version, size: size, crc32: crc32, securityCounter: securityCounter)
+        status: .trial, version: version, size: size, crc32: crc32, securityCounter: securityCounter,
+        seal: seal)
       trial = Trial(slot: slot, attemptsLeft: max(1, attempts), attemptsAllowed: max(1, attempts))
     }
   }
@@ -218,13 +229,16 @@ public struct BootState: Equatable, Sendable {
   // MARK: Bytes
 
   public init(bytes: [UInt8]) throws(WireError) {
-    guard bytes.count == Self.byteCount || bytes.count == Self.formatOneByteCount else {
+    let formats: [Int: UInt8] = [
+      Self.byteCount: Self.format, Self.formatTwoByteCount: 2, Self.formatOneByteCount: 1,
+    ]
+    guard let expectedFormat = formats[bytes.count] else {
       throw .malformed("boot state is \(bytes.count) bytes, expected \(Self.byteCount)")
     }
     var reader = ByteReader(bytes)
     guard Array(try reader.readBytes(4)) == Self.magic else { throw .malformed("boot state magic") }
     let format = try reader.readU8()
-    guard format == (bytes.count == Self.byteCount ? Self.format : 1) else {
+    guard format == expectedFormat else {
       throw .malformed("boot state format \(format) in \(bytes.count) bytes")
     }
     guard let confirmed = SlotID(rawValue: try reader.readU8()) else {
@@ -257,6 +271,12 @@ public struct BootState: Equatable, Sendable {
     if format >= 2 {
       for slot in SlotID.allCases { slots[slot].securityCounter = try reader.readU32() }
       securityFloor = try reader.readU32()
+    }
+    if format >= 3 {
+      for slot in SlotID.allCases {
+        let seal = Array(try reader.readBytes(Self.sealLength))
+        slots[slot].seal = seal.allSatisfy { $0 == 0 } ? nil : seal
+      }
     }
     let checksummed = bytes.count - 4
     guard try reader.readU32() == CRC32.checksum(bytes[0..<checksummed]) else {
@@ -301,6 +321,10 @@ public struct BootState: Equatable, Sendable {
     bytes.appendU8(0)
     for slot in slots.values { bytes.appendU32(slot.securityCounter) }
     bytes.appendU32(securityFloor)
+    for slot in slots.values {
+      let seal = slot.seal.flatMap { $0.count == Self.sealLength ? $0 : nil }
+      bytes.append(contentsOf: seal ?? [UInt8](repeating: 0, count: Self.sealLength))
+    }
     bytes.appendU32(CRC32.checksum(bytes))
     return bytes
   }

@@ -25,11 +25,12 @@ public struct SlotImageSource: ImageSource {
 extension ImageVerifier {
   public static func verify(
     reader: any SlotReader, size: UInt64, expectedCRC: UInt32, preparedVersion: Version,
-    policy: ImagePolicy = .integrityOnly, installed: InstalledImage = .none, chunkSize: Int = 1 << 20
+    policy: ImagePolicy = .integrityOnly, installed: InstalledImage = .none, sealing: Bool = false,
+    chunkSize: Int = 1 << 20
   ) throws(StorageError) -> ImageVerdict {
     try verify(
       reader: SlotImageSource(reader), size: size, expectedCRC: expectedCRC, preparedVersion: preparedVersion,
-      policy: policy, installed: installed, chunkSize: chunkSize)
+      policy: policy, installed: installed, sealing: sealing, chunkSize: chunkSize)
   }
 
   public static func survey(reader: any SlotReader, policy: ImagePolicy) throws(StorageError) -> SlotEvidence

@@ -31,7 +31,13 @@ public enum BootStageReport {
     }
     logger.notice(
       "boot stage: slot \(decision.run) runs firmware \(state[decision.run].version)", metadata: metadata)
-    if decision.row == .trialExhausted || decision.row == .trialExhaustedStillRunning
+    if let why = decision.brokenSeal {
+      logger.error(
+        """
+        rolled back before it booted: firmware \(state.outcome.to) on slot \(state.confirmed.other) \
+        \(UpdateOutcome.Reason.sealBroken): \(why); slot \(state.confirmed) runs \(state.outcome.from) again
+        """)
+    } else if decision.row == .trialExhausted || decision.row == .trialExhaustedStillRunning
       || decision.row == .bootloaderFellBack
     {
       let outcome = state.outcome

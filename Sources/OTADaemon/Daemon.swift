@@ -85,8 +85,8 @@ public struct Daemon: Sendable {
           row: decision.row.rawValue, run: "\(decision.run)",
           version: "\(decision.state[decision.run].version)",
           restart: decision.restart,
-          rolledBack: [.trialExhausted, .trialExhaustedStillRunning, .bootloaderFellBack].contains(
-            decision.row)
+          rolledBack: decision.brokenSeal != nil
+            || [.trialExhausted, .trialExhaustedStillRunning, .bootloaderFellBack].contains(decision.row)
             ? "firmware \(outcome.to) \(outcome.reason)" : nil))
       if stage.decision.restart {
         environment.observe(.restart(reason: "the boot stage: \(decision.row.rawValue)"))

@@ -37,7 +37,8 @@ extension DeviceService {
       if recordsDataWrites { observe(.smpAnswer(client: client, rc: Self.smpReturnCode(response))) }
       hold(at: .answer(request, .start)) { [logger] in Self.send(response, reply, to: client, logger) }
     }
-    if trial != nil, !host.runningOnTrial {
+    if restartIfRunningMarkedBad() { return true }
+    if let supervisor = trial, confirmedElsewhere(supervisor) {
       logger.notice("an SMP client confirmed the trial: slot \(host.running) is good")
       _ = try supervise { $0.confirmed() }
       trial = nil

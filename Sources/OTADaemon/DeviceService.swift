@@ -120,7 +120,7 @@ public final class DeviceService {
         value(of: characteristic, mtu: mtu)
       }
       for event in events {
-        if try handle(event) { return .restart }
+        if try handle(event) || restartIfRunningMarkedBad() { return .restart }
       }
       if let endpoint = smpUDP, readable.contains(endpoint.socket.descriptor.rawValue), try serveSMPOverUDP()
       {
@@ -204,7 +204,7 @@ public final class DeviceService {
           """)
         observe(.verdict("rebuilt boot state still provisional: \(why)"))
       case .markGood:
-        try host.markGood()
+        if try host.markGood() != nil, restartIfRunningMarkedBad() { return true }
         trial = nil
         let outcome = host.boot.outcome
         logger.notice(
@@ -237,8 +237,25 @@ public final class DeviceService {
   }
 
   /// What the supervisor waits for has happened some other way (CONFIRM, `otad mark-good`).
-  private func confirmedElsewhere(_ supervisor: TrialSupervisor) -> Bool {
-    supervisor.subject == .trial ? !host.runningOnTrial : !host.boot.provisional
+  func confirmedElsewhere(_ supervisor: TrialSupervisor) -> Bool {
+    supervisor.subject == .trial ? !host.runningOnTrial && !host.runningMarkedBad : !host.boot.provisional
+  }
+
+  /// A confirmation found the running trial's seal broken (its slot no longer holds the bytes its
+  /// activation checked): it was marked bad instead, and the device restarts into the confirmed
+  /// slot. True when the device must restart.
+  func restartIfRunningMarkedBad() -> Bool {
+    guard host.runningMarkedBad, host.running != host.boot.confirmed else { return false }
+    healthCheck?.kill()
+    healthCheck = nil
+    trial = nil
+    restartReason =
+      "slot \(host.running) was marked bad (\(host.boot.outcome.reason)): rolling back to slot \(host.boot.confirmed)"
+    logger.error("\(restartReason)")
+    observe(.verdict("marked bad (\(host.boot.outcome.reason)): rolling back to slot \(host.boot.confirmed)"))
+    observe(.restart(reason: restartReason))
+    link.disconnect()
+    return true
   }
 
   /// SIGHUP: `otad mark-good` or `mark-bad` changed the boot state.

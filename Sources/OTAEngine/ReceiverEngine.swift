@@ -780,6 +780,11 @@ public struct ReceiverEngine: Sendable {
     case .readRunning, .hashRunning, .decodeFrame:
       break  // completed in completeOperation, completeBlockHashes, completeFrame
     case .confirm:
+      if case .image(.invalid(let status, _)) = result {
+        // The trial's slot no longer holds what was checked: rolled back, not confirmed.
+        out.append(.notify(response(Opcode.confirm.rawValue, status)))
+        return
+      }
       runningOnTrial = false
       out.append(.notify(Response(.confirm, .success).encoded))
     case .discard(let answer):

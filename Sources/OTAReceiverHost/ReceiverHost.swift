@@ -112,10 +112,23 @@ public struct ReceiverHost: Sendable {
   /// True while this process runs a trial that still needs its verdict.
   public var runningOnTrial: Bool { boot.runningOnTrial && boot.trial?.slot == running }
 
-  /// The trial proved itself (health check passed, `otad mark-good`): keep it.
-  public mutating func markGood() throws(StorageError) {
+  /// The trial proved itself (health check passed, CONFIRM, SMP's confirm): keep it, once its slot
+  /// is read again against its seal. A slot that no longer holds the bytes its activation checked
+  /// is marked bad instead (`sealBroken`): returns why, and the caller restarts into the confirmed
+  /// slot.
+  @discardableResult
+  public mutating func markGood() throws(StorageError) -> String? {
+    if runningOnTrial, case .broken(let why) = control.checkSeal(running, in: boot) {
+      try changeBoot { $0.markBad(.sealBroken) }
+      return why
+    }
     try changeBoot { $0.markGood() }
+    return nil
   }
+
+  /// The running slot was marked bad (its seal broke at a confirmation, or `otad mark-bad`): it must
+  /// not go on running; the caller restarts into the confirmed slot.
+  public var runningMarkedBad: Bool { boot[running].status == .bad }
 
   /// The running slot of a provisional rebuilt state proved itself: the state is saved as it is.
   public mutating func confirmProvisional() throws(StorageError) {
@@ -390,16 +403,19 @@ public struct ReceiverHost: Sendable {
     case .activate(let journal, let permanent):
       // Checked again right before the boot pointer moves: the slot may have changed since
       // VALIDATE (a restart in between), or the trusted keys may have.
+      // The same pass seals the bytes: the boot stage boots them (and a trial is confirmed) only
+      // while the slot still holds exactly these.
       let securityCounter: UInt32
-      switch try checkImage(journal) {
-      case .valid(let counter): securityCounter = counter
+      let seal: [UInt8]?
+      switch try checkImage(journal, sealing: true) {
+      case .valid(let counter, let digest): (securityCounter, seal) = (counter, digest)
       case .invalid(let status, let reason): return .image(.invalid(status, reason: reason))
       }
       let attempts = control.attempts
       try changeBoot {
         $0.activate(
           journal.slot, version: journal.version, size: journal.size, crc32: journal.crc32,
-          securityCounter: securityCounter, attempts: attempts, permanent: permanent)
+          securityCounter: securityCounter, seal: seal, attempts: attempts, permanent: permanent)
       }
       try journalStore.remove()
     case .confirm:
@@ -408,8 +424,8 @@ public struct ReceiverHost: Sendable {
       // `otad mark-good`, does it.
       if boot.provisional, pairingRequired, boot.confirmed == running {
         try changeBoot { $0.confirmProvisional() }
-      } else {
-        try changeBoot { $0.markGood() }
+      } else if let why = try markGood() {
+        return .image(.invalid(.validationFailed, reason: why))
       }
     case .discard:
       try journalStore.remove()
@@ -424,8 +440,11 @@ public struct ReceiverHost: Sendable {
   }
 
   /// The whole image in `journal.slot`, judged against the confirmed image.
-  private mutating func checkImage(_ journal: TransferJournal) throws(StorageError) -> ImageCheck.Outcome {
-    let outcome = try imageCheck.verify(try storage.slots.reader(journal.slot), journal, boot.installed)
+  private mutating func checkImage(_ journal: TransferJournal, sealing: Bool = false) throws(StorageError)
+    -> ImageCheck.Outcome
+  {
+    let outcome = try imageCheck.verify(
+      try storage.slots.reader(journal.slot), journal, boot.installed, sealing)
     if case .invalid(_, let reason) = outcome {
       lastImageRejection = reason
     } else {

@@ -23,11 +23,14 @@ public struct ImageReport: Sendable, Equatable {
   public var securityCounter: UInt32
   /// The trusted key whose signature verified; nil when the policy asks for none.
   public var signedBy: ImagePublicKey?
+  /// The SHA-256 of all `size` bytes, when the check was asked to seal them (an activation's).
+  public var seal: [UInt8]?
 
   public init(
     kind: ImageKind, size: UInt64, crc32: UInt32, version: Version, sha256: [UInt8]?,
-    securityCounter: UInt32 = 0, signedBy: ImagePublicKey? = nil
+    securityCounter: UInt32 = 0, signedBy: ImagePublicKey? = nil, seal: [UInt8]? = nil
   ) {
+    self.seal = seal
     self.kind = kind
     self.size = size
     self.crc32 = crc32

@@ -15,11 +15,14 @@ extension ImageVerifier {
     /// Where the source returned fewer bytes than asked, breaking `ImageSource`'s contract; the
     /// stream stops there.
     var shortReadAt: UInt64? = nil
+    /// The SHA-256 of every byte, when asked for (`sealing`).
+    var seal: [UInt8]? = nil
 
     static func compute<Source: ImageSource>(
-      reader: Source, size: UInt64, chunkSize: Int, inspection: Inspection
+      reader: Source, size: UInt64, chunkSize: Int, inspection: Inspection, sealing: Bool = false
     ) throws(Source.ReadError) -> StreamedDigests {
       var crc = CRC32()
+      var whole: SHA256? = sealing ? SHA256() : nil
       var hasher: SHA256?
       var hashedRange: Range<UInt64> = 0..<0
       // Bytes decoded before streaming, each with the range of the slot it came from.
@@ -45,6 +48,7 @@ extension ImageVerifier {
         let chunkRange = offset..<offset + UInt64(count)
         chunk.withUnsafeBytes { buffer in
           crc.update(buffer)
+          whole?.update(bufferPointer: buffer)
           if let hashed = local(hashedRange, in: chunkRange) {
             hasher?.update(bufferPointer: UnsafeRawBufferPointer(rebasing: buffer[hashed]))
           }
@@ -57,7 +61,8 @@ extension ImageVerifier {
         offset = chunkRange.upperBound
       }
       return StreamedDigests(
-        crc32: crc.value, sha256: hasher.map { $0.finalize() }, slotChanged: slotChanged)
+        crc32: crc.value, sha256: hasher.map { $0.finalize() }, slotChanged: slotChanged,
+        seal: whole.map { Array($0.finalize()) })
     }
 
     /// The part of `range` that lies in `chunk`, as indices into the chunk's bytes; nil if none.

@@ -24,25 +24,28 @@ public enum ImageVerifier {
   ///   - installed: the confirmed image's version and the device's security counter floor.
   ///   - chunkSize: bytes per streamed read (values below 1 count as 1).
   /// - Returns: the verdict about the bytes. Throws only when the slot cannot be read.
+  ///   - sealing: also compute the SHA-256 of all `size` bytes, in the same pass (`ImageReport.seal`):
+  ///     what an activation records, so that the boot stage can tell the slot still holds them.
   public static func verify<Source: ImageSource>(
     reader: Source, size: UInt64, expectedCRC: UInt32, preparedVersion: Version,
-    policy: ImagePolicy = .integrityOnly, installed: InstalledImage = .none, chunkSize: Int = 1 << 20
+    policy: ImagePolicy = .integrityOnly, installed: InstalledImage = .none, sealing: Bool = false,
+    chunkSize: Int = 1 << 20
   ) throws(Source.ReadError) -> ImageVerdict {
     try verify(
       reader: reader, size: size, expectedCRC: Optional(expectedCRC), preparedVersion: preparedVersion,
-      policy: policy, installed: installed, chunkSize: chunkSize)
+      policy: policy, installed: installed, sealing: sealing, chunkSize: chunkSize)
   }
 
   /// As above; with no `expectedCRC` (an image judged by itself, `survey`) the CRC32 is only
   /// computed, in the same single pass.
   static func verify<Source: ImageSource>(
     reader: Source, size: UInt64, expectedCRC: UInt32?, preparedVersion: Version,
-    policy: ImagePolicy, installed: InstalledImage, chunkSize: Int = 1 << 20
+    policy: ImagePolicy, installed: InstalledImage, sealing: Bool = false, chunkSize: Int = 1 << 20
   ) throws(Source.ReadError) -> ImageVerdict {
     guard size > 0 else { return .invalid(.malformed("the image is empty (0 bytes)")) }
     let inspection = try inspect(reader: reader, size: size)
     let stream = try StreamedDigests.compute(
-      reader: reader, size: size, chunkSize: max(1, chunkSize), inspection: inspection)
+      reader: reader, size: size, chunkSize: max(1, chunkSize), inspection: inspection, sealing: sealing)
 
     if let offset = stream.shortReadAt {
       return .invalid(.malformed("the slot returned fewer bytes than asked at offset \(offset)"))
@@ -63,7 +66,9 @@ public enum ImageVerifier {
         return .invalid(problem)
       }
       return .valid(
-        ImageReport(kind: .raw, size: size, crc32: stream.crc32, version: preparedVersion, sha256: nil))
+        ImageReport(
+          kind: .raw, size: size, crc32: stream.crc32, version: preparedVersion, sha256: nil,
+          seal: stream.seal))
     case .invalid(let problem):
       return .invalid(problem)
     case .mcuboot(let decoded, _, _):
@@ -103,7 +108,7 @@ public enum ImageVerifier {
     return .valid(
       ImageReport(
         kind: .mcuboot(layout), size: size, crc32: stream.crc32, version: layout.header.version,
-        sha256: Array(digest), securityCounter: counter, signedBy: signer))
+        sha256: Array(digest), securityCounter: counter, signedBy: signer, seal: stream.seal))
   }
 
   /// Downgrade and rollback protection: a version below the confirmed one unless allowed, and a

@@ -21,6 +21,9 @@ public struct UpdateOutcome: Equatable, Sendable {
     case healthCheckTimedOut = 2
     case didNotStart = 3
     case markedBad = 4
+    /// The slot's bytes were no longer those checked at activation (its seal): never booted, or
+    /// never confirmed.
+    case sealBroken = 5
 
     public var description: String {
       switch self {
@@ -29,6 +32,7 @@ public struct UpdateOutcome: Equatable, Sendable {
       case .healthCheckTimedOut: "health check timed out"
       case .didNotStart: "did not start"
       case .markedBad: "marked bad"
+      case .sealBroken: "its slot changed after it was checked"
       }
     }
   }

@@ -21,7 +21,7 @@ import OTASystem
 // --delta OLD NEW pushes NEW to a device running OLD each way a central can (plain chunks, compressed,
 // block copies from the device's block hashes, a delta against OLD) and prints bytes on air and time.
 // --breakdown times each device event and each storage call instead, as before: the timers cost
-// CPU of their own, so its figures are higher.
+// CPU of their own, so its figures are higher. --seal times the check of a slot against its seal.
 import OTATrust
 import OTAWire
 
@@ -35,6 +35,8 @@ struct Options {
   var directory: String?
   var floor: String?
   var breakdown = false
+  /// `--seal`: what checking a slot against its seal costs, at `--size` MiB.
+  var seal = false
   /// `--delta OLD NEW`: bytes on air and time of each way to send NEW to a device running OLD.
   var delta: (old: String, new: String)?
   /// `--plan OLD NEW`: the central's planning alone, with `--matcher NAME`.
@@ -54,6 +56,7 @@ struct Options {
       case "--dir": directory = iterator.next()
       case "--floor": floor = iterator.next()
       case "--breakdown": breakdown = true
+      case "--seal": seal = true
       case "--delta":
         guard let old = iterator.next(), let new = iterator.next() else {
           FileHandle.standardError.write(Data("ota-bench: --delta needs OLD and NEW\n".utf8))
@@ -75,7 +78,8 @@ struct Options {
         print(
           "usage: ota-bench [--size MiB] [--mtu N ...] [--window KiB] [--dir PATH] [--floor PATH] [--breakdown]\n"
             + "       ota-bench --delta OLD NEW [--mtu N ...] [--ways full,compressed,blocks,pages,hand,delta] [--span KiB]\n"
-            + "       ota-bench --plan OLD NEW [--matcher rolling|suffix] [--mtu N]"
+            + "       ota-bench --plan OLD NEW [--matcher rolling|suffix] [--mtu N]\n"
+            + "       ota-bench --seal [--size MiB]"
         )
         OtaBenchExitCode.success.exit()
       default:
@@ -264,6 +268,15 @@ func runWithBreakdown(options: Options, mtu: Int, image: [UInt8]) throws {
 }
 
 let options = Options(arguments: Array(CommandLine.arguments.dropFirst()))
+if options.seal {
+  do {
+    try SealBench.run(options: options)
+  } catch {
+    print("ota-bench --seal: \(error)")
+    OtaBenchExitCode.failed.exit()
+  }
+  OtaBenchExitCode.success.exit()
+}
 if let plan = options.plan {
   do {
     try PlanBench.run(old: plan.old, new: plan.new, matcher: options.matcher, options: options)

@@ -56,6 +56,12 @@ struct MarkGoodCommand: ParsableCommand {
       return
     case .confirmedTrial(let after):
       print("slot \(after.confirmed) (firmware \(after[after.confirmed].version)) confirmed")
+    case .sealBroken(let why, let after):
+      // The trial is marked bad: the daemon, told, restarts into the confirmed slot.
+      notifyDaemon(daemon.layout)
+      throw ValidationError(
+        "not confirmed: \(why). The trial is marked bad; slot \(after.confirmed) boots again. Push the image again."
+      )
     }
     notifyDaemon(daemon.layout)
   }

@@ -286,11 +286,34 @@ import Testing
     state.activate(
       .b, version: Self.v2, size: 10, crc32: 1, securityCounter: 0x0102_0304, attempts: 1, permanent: true)
     let bytes = state.encoded
-    #expect(bytes.count == 80 && bytes[4] == 2)
+    #expect(bytes.count == 144 && bytes[4] == 3)
     #expect(Array(bytes[64..<68]) == [0, 0, 0, 0])
     #expect(Array(bytes[68..<72]) == [4, 3, 2, 1])
     #expect(Array(bytes[72..<76]) == [4, 3, 2, 1])
     #expect(try BootState(bytes: bytes) == state)
+  }
+
+  @Test func sealsAreStoredAfterTheCountersAndAFormatTwoRecordIsStillRead() throws {
+    // [P-DISK-6]
+    var state = BootState.factory(version: Self.v1)
+    let seal = (0..<32).map { UInt8($0 + 1) }
+    state.activate(.b, version: Self.v2, size: 10, crc32: 1, seal: seal, attempts: 3, permanent: false)
+    let bytes = state.encoded
+    #expect(Array(bytes[76..<108]) == [UInt8](repeating: 0, count: 32), "slot A: no seal")
+    #expect(Array(bytes[108..<140]) == seal)
+    #expect(
+      Array(bytes[140..<144])
+        == {
+          var crc: [UInt8] = []; crc.appendU32(CRC32.checksum(bytes[0..<140])); return crc
+        }())
+    #expect(try BootState(bytes: bytes) == state)
+    // The 80-byte record format 2 wrote: the first 76 bytes, its CRC32; read without seals.
+    var old = Array(bytes[0..<76])
+    old[4] = 2
+    old.appendU32(CRC32.checksum(old))
+    var unsealed = state
+    unsealed.slots.b.seal = nil
+    #expect(try BootState(bytes: old) == unsealed)
   }
 
   @Test func aFormatOneRecordIsStillRead() throws {
