@@ -163,6 +163,7 @@ public final class BlueZPeripheral: PeripheralLink {
     -> [PeripheralEvent]
   {
     lastNow = now
+    inbox.now = now
     let dbusEvents = withoutActuallyEscaping(value) { provider in
       inbox.valueProvider = provider
       defer { inbox.valueProvider = nil }
@@ -220,7 +221,7 @@ public final class BlueZPeripheral: PeripheralLink {
       if inbox.device != nil { inbox.events.append(.disconnected) }
       inbox.forgetCentral()
       for central in inbox.smpCentrals.keys.sorted() { inbox.forgetSMPCentral(central) }
-      for central in Set(inbox.nordicDFUCentrals.values) { inbox.forgetNordicDFUCentral(central) }
+      for central in Set(inbox.nordicDFUCentrals.values.joined()) { inbox.forgetNordicDFUCentral(central) }
       if !newOwner.isEmpty {
         logger.notice("bluetoothd restarted: registering again")
         retryRegistrationAt = lastNow + .milliseconds(200)
@@ -271,6 +272,7 @@ public final class BlueZPeripheral: PeripheralLink {
         return
       case .success(let count?) where count > 0:
         packets += 1
+        inbox.otaLastWrite = lastNow
         inbox.events.append(.dataWrite(Array(buffer[0..<count])))
       case .success:
         // bluetoothd closed its end: the central went away or the link is being renegotiated.
@@ -306,13 +308,6 @@ public final class BlueZPeripheral: PeripheralLink {
   public func notifySMP(_ bytes: [UInt8]) {
     guard application.smp, inbox.smpNotifying else { return }
     notifyValue(bytes, at: application.smpCharacteristic, "SMP")
-  }
-
-  /// Drops a Nordic DFU session's central (Device1.Disconnect); `.nordicDFUCentralGone` follows.
-  public func disconnectNordicDFU(_ service: NordicDFUService) {
-    guard let central = inbox.nordicDFUCentrals[service] else { return }
-    dropDevice(central)
-    inbox.forgetNordicDFUCentral(central)
   }
 
   /// One notification on a Nordic DFU control point.
@@ -364,6 +359,7 @@ public final class BlueZPeripheral: PeripheralLink {
     let path = DBusObjectPath(central)
     dropDevice(path)
     inbox.forgetSMPCentral(path)
+    inbox.forgetNordicDFUCentral(path)
   }
 
   /// Unregisters the advertisement and the application (on a clean stop), waiting at most

@@ -147,7 +147,7 @@ struct GattApplication {
         controlPoint, uuid: OTAUUID.controlPoint, service: otaService, flags: [write, "notify"],
         extra: [DBusProperty("Notifying", value: .boolean(false)), DBusProperty("Value", value: .bytes([]))],
         methods: [
-          writeValue { value, options in inbox.controlWrite(value, options) },
+          writeValue { value, options throws(DBusError) in try inbox.controlWrite(value, options) },
           DBusMethod("StartNotify") { _ in
             inbox.notifying = true
             return []
@@ -163,7 +163,7 @@ struct GattApplication {
         data, uuid: OTAUUID.data, service: otaService, flags: ["write-without-response", write],
         extra: [DBusProperty("WriteAcquired", value: .boolean(false))],
         methods: [
-          writeValue { value, options in inbox.dataWrite(value, options) },
+          writeValue { value, options throws(DBusError) in try inbox.dataWrite(value, options) },
           DBusMethod(
             "AcquireWrite", inputs: [DBusArgument("options", "a{sv}")],
             outputs: [DBusArgument("fd", "h"), DBusArgument("mtu", "q")]

@@ -11,13 +11,15 @@ extension DeviceService {
   /// One write (or the central's going) of a Nordic DFU service; true when the device must restart.
   func receiveNordicDFU(_ event: PeripheralEvent) throws -> Bool {
     switch event {
-    case .nordicDFUControl(let service, let bytes):
+    case .nordicDFUControl(let service, let central, let bytes):
+      guard admitNordicDFUWrite(service, from: central) else { return false }
       if recordsDataWrites { observe(.nordicDFU(service, Self.nordicDFUCommand(service, bytes))) }
       if let restart = try faultsBeforeNordicDFUControl(service, bytes) { return restart }
       return try serveNordicDFU(service) { (device, host) throws(StorageError) in
         try device.control(bytes, host: &host)
       }
-    case .nordicDFUPacket(let service, let written):
+    case .nordicDFUPacket(let service, let central, let written):
+      guard admitNordicDFUWrite(service, from: central) else { return false }
       let received = nordicDFU[service]?.firmwareProgress?.received
       let (carried, restartByFault) = try faultsBeforeNordicDFUPacket(service, written)
       if restartByFault { return true }
@@ -30,7 +32,10 @@ extension DeviceService {
       return try serveNordicDFU(service) { (device, host) throws(StorageError) in
         try device.packet(bytes, host: &host)
       }
-    case .nordicDFUCentralGone(let service):
+    case .nordicDFUCentralGone(let service, let central):
+      // Only the session's own central ends it by going.
+      guard nordicDFUCentrals[service]?.central == central else { return false }
+      nordicDFUCentrals[service] = nil
       if recordsDataWrites { observe(.nordicDFUGone(service)) }
       // The session's central went: the device is free for another protocol at once.
       host.release(service.owner)
@@ -38,6 +43,36 @@ extension DeviceService {
     default:
       return false
     }
+  }
+
+  /// Whether a write from `central` belongs to the service's session. While one central's session
+  /// is under way and it wrote within the lease time, another central's writes are dropped (logged,
+  /// the first of each at warning) and the session goes on: nobody ends a session it does not own.
+  /// A session that is idle, or whose central went quiet, is taken over by the next central.
+  func admitNordicDFUWrite(_ service: NordicDFUService, from central: String) -> Bool {
+    if let owner = nordicDFUCentrals[service], owner.central != central {
+      let holds = nordicDFU[service]?.active == true && now - owner.lastWrite < UpdateTransaction.leaseTimeout
+      if holds {
+        nordicDFUCentrals[service]?.refused += 1
+        let refused = nordicDFUCentrals[service]?.refused ?? 0
+        let line =
+          "\(service.rawValue): a write from \(central) dropped: \(owner.central)'s session is under way"
+        if refused == 1 { logger.warning("\(line)") } else { logger.debug("\(line) (\(refused) dropped)") }
+        return false
+      }
+      // The earlier central's session is over (idle, or quiet past the lease): it ends here.
+      if var device = nordicDFU[service] {
+        _ = device.disconnected()
+        nordicDFU[service] = device
+      }
+      host.release(service.owner)
+    }
+    if nordicDFUCentrals[service]?.central == central {
+      nordicDFUCentrals[service]?.lastWrite = now
+    } else {
+      nordicDFUCentrals[service] = NordicDFUCentral(central: central, lastWrite: now)
+    }
+    return true
   }
 
   /// Runs one step of a Nordic DFU session; true when the device must restart.
@@ -138,12 +173,19 @@ extension DeviceService {
   /// A Nordic DFU central is dropped as a fault asked: its session learns it now (what its link
   /// still delivers finds no session under way), and the link drops it.
   func dropNordicDFUCentral(_ service: NordicDFUService) throws {
-    if var device = nordicDFU[service] {
-      _ = device.disconnected()
-      nordicDFU[service] = device
-    }
-    link.disconnectNordicDFU(service)
+    _ = try serveNordicDFU(service) { device, _ in device.disconnected() }
+    host.release(service.owner)
+    guard let owner = nordicDFUCentrals.removeValue(forKey: service) else { return }
+    link.disconnect(central: owner.central)
   }
+}
+
+/// The central whose session a Nordic DFU service serves, when it last wrote, and how many writes
+/// of other centrals were dropped meanwhile.
+struct NordicDFUCentral {
+  var central: String
+  var lastWrite: Duration
+  var refused = 0
 }
 
 extension NordicDFUService {

@@ -48,8 +48,10 @@ public final class DeviceService {
   public let identity: DeviceIdentity
   /// Told each request, answer, connection and trial step as it happens (`otad run --trace`).
   public var observe: (DeviceActivity) -> Void = { _ in }
-  /// Nordic's Legacy and Secure DFU (docs/NORDIC-DFU.md), those the configuration serves.
+  /// Nordic's Legacy and Secure DFU (docs/NORDIC-DFU.md), those the configuration serves, and the
+  /// central each one's session belongs to.
   public var nordicDFU: [NordicDFUService: any NordicDFUSession] = [:]
+  var nordicDFUCentrals: [NordicDFUService: NordicDFUCentral] = [:]
   /// Faults on demand (docs/APP-TESTING.md), when the configuration allows them.
   var faults: FaultInjection?
   /// Each data write is told to `observe` too (`otad run --sessions`): off, a write costs nothing more.
@@ -460,6 +462,8 @@ public final class DeviceService {
       if judged, let reason = host.lastImageRejection {
         // The status says little; the reason is what the device's owner needs.
         logger.warning("\(name) refused the image: \(reason)")
+      } else if response.status == .busy, let holder = host.transaction.lease?.owner, holder != .ota {
+        logger.warning("\(name) refused: \(holder) is updating the device (one protocol at a time)")
       } else {
         logger.warning("\(name) answered \(response.status)", metadata: ["payload": "\(response.payload)"])
       }

@@ -24,10 +24,11 @@ public enum PeripheralEvent: Equatable, Sendable {
   /// An SMP central went away: what it sent of a message is forgotten.
   case smpCentralGone(central: String)
   /// Nordic's DFU (docs/NORDIC-DFU.md): a write to one service's control point or packet
-  /// characteristic, and its central going away.
-  case nordicDFUControl(NordicDFUService, [UInt8])
-  case nordicDFUPacket(NordicDFUService, [UInt8])
-  case nordicDFUCentralGone(NordicDFUService)
+  /// characteristic by `central` (the link's name for it), and a central that wrote to it going
+  /// away. Which central's session a write belongs to is the daemon's to decide.
+  case nordicDFUControl(NordicDFUService, central: String, [UInt8])
+  case nordicDFUPacket(NordicDFUService, central: String, [UInt8])
+  case nordicDFUCentralGone(NordicDFUService, central: String)
 }
 
 /// Nordic's two DFU services (docs/NORDIC-DFU.md): SDK 11's Legacy DFU and SDK 12's Secure DFU.
@@ -55,8 +56,9 @@ public protocol PeripheralLink: AnyObject {
   func notify(_ bytes: [UInt8])
   /// Drops the current central, if any.
   func disconnect()
-  /// Drops the central the link names `central` (an SMP central, `.smpWrite`); when it is the OTA
-  /// central, a `.disconnected` follows.
+  /// Drops the central the link names `central` (an SMP or a Nordic DFU central, as its events
+  /// name it); when it is the OTA central, a `.disconnected` follows; when it wrote to a Nordic DFU
+  /// service, a `.nordicDFUCentralGone`.
   func disconnect(central: String)
   /// Sends one notification on the SMP characteristic (at most the central's MTU − 3 bytes); dropped
   /// when no central asked for them. Links without SMP drop it.
@@ -65,8 +67,6 @@ public protocol PeripheralLink: AnyObject {
   var dataChannelPSM: UInt16 { get }
   /// Sends one notification on a Nordic DFU service's control point; links without it drop it.
   func notifyNordicDFU(_ service: NordicDFUService, _ bytes: [UInt8])
-  /// Drops the central of a Nordic DFU session (a fault asked for it); `.nordicDFUCentralGone` follows.
-  func disconnectNordicDFU(_ service: NordicDFUService)
 }
 
 extension PeripheralLink {
@@ -77,7 +77,6 @@ extension PeripheralLink {
   public func disconnect(central: String) {}
   /// The simulated links carry no Nordic DFU service.
   public func notifyNordicDFU(_ service: NordicDFUService, _ bytes: [UInt8]) {}
-  public func disconnectNordicDFU(_ service: NordicDFUService) {}
   public var dataChannelPSM: UInt16 { 0 }
 }
 

@@ -25,6 +25,8 @@ import Testing
   var signals: [DBusSignal] = []
   /// The MTU each read was answered for, in order.
   var readMTUs: [Int] = []
+  /// The loop's time the peripheral is served at.
+  var loopTime: Duration = .zero
   static let device: DBusObjectPath = "/org/bluez/hci0/dev_11_22_33_44_55_66"
   static let info: [UInt8] = Array(0..<30)
 
@@ -72,7 +74,7 @@ import Testing
       guard clock.now < deadline else { throw DBusError.named("test.Timeout", message: "pump timed out") }
       let readable = try Poller.wait(
         for: peripheral.descriptors + [bluez.descriptor], timeout: .milliseconds(20))
-      events += try peripheral.service(readable: readable, now: .zero) { characteristic, mtu in
+      events += try peripheral.service(readable: readable, now: loopTime) { characteristic, mtu in
         self.value(characteristic, mtu)
       }
       for event in bluez.process() {
@@ -93,7 +95,7 @@ import Testing
     while result == nil, clock.now < deadline {
       let readable = try Poller.wait(
         for: peripheral.descriptors + [bluez.descriptor], timeout: .milliseconds(20))
-      events += try peripheral.service(readable: readable, now: .zero) { characteristic, mtu in
+      events += try peripheral.service(readable: readable, now: loopTime) { characteristic, mtu in
         self.value(characteristic, mtu)
       }
       for event in bluez.process() {

@@ -14,16 +14,25 @@ import Testing
   /// nrf-ota's whole flow as link events, ending with SYS RESET (so that the loop returns).
   static func flow(prn: UInt8 = 10) -> [PeripheralEvent] {
     var events: [PeripheralEvent] = [
-      .nordicDFUControl(.legacy, [0x01, 0x04]),
-      .nordicDFUPacket(.legacy, LegacyDFUTests.sizes(UInt32(firmware.count))),
-      .nordicDFUControl(.legacy, [0x02, 0x00]), .nordicDFUPacket(.legacy, LegacyDFUTests.initPacket()),
-      .nordicDFUControl(.legacy, [0x02, 0x01]), .nordicDFUControl(.legacy, [0x08, prn, 0]),
-      .nordicDFUControl(.legacy, [0x03]),
+      .nordicDFUControl(.legacy, central: ScriptedNordicDFULink.central, [0x01, 0x04]),
+      .nordicDFUPacket(
+        .legacy, central: ScriptedNordicDFULink.central, LegacyDFUTests.sizes(UInt32(firmware.count))),
+      .nordicDFUControl(.legacy, central: ScriptedNordicDFULink.central, [0x02, 0x00]),
+      .nordicDFUPacket(.legacy, central: ScriptedNordicDFULink.central, LegacyDFUTests.initPacket()),
+      .nordicDFUControl(.legacy, central: ScriptedNordicDFULink.central, [0x02, 0x01]),
+      .nordicDFUControl(.legacy, central: ScriptedNordicDFULink.central, [0x08, prn, 0]),
+      .nordicDFUControl(.legacy, central: ScriptedNordicDFULink.central, [0x03]),
     ]
     for start in stride(from: 0, to: firmware.count, by: 20) {
-      events.append(.nordicDFUPacket(.legacy, Array(firmware[start..<min(start + 20, firmware.count)])))
+      events.append(
+        .nordicDFUPacket(
+          .legacy, central: ScriptedNordicDFULink.central,
+          Array(firmware[start..<min(start + 20, firmware.count)])))
     }
-    return events + [.nordicDFUControl(.legacy, [0x04]), .nordicDFUControl(.legacy, [0x06])]
+    return events + [
+      .nordicDFUControl(.legacy, central: ScriptedNordicDFULink.central, [0x04]),
+      .nordicDFUControl(.legacy, central: ScriptedNordicDFULink.central, [0x06]),
+    ]
   }
 
   func run(_ faults: [String], _ script: [PeripheralEvent] = flow()) throws -> (
@@ -108,7 +117,10 @@ import Testing
   }
 
   @Test func aRestartAtActivateLeavesTheImageValidatedButNotOnTrial() throws {
-    let script = Self.flow().dropLast() + [PeripheralEvent.nordicDFUControl(.legacy, [0x05])]
+    let script =
+      Self.flow().dropLast() + [
+        PeripheralEvent.nordicDFUControl(.legacy, central: ScriptedNordicDFULink.central, [0x05])
+      ]
     let (stop, link) = try run(["restart at=dfu-activate"], Array(script))
     #expect(stop == .restart)
     #expect(link.notifications.last == [0x10, 0x04, 0x01])

@@ -17,11 +17,16 @@ import Testing
   /// firmware in 4 KiB data objects of 244-byte packets, each checked (CALCULATE CHECKSUM) and
   /// executed; the last EXECUTE activates.
   static func flow() -> [PeripheralEvent] {
-    func control(_ bytes: [UInt8]) -> PeripheralEvent { .nordicDFUControl(.secure, bytes) }
+    func control(_ bytes: [UInt8]) -> PeripheralEvent {
+      .nordicDFUControl(.secure, central: ScriptedNordicDFULink.central, bytes)
+    }
     func object(_ type: UInt8, _ bytes: ArraySlice<UInt8>) -> [PeripheralEvent] {
       var events = [control(SecureDFUTests.Session.create(type, bytes.count))]
       for start in stride(from: bytes.startIndex, to: bytes.endIndex, by: 244) {
-        events.append(.nordicDFUPacket(.secure, Array(bytes[start..<min(start + 244, bytes.endIndex)])))
+        events.append(
+          .nordicDFUPacket(
+            .secure, central: ScriptedNordicDFULink.central,
+            Array(bytes[start..<min(start + 244, bytes.endIndex)])))
       }
       return events + [control([0x03]), control([0x04])]
     }

@@ -1,6 +1,9 @@
+import Logging
 import OTABoot
 import OTACBOR
+import OTADaemon
 import OTAEngine
+import OTALink
 import OTANordicDFU
 import OTAReceiverHost
 import OTASMP
@@ -123,4 +126,47 @@ import Testing
   }
 
   struct SMPAnswerMissing: Error {}
+}
+
+/// Another central cannot end a Nordic DFU session it does not own: in the daemon's loop, a second
+/// central's writes are dropped while the first central's session is under way (its SYS RESET
+/// included), and it may begin once the first has gone.
+@Suite struct NordicDFUCentralOwnershipTests {
+  static let first = ScriptedNordicDFULink.central
+  static let second = "/org/bluez/hci0/dev_00_AA_01_00_00_02"
+
+  @Test func aSecondCentralCannotResetOrRestartTheFirstCentralsSession() throws {
+    let fixture = DeviceFixture(slotCapacity: 64 * 1024)
+    func control(_ central: String, _ bytes: [UInt8]) -> PeripheralEvent {
+      .nordicDFUControl(.legacy, central: central, bytes)
+    }
+    func packet(_ central: String, _ bytes: [UInt8]) -> PeripheralEvent {
+      .nordicDFUPacket(.legacy, central: central, bytes)
+    }
+    let firmware = LegacyDFUTests.firmware
+    var script: [PeripheralEvent] = [
+      control(Self.first, [0x01, 0x04]), packet(Self.first, LegacyDFUTests.sizes(UInt32(firmware.count))),
+      control(Self.first, [0x02, 0x00]), packet(Self.first, LegacyDFUTests.initPacket()),
+      control(Self.first, [0x02, 0x01]), control(Self.first, [0x03]),
+      packet(Self.first, Array(firmware[0..<20])),
+      // The second central: a reset, a new START, bytes of its own. None reaches the session.
+      control(Self.second, [0x06]), control(Self.second, [0x01, 0x04]), packet(Self.second, [0xEE, 0xEE]),
+    ]
+    for start in stride(from: 20, to: firmware.count, by: 20) {
+      script.append(packet(Self.first, Array(firmware[start..<min(start + 20, firmware.count)])))
+    }
+    script += [
+      control(Self.first, [0x04]),
+      // The first central goes; now the second may begin, and its SYS RESET is carried out.
+      .nordicDFUCentralGone(.legacy, central: Self.first),
+      control(Self.second, [0x06]),
+    ]
+    let link = ScriptedNordicDFULink(script)
+    let service = DeviceService(host: try fixture.makeHost(), link: link, logger: Logger(label: "test"))
+    service.nordicDFU[.legacy] = LegacyDFUDevice()
+    #expect(try service.run(stopSignals: nil) == .restart)
+    #expect(link.script.isEmpty, "the loop restarted at the second central's last SYS RESET, not before")
+    #expect(link.notifications.last == [0x10, 0x04, 0x01], "the first central's firmware validated whole")
+    #expect(Array(fixture.medium.slotBytes(.b).prefix(firmware.count)) == firmware)
+  }
 }
