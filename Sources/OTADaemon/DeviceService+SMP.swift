@@ -26,7 +26,7 @@ extension DeviceService {
       return false
     }
     guard let message = faulted.message else { return false }
-    let output = try service.answer(message, host: &host, now: now)
+    let output = try service.answer(message, from: client, host: &host, now: now)
     smp = service
     logStorageFailures()
     if let note = output.note { logger.info("SMP: \(client): \(note)") }

@@ -26,6 +26,9 @@ public enum TransactionError: Error, Equatable, Sendable, CustomStringConvertibl
 /// and each write, commit, validation, activation or discard carries its identity; the
 /// transaction authorizes it against the current transfer and the boot state before any IO.
 extension ReceiverHost {
+  /// The OTA central, as the work budget knows it: one at a time on the link.
+  public static let otaClient = "OTA central"
+
   /// The loop's time, for the sessions' leases (`UpdateTransaction.leaseTimeout`).
   public mutating func advance(to now: Duration) {
     transaction.now = max(transaction.now, now)
@@ -188,7 +191,15 @@ extension ReceiverHost {
       case .success: return .done
       case .failure(let error): return .failed("\(error)")
       }
-    case .readRunning, .hashRunning, .decodeFrame, .confirm:
+    case .hashRunning(let blockSize, let first, let count, let imageSize):
+      // Charged to the OTA central's budget of slot hashing: the bytes it makes the device read.
+      let start = UInt64(first) * UInt64(blockSize)
+      let bytes =
+        start < UInt64(imageSize) ? min(UInt64(count) * UInt64(blockSize), UInt64(imageSize) - start) : 0
+      workBudget.charge(Self.otaClient, bytes: bytes, now: transaction.now)
+      imageHashBytesRead += bytes
+      return try perform(io)
+    case .readRunning, .decodeFrame, .confirm:
       return try perform(io)
     default:
       guard let ota = transaction.current(of: .ota) else {

@@ -46,6 +46,13 @@ public struct ReceiverHost: Sendable {
   /// The running slot's block hashes, computed on the first read and kept while the running
   /// image (slot, size, CRC32) stays the same.
   var blockHashCache: (identity: RunningImageIdentity, value: BlockHashes)?
+  /// Each slot's image hash, computed once per state of the slot (`imageHash`).
+  var slotHashes = SlotHashCache()
+  /// Bytes read and hashed for image hashes and BLOCK HASHES since the start (what the work budget
+  /// charges).
+  public internal(set) var imageHashBytesRead: UInt64 = 0
+  /// How much slot hashing each client may make the device do (`WorkBudget`).
+  public var workBudget = WorkBudget()
   /// The running image as its own MCUboot header and hash show it, when the boot state records no
   /// size for it (a device never updated: its factory image). Surveyed once at start.
   var surveyedRunningImage: (size: UInt32, crc32: UInt32)?
@@ -184,6 +191,12 @@ public struct ReceiverHost: Sendable {
     default:
       break
     }
+    if case .control(let bytes, let now) = event, bytes.first == Opcode.blockHashes.rawValue,
+      engine.configuration.features.contains(.blockHashRequests), !workBudget.admits(Self.otaClient, now: now)
+    {
+      // Past its budget of slot hashing: BLOCK HASHES waits, in the OTA protocol's terms.
+      return [.notify(Response(requestOpcode: Opcode.blockHashes.rawValue, status: .busy).encoded)]
+    }
     var outputs: [Output] = []
     var next: ReceiverEvent? = event
     while let current = next {
@@ -220,7 +233,10 @@ public struct ReceiverHost: Sendable {
   private mutating func syncEngine() {
     engine.updateRunningOnTrial(Self.unconfirmed(boot, running))
     engine.updateConfirmRefused(boot.provisional && !pairingRequired && !boot.runningOnTrial)
-    engine.updateRunningImage(size: runningImage.size, slotExtent: runningSlotExtent)
+    // No oracle: a slot nobody adopted (no image recorded or surveyed) offers its bytes to copies
+    // and BLOCK HASHES only over an authenticated link; else a 1-byte copy and a guessed WINDOW CRC
+    // would read it a byte at a time.
+    engine.updateRunningImage(size: runningImage.size, slotExtent: pairingRequired ? runningSlotExtent : 0)
     engine.updateMinimumVersion(imageCheck.policy.allowDowngrade ? nil : boot[boot.confirmed].version)
   }
 
@@ -467,6 +483,7 @@ public struct ReceiverHost: Sendable {
 
   /// The inactive slot's writer, opened once through the one guard that refuses the running slot.
   private mutating func slotWriter(_ slot: SlotID) throws(StorageError) -> any SlotWriter {
+    slotMayChange(slot)
     if let writer, writer.slot == slot { return writer.writer }
     let opened = try storage.slots.openForWriting(slot, running: running)
     writer = (slot, opened)

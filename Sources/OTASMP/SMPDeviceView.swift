@@ -56,4 +56,22 @@ public struct SMPDeviceView: Equatable, Sendable {
     self.system = system
     self.downgradesRefused = downgradesRefused
   }
+
+  public init(images: [SMPImageSlot], facts: SMPDeviceFacts) {
+    self.init(images: images, system: facts.system, downgradesRefused: facts.downgradesRefused)
+  }
+
+  /// What the commands other than image state report.
+  public var facts: SMPDeviceFacts { SMPDeviceFacts(system: system, downgradesRefused: downgradesRefused) }
+}
+
+/// What OS info and bootloader info report: nothing that needs a slot read.
+public struct SMPDeviceFacts: Equatable, Sendable {
+  public var system: SMPSystemInfo
+  public var downgradesRefused: Bool
+
+  public init(system: SMPSystemInfo = SMPSystemInfo(), downgradesRefused: Bool) {
+    self.system = system
+    self.downgradesRefused = downgradesRefused
+  }
 }

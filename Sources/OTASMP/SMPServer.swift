@@ -26,9 +26,15 @@ public struct SMPServer: Sendable {
     public let header: SMPHeader
   }
 
-  /// One whole message (a UDP datagram, or what `SMPFrameAssembler` produced). `device` is asked
-  /// for only by the commands that report it (reading it may read both slots: not per upload chunk).
-  public func handle(_ message: [UInt8], device: @autoclosure () -> SMPDeviceView) -> Step {
+  /// One whole message, with the device as one value (tests, the fuzzer).
+  public func handle(_ message: [UInt8], device: SMPDeviceView) -> Step {
+    handle(message, facts: device.facts, images: { device.images })
+  }
+
+  /// One whole message (a UDP datagram, or what `SMPFrameAssembler` produced). `images` is asked
+  /// for only by image state read and write (they report both slots' hashes); OS info and
+  /// bootloader info answer from `facts`, which reads no slot.
+  public func handle(_ message: [UInt8], facts: SMPDeviceFacts, images: () -> [SMPImageSlot]) -> Step {
     let header: SMPHeader
     do {
       header = try SMPHeader(bytes: message)
@@ -51,13 +57,22 @@ public struct SMPServer: Sendable {
     }
     do {
       let decoded = try SMPBody(bytes: Array(body), limits: configuration.limits)
-      switch try route(header, decoded, bodyBytes: body, device) {
+      switch try route(header, decoded, bodyBytes: body, facts, images) {
       case .answer(let entries): return .respond(answer(header, .success(entries)))
       case .device(let command): return .perform(command, Pending(header: header))
       }
     } catch {
       return .respond(answer(header, .failure(error)))
     }
+  }
+
+  /// The answer "busy" (rc 10) to a request the device will not take now (past its client's budget
+  /// of slot hashing); nothing without a whole request header to answer to.
+  public func refuseBusy(_ message: [UInt8]) -> Step {
+    guard let header = try? SMPHeader(bytes: message), header.operation.isRequest else {
+      return .ignore("not a request")
+    }
+    return .respond(answer(header, .failure(.generic(.busy))))
   }
 
   /// The answer "message too large" (rc 7) to a message cut short by its transport (a datagram
@@ -80,7 +95,8 @@ public struct SMPServer: Sendable {
   }
 
   private func route(
-    _ header: SMPHeader, _ body: SMPBody, bodyBytes: ArraySlice<UInt8>, _ device: () -> SMPDeviceView
+    _ header: SMPHeader, _ body: SMPBody, bodyBytes: ArraySlice<UInt8>, _ facts: SMPDeviceFacts,
+    _ images: () -> [SMPImageSlot]
   ) throws(SMPFailure) -> Routed {
     let write = header.operation == .write
     switch (header.group, header.command, write) {
@@ -96,12 +112,12 @@ public struct SMPServer: Sendable {
         CBOR.Entry(.text("buf_count"), .unsigned(UInt64(configuration.bufferCount))),
       ])
     case (SMPGroup.os, SMPGroup.OS.info, false):
-      let output = try SMPSystemInfoFormat.render(try body.text("format") ?? "s", device().system)
+      let output = try SMPSystemInfoFormat.render(try body.text("format") ?? "s", facts.system)
       return .answer([CBOR.Entry(.text("output"), .text(output))])
     case (SMPGroup.os, SMPGroup.OS.bootloaderInfo, false):
-      return .answer(try bootloaderInfo(query: try body.text("query"), device()))
+      return .answer(try bootloaderInfo(query: try body.text("query"), facts))
     case (SMPGroup.image, SMPGroup.Image.state, false):
-      return .answer(Self.imageState(device()))
+      return .answer(Self.imageState(SMPDeviceView(images: images(), facts: facts)))
     case (SMPGroup.image, SMPGroup.Image.state, true):
       // An empty hash is no hash (Zephyr's `zhash.len == 0`); another length than SHA-256's cannot match.
       let hash = try body.bytes("hash").flatMap { $0.isEmpty ? nil : $0 }
@@ -116,7 +132,7 @@ public struct SMPServer: Sendable {
     }
   }
 
-  private func bootloaderInfo(query: String?, _ device: SMPDeviceView) throws(SMPFailure) -> [CBOR.Entry] {
+  private func bootloaderInfo(query: String?, _ device: SMPDeviceFacts) throws(SMPFailure) -> [CBOR.Entry] {
     switch query {
     case nil:
       return [CBOR.Entry(.text("bootloader"), .text("MCUboot"))]

@@ -14,19 +14,19 @@ extension SMPDevice {
   /// The slots with Zephyr's flags for a swap device (`img_mgmt_state_read`): the running image is
   /// active, and confirmed unless it runs a trial; the other is pending for a test, pending and
   /// permanent for a permanent switch, and confirmed while the running trial would revert to it.
-  func images(_ host: ReceiverHost) -> [SMPImageSlot] {
+  func images(_ host: inout ReceiverHost) -> [SMPImageSlot] {
     let boot = host.boot
     let running = host.running
     let other = running.other
     let next = NextBoot(host)
     var images = [
       SMPImageSlot(
-        slot: 0, version: Self.text(boot[running].version), hash: Self.hash(host, running) ?? [],
+        slot: 0, version: Self.text(boot[running].version), hash: host.imageHash(running) ?? [],
         bootable: true, pending: false, confirmed: next != .revert, active: true, permanent: false)
     ]
     // A validated transfer (whichever protocol sent it) is sealed in slot 1, waiting for a test.
     let validated = host.transaction.transfer.flatMap { $0.journal.state == .validated ? $0.journal : nil }
-    if validated != nil || boot[other].status != .empty, let hash = Self.hash(host, other) {
+    if validated != nil || boot[other].status != .empty, let hash = host.imageHash(other) {
       let version = validated?.version ?? boot[other].version
       images.append(
         SMPImageSlot(
@@ -62,15 +62,6 @@ extension SMPDevice {
     }
   }
 
-  /// The image's SHA-256 TLV, as MCUboot reports it; nil for a slot without a well-formed image.
-  static func hash(_ host: ReceiverHost, _ slot: SlotID) -> [UInt8]? {
-    guard let reader = try? host.storage.slots.reader(slot),
-      case .verified(let report) = try? ImageVerifier.survey(
-        reader: SlotImageSource(reader), policy: .integrityOnly)
-    else { return nil }
-    return report.sha256
-  }
-
   static func text(_ version: Version) -> String {
     let base = "\(version.major).\(version.minor).\(version.revision)"
     return version.build == 0 ? base : base + ".\(version.build)"
@@ -85,7 +76,7 @@ extension SMPDevice {
     guard hash != nil || confirm else { return .failure(.image(.invalidHash)) }  // a test needs a hash
     let next = NextBoot(host)
     let other = host.running.other
-    let runningHash = Self.hash(host, host.running)
+    let runningHash = host.imageHash(host.running)
     if hash == nil || hash == runningHash {
       guard confirm else { return .failure(.image(.settingTestToActiveDenied)) }
       switch next {
@@ -96,12 +87,12 @@ extension SMPDevice {
       case .test, .permanent:
         return .failure(.image(.imageAlreadyPending))
       }
-      return .success(SMPServer.imageState(view(host)))
+      return .success(SMPServer.imageState(view(&host)))
     }
-    guard Self.hash(host, other) == hash else { return .failure(.image(.hashNotFound)) }
+    guard host.imageHash(other) == hash else { return .failure(.image(.hashNotFound)) }
     switch (next, confirm) {
     case (.test, false), (.permanent, true), (.revert, true):
-      return .success(SMPServer.imageState(view(host)))  // already so
+      return .success(SMPServer.imageState(view(&host)))  // already so
     case (.test, true), (.permanent, false), (.revert, false):
       return .failure(.image(.imageAlreadyPending))
     case (.same, _):
@@ -114,7 +105,7 @@ extension SMPDevice {
     switch try host.activate(transfer.id, permanent: confirm) {
     case .success:
       try? host.storage.records.remove(SMPUploadRecord.name)
-      return .success(SMPServer.imageState(view(host)))
+      return .success(SMPServer.imageState(view(&host)))
     case .failure(.imageInvalid(let status, _)):
       return .failure(Self.failure(for: status))
     case .failure:

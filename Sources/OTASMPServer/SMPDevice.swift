@@ -43,10 +43,23 @@ public struct SMPDevice: Sendable {
   /// One whole SMP message. While another protocol's session holds the device (an OTA central, a
   /// Nordic DFU central, active within `UpdateTransaction.leaseTimeout`) SMP changes nothing and
   /// resets nothing: rc 10, busy (one protocol at a time, docs/SMP.md).
-  public mutating func handle(_ message: [UInt8], host: inout ReceiverHost)
+  ///
+  /// Image state read and write report both slots' image hashes, which the host computes once per
+  /// state of a slot; what it does compute is charged to `client`'s work budget, and a client past
+  /// it is answered rc 10, busy, until its budget refills (bounded work per request).
+  public mutating func handle(_ message: [UInt8], host: inout ReceiverHost, client: String = "SMP client")
     throws(StorageError) -> Output
   {
-    switch server.handle(message, device: view(host)) {
+    let now = host.transaction.now
+    if Self.reportsImages(message), !host.workBudget.admits(client, now: now),
+      case .respond(let busy) = server.refuseBusy(message)
+    {
+      return Output(response: busy, note: "\(client) is past its budget of slot hashing: busy")
+    }
+    let hashedBefore = host.imageHashBytesRead
+    defer { host.workBudget.charge(client, bytes: host.imageHashBytesRead - hashedBefore, now: now) }
+    let facts = facts(host)
+    switch server.handle(message, facts: facts, images: { images(&host) }) {
     case .ignore(let why):
       return Output(response: nil, note: why)
     case .respond(let bytes):
@@ -75,10 +88,19 @@ public struct SMPDevice: Sendable {
     }
   }
 
-  /// What image state read and bootloader info report now.
-  public func view(_ host: ReceiverHost) -> SMPDeviceView {
-    SMPDeviceView(
-      images: images(host), system: system, downgradesRefused: !host.imageCheck.policy.allowDowngrade)
+  /// What image state read reports now (the slots' hashes from the host's cache).
+  public func view(_ host: inout ReceiverHost) -> SMPDeviceView {
+    SMPDeviceView(images: images(&host), facts: facts(host))
+  }
+
+  /// What OS info and bootloader info report: no slot is read.
+  func facts(_ host: ReceiverHost) -> SMPDeviceFacts {
+    SMPDeviceFacts(system: system, downgradesRefused: !host.imageCheck.policy.allowDowngrade)
+  }
+
+  /// Image group (1), state (0): read or write, both answer with the slots' hashes.
+  static func reportsImages(_ message: [UInt8]) -> Bool {
+    message.count >= SMPHeader.byteCount && message[4] == 0 && message[5] == 1 && message[7] == 0
   }
 }
 

@@ -16,12 +16,13 @@ public struct SMPService: Sendable {
   /// The largest message taken (header and body): MCUmgr parameters' `buf_size`.
   public var bufferSize: Int { device.server.configuration.bufferSize }
 
-  /// Answers one whole message at `now` (the loop's time: the sessions' leases run on it).
-  public mutating func answer(_ message: [UInt8], host: inout ReceiverHost, now: Duration)
-    throws(StorageError) -> SMPDevice.Output
-  {
+  /// Answers one whole message from `client` (a UDP address, a central: whose work budget it
+  /// spends) at `now` (the loop's time: the sessions' leases and the budgets run on it).
+  public mutating func answer(
+    _ message: [UInt8], from client: String = "SMP client", host: inout ReceiverHost, now: Duration
+  ) throws(StorageError) -> SMPDevice.Output {
     host.advance(to: now)
-    return try device.handle(message, host: &host)
+    return try device.handle(message, host: &host, client: client)
   }
 
   /// The answer "message too large" (rc 7) to a message whose transport cut it, or whose header

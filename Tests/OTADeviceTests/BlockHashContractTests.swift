@@ -152,12 +152,18 @@ import Testing
     #expect(bench.host.engine.statistics.blockHashBytesRead == 0)
   }
 
-  /// "With no running image known (Info offset 84 is 0): the blocks of the whole running slot": a
-  /// slot written by hand (3000 bytes, in a 64 KiB slot) is hashed to its end, so that a central
-  /// can copy from it before anyone adopted it.
-  @Test func withNoRunningImageKnownTheWholeSlotIsHashed() throws {
+  /// "With no running image known (Info offset 84 is 0): the blocks of the whole running slot,
+  /// where the device requires pairing; none otherwise": a slot written by hand (3000 bytes, in a
+  /// 64 KiB slot) is hashed to its end over an authenticated link, and is an empty list without.
+  @Test func withNoRunningImageKnownTheWholeSlotIsHashedOnlyOverAnAuthenticatedLink() throws {
     // [P-BH-5]
-    var bench = try ProtocolBench()
+    var unpaired = try ProtocolBench()
+    #expect(unpaired.host.info().runningImageSize == 0)
+    // Total 0: an empty list, as for a device with no running slot to read.
+    #expect(
+      try unpaired.controlBytes(Self.request(4096, 3, 29)) == [[0x60, 0x09, 0x00, 3, 0, 0, 0, 0, 0, 0, 0]])
+    #expect(unpaired.host.engine.statistics.blockHashBytesRead == 0)
+    var bench = try ProtocolBench(pairingRequired: true)
     #expect(bench.host.info().runningImageSize == 0)
     let slot = bench.fixture.medium.slotBytes(.a)
     #expect(slot.count == 64 * 1024)

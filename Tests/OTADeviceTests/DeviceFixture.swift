@@ -41,6 +41,9 @@ struct DeviceFixture {
   var policy = ImagePolicy()
   /// What the device announces and supports (none: a device from before features).
   var features: Features = .all
+  /// Writes need an authenticated link (`--require-pairing`): then a slot nobody adopted offers
+  /// its bytes to copies and BLOCK HASHES.
+  var pairingRequired = false
 
   var control: BootControl {
     BootControl(
@@ -74,7 +77,7 @@ struct DeviceFixture {
       }
       var host = try ReceiverHost(
         storage: storage, control: control, running: decision.run, windowCapacity: windowCapacity,
-        imageCheck: .standard(policy), features: features)
+        imageCheck: .standard(policy), pairingRequired: pairingRequired, features: features)
       try onBoot?(host)
       // The daemon supervises a provisional rebuilt state's running slot as it does a trial: a
       // health check that passes confirms it (one that fails leaves it provisional).

@@ -12,8 +12,10 @@ import Testing
 
   /// A device running slot A's 3000-byte image, known to its boot state, with operations turned on
   /// by FEATURES and a transfer of `target` prepared.
-  static func bench(target: [UInt8], recordRunningImage: Bool = true) throws -> ProtocolBench {
-    var bench = try ProtocolBench(recordRunningImage: recordRunningImage)
+  static func bench(target: [UInt8], recordRunningImage: Bool = true, pairingRequired: Bool = false) throws
+    -> ProtocolBench
+  {
+    var bench = try ProtocolBench(recordRunningImage: recordRunningImage, pairingRequired: pairingRequired)
     // FEATURES 0x03: missing-range reports and operations; the answer says both are on.
     #expect(try bench.controlBytes([0x08] + Self.le32(3)) == [[0x60, 0x08, 0x00] + Self.le32(3)])
     let prepare = Contract.prepare(size: UInt32(target.count), crc32: CRC32.checksum(target))
@@ -47,15 +49,16 @@ import Testing
     #expect(info.runningImageSize == 0 && info.maxOperationLength == 4096)
   }
 
-  /// "0 when unknown: then an operation may read the whole running slot": a slot written by hand
-  /// (3000 bytes at the start of 64 KiB, the rest zero) is a source up to its last byte, not past.
-  @Test func withNoRunningImageKnownOperationsReadTheWholeSlot() throws {
+  /// "0 when unknown: then an operation may read the whole running slot, over an authenticated
+  /// link": a slot written by hand (3000 bytes at the start of 64 KiB, the rest zero) is a source up
+  /// to its last byte, not past, where the device requires pairing.
+  @Test func withNoRunningImageKnownOperationsReadTheWholeSlotOverAnAuthenticatedLink() throws {
     // [P-OP-7] [P-INFO-27]
     let slot = try ProtocolBench().fixture.medium.slotBytes(.a)
     #expect(slot.count == 64 * 1024)
     var target = Array(slot[2000..<3000])
     target += Array(slot[(64 * 1024 - 1000)...])
-    var bench = try Self.bench(target: target, recordRunningImage: false)
+    var bench = try Self.bench(target: target, recordRunningImage: false, pairingRequired: true)
     #expect(bench.host.info().runningImageSize == 0)
     // Past the slot's end: dropped and counted.
     #expect(try bench.data(Self.op(0, 0x02, Self.le32(64 * 1024 - 999) + Self.le32(1000))).isEmpty)
@@ -69,6 +72,29 @@ import Testing
         == [Contract.windowAnswer(0x00, 2000)])
     #expect(bench.host.engine.statistics.operationsApplied == 2)
     #expect(bench.fixture.runningSlotUntouched)
+  }
+
+  /// No oracle: without pairing, a slot nobody adopted is no source at all. A 1-byte copy and a
+  /// 1-byte WINDOW with a guessed CRC would otherwise tell whether the guess of a byte is right.
+  @Test func withNoRunningImageKnownAndNoPairingNothingIsCopied() throws {
+    // [P-OP-7] [P-INFO-27]
+    let slot = try ProtocolBench().fixture.medium.slotBytes(.a)
+    let secret = slot[1234]
+    var bench = try Self.bench(target: [secret], recordRunningImage: false)
+    #expect(bench.host.info().runningImageSize == 0)
+    for _ in 0..<3 {
+      try bench.data(Self.op(0, 0x02, Self.le32(1234) + Self.le32(1)))
+    }
+    #expect(bench.host.engine.statistics.operationsApplied == 0)
+    #expect(bench.host.engine.statistics.operationsRejected == 3)
+    #expect(bench.host.engine.coverage.isEmpty)
+    // The guess, right or wrong, gets the same answer once the grace is over: missing data.
+    for guess in [secret, secret &+ 1] {
+      var answers = try bench.controlBytes(Contract.window(0, 1, CRC32.checksum([guess])))
+      for _ in 0..<8 { answers += try bench.tick(after: .seconds(5)) }
+      let windowAnswers = answers.filter { $0.prefix(2) == [0x60, 0x03] }
+      #expect(windowAnswers.map { $0[2] } == [0x07], "\(answers)")
+    }
   }
 
   @Test func eachKindStoresItsTargetBytesAndTheWindowChecksThem() throws {

@@ -22,11 +22,12 @@ struct ProtocolBench {
   /// announces.
   init(
     policy: ImagePolicy = ImagePolicy(), slotCapacity: Int = 64 * 1024, recordRunningImage: Bool = false,
-    runningImage: [UInt8]? = nil, features: Features = .all, mtu: ATTMTU = 247
+    runningImage: [UInt8]? = nil, features: Features = .all, mtu: ATTMTU = 247, pairingRequired: Bool = false
   ) throws {
     fixture = DeviceFixture(slotCapacity: slotCapacity, windowCapacity: 4096, runningImage: runningImage)
     fixture.policy = policy
     fixture.features = features
+    fixture.pairingRequired = pairingRequired
     if recordRunningImage { try fixture.recordRunningImage() }
     host = try fixture.makeHost()
     _ = try host.handle(.connected(mtu: mtu))

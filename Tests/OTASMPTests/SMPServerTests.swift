@@ -240,26 +240,34 @@ extension String {
   var compact: String { filter { $0 != " " } }
 }
 
-/// Reading the device's view may hash both slots: an upload chunk must not cost that.
+/// Reading the slots' images may hash both slots: only image state asks for them; an upload chunk,
+/// echo, OS info and bootloader info answer without reading a slot.
 @Suite struct SMPDeviceViewReadTests {
   final class Reads {
     var count = 0
   }
 
-  @Test func onlyTheCommandsThatReportTheDeviceReadIt() {
+  @Test func onlyImageStateReadsTheSlots() {
     let server = SMPServer()
     let reads = Reads()
-    func view() -> SMPDeviceView {
+    let facts = SMPDeviceFacts(downgradesRefused: true)
+    func images() -> [SMPImageSlot] {
       reads.count += 1
-      return SMPDeviceView(images: [], downgradesRefused: true)
+      return []
     }
     let upload = "a4636f666600636c656e0a6464617461430102036775706772616465f4"
-    _ = server.handle(HexNotation.bytes("0a00001d00010501" + upload), device: view())
-    _ = server.handle(HexNotation.bytes("0200000600000100a16164626869"), device: view())
-    _ = server.handle(HexNotation.bytes("0000000000000506"), device: view())
+    for message in [
+      "0a00001d00010501" + upload,  // upload
+      "0200000600000100a16164626869",  // echo
+      "0000000000000506",  // reset
+      "0000000000000007",  // OS info
+      "0000000000000008",  // bootloader info
+      "0000000000000006",  // parameters
+    ] {
+      _ = server.handle(HexNotation.bytes(message), facts: facts, images: images)
+    }
     #expect(reads.count == 0)
-    _ = server.handle(HexNotation.bytes("0800000000010300"), device: view())
-    _ = server.handle(HexNotation.bytes("0800000000000108"), device: view())
-    #expect(reads.count == 2)
+    _ = server.handle(HexNotation.bytes("0800000000010300"), facts: facts, images: images)
+    #expect(reads.count == 1, "image state read")
   }
 }
