@@ -219,7 +219,9 @@ let package = Package(
     .testTarget(name: "OTALabTests", dependencies: ["OTALab", "OTAReport"]),
     .testTarget(
       name: "OTASocketLinkTests",
-      dependencies: ["OTASocketLink", "OTALink", "OTAWire", "OTASystem", "OTATestSupport"]),
+      dependencies: [
+        "OTASocketLink", "OTALink", "OTAWire", "OTASystem", "OTASystemTesting", "OTATestSupport",
+      ]),
     // A private dbus-daemon for the D-Bus and BlueZ tests.
     .target(name: "DBusTestSupport", path: "Sources/DBusTestSupport"),
     .testTarget(name: "OTADBusTests", dependencies: ["OTADBus", "DBusTestSupport", "CDBus", "OTASystem"]),

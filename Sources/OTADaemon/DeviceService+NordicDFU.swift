@@ -15,7 +15,8 @@ extension DeviceService {
       guard admitNordicDFUWrite(service, from: central) else { return false }
       if recordsDataWrites { observe(.nordicDFU(service, Self.nordicDFUCommand(service, bytes))) }
       if let restart = try faultsBeforeNordicDFUControl(service, bytes) { return restart }
-      return try serveNordicDFU(service) { (device, host) throws(StorageError) in
+      return try serveNordicDFU(service, answeringFailureOf: bytes.first) {
+        (device, host) throws(StorageError) in
         try device.control(bytes, host: &host)
       }
     case .nordicDFUPacket(let service, let central, let written):
@@ -76,12 +77,26 @@ extension DeviceService {
   }
 
   /// Runs one step of a Nordic DFU session; true when the device must restart.
+  /// A storage failure on the way is answered, when the step was a control-point command
+  /// (`answeringFailureOf` its opcode), as the service's own "operation failed", and ends the
+  /// session: it never ends the daemon.
   func serveNordicDFU(
-    _ service: NordicDFUService,
+    _ service: NordicDFUService, answeringFailureOf opcode: UInt8? = nil,
     _ step: (inout any NordicDFUSession, inout ReceiverHost) throws(StorageError) -> NordicDFUOutput
   ) throws -> Bool {
     guard var device = nordicDFU[service] else { return false }
-    let output = try step(&device, &host)
+    var output: NordicDFUOutput
+    do {
+      output = try step(&device, &host)
+    } catch .powerCut {
+      throw StorageError.powerCut
+    } catch {
+      output = device.disconnected()
+      output.note = "storage failed: \(error.explanation); the session ends"
+      if let opcode {
+        output.notifications = [service == .legacy ? [0x10, opcode, 0x06] : [0x60, opcode, 0x0A]]
+      }
+    }
     nordicDFU[service] = device
     if recordsDataWrites {
       if let note = output.note { observe(.nordicDFU(service, note)) }

@@ -40,6 +40,8 @@ public final class DeviceService {
   let smpUDP: SMPEndpoint?
   /// UDP datagrams that could not be received or answered (a peer's loss, never the daemon's).
   public internal(set) var udpPeerErrors = 0
+  /// Requests whose handling failed (storage, a link's send): each logged, none ends the daemon.
+  public internal(set) var requestFailures = 0
   var smpBluetooth: SMPBluetoothSessions
   /// Operations rejected before this connection: its first rejection is logged at warning.
   private var rejectedAtConnect = 0
@@ -122,18 +124,33 @@ public final class DeviceService {
         value(of: characteristic, mtu: mtu)
       }
       for event in events {
-        if try handle(event) || restartIfRunningMarkedBad() { return .restart }
+        if try servingPeer({ try handle(event) }) || restartIfRunningMarkedBad() { return .restart }
       }
-      if let endpoint = smpUDP, readable.contains(endpoint.socket.descriptor.rawValue), try serveSMPOverUDP()
+      if let endpoint = smpUDP, readable.contains(endpoint.socket.descriptor.rawValue),
+        try servingPeer(serveSMPOverUDP)
       {
         return .restart
       }
-      if try expireSMPFragments() { return .restart }
+      if try servingPeer(expireSMPFragments) { return .restart }
       if let due = timer, now >= due {
         timer = nil
         if try apply(try host.handle(.tick(now: now))) { return .restart }
       }
       if trial != nil, try supervise({ $0.tick(now: now) }) { return .restart }
+    }
+  }
+
+  /// One peer's request carried out: whatever it makes fail is that request's loss (logged and
+  /// counted), never the daemon's. Only a (simulated) power cut goes on up: then the process is gone.
+  func servingPeer(_ body: () throws -> Bool) throws -> Bool {
+    do {
+      return try body()
+    } catch StorageError.powerCut {
+      throw StorageError.powerCut
+    } catch {
+      requestFailures += 1
+      logger.error("a request failed: \(error); otad goes on (\(requestFailures) so far)")
+      return false
     }
   }
 

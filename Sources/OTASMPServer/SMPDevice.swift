@@ -71,20 +71,31 @@ public struct SMPDevice: Sendable {
           response: server.respond(to: pending, with: .failure(.generic(.busy))),
           note: "\(holder) is updating the device")
       }
-      let result: Result<[CBOR.Entry], SMPFailure>
+      var result: Result<[CBOR.Entry], SMPFailure>
       var restart = false
-      switch command {
-      case .reset:
-        result = .success([])
-        restart = true
-      case .upload(let upload):
-        result = try self.upload(upload, host: &host)
-      case .stateWrite(let hash, let confirm):
-        result = try stateWrite(hash: hash, confirm: confirm, host: &host)
-      case .erase(let slot):
-        result = try erase(slot: slot, host: &host)
+      var note: String?
+      do {
+        switch command {
+        case .reset:
+          result = .success([])
+          restart = true
+        case .upload(let upload):
+          result = try self.upload(upload, host: &host)
+        case .stateWrite(let hash, let confirm):
+          result = try stateWrite(hash: hash, confirm: confirm, host: &host)
+        case .erase(let slot):
+          result = try erase(slot: slot, host: &host)
+        }
+      } catch .powerCut {
+        throw .powerCut
+      } catch {
+        // A storage failure is answered (the image group's "flash write failed") and logged: it
+        // never ends the daemon. What this upload held in memory is dropped; its journal stands.
+        upload = nil
+        result = .failure(.image(.flashWriteFailed))
+        note = "storage failed: \(error.explanation)"
       }
-      return Output(response: server.respond(to: pending, with: result), restart: restart)
+      return Output(response: server.respond(to: pending, with: result), restart: restart, note: note)
     }
   }
 

@@ -66,15 +66,25 @@ public final class SocketPeripheral: PeripheralLink {
     try? FileSystem.unlinkIfPresent(path)
   }
 
-  public var descriptors: [Int32] { [listener.descriptor] + (connection.map { [$0.descriptor] } ?? []) }
+  /// When a failed accept paused the listener, when it listens again (a failing accept leaves the
+  /// listener readable: polling it at once would spin).
+  private var acceptsResumeAt: Duration?
+  /// How long a failed accept pauses the listener.
+  static let acceptPause = Duration.seconds(1)
+
+  public var descriptors: [Int32] {
+    (acceptsResumeAt == nil ? [listener.descriptor] : []) + (connection.map { [$0.descriptor] } ?? [])
+  }
   public var writeDescriptors: [Int32] {
     guard let connection, connection.wantsToWrite else { return [] }
     return [connection.descriptor]
   }
   public var nextDeadline: Duration? {
     if !pendingEvents.isEmpty { return .zero }
-    guard let connection else { return nil }
-    return connection.handshaken ? connection.lastActive + limits.idleTimeout : connection.helloDeadline
+    let connectionDue = connection.map {
+      $0.handshaken ? $0.lastActive + limits.idleTimeout : $0.helloDeadline
+    }
+    return [connectionDue, acceptsResumeAt].compactMap { $0 }.min()
   }
 
   public func service(readable: Set<Int32>, now: Duration, value: CharacteristicValue)
@@ -83,7 +93,8 @@ public final class SocketPeripheral: PeripheralLink {
   {
     var events = pendingEvents
     pendingEvents.removeAll()
-    let accepted = readable.contains(listener.descriptor) ? try accept(now: now) : false
+    if let resume = acceptsResumeAt, now >= resume { acceptsResumeAt = nil }
+    let accepted = readable.contains(listener.descriptor) ? accept(now: now, &events) : false
     guard let connection else { return events }
     // The device answered since the last turn: the central's silence counts from now.
     if connection.answered {
@@ -128,11 +139,21 @@ public final class SocketPeripheral: PeripheralLink {
   }
 
   /// Takes the waiting connections: the first when none is served, the others told "busy". True
-  /// when one is now served.
-  private func accept(now: Duration) throws(LinkError) -> Bool {
+  /// when one is now served. An accept that fails (a client gone before it was taken, otad out of
+  /// descriptors) is that client's loss: reported as a dropped peer, and the listener rests for
+  /// `acceptPause`, never thrown out of the loop.
+  private func accept(now: Duration, _ events: inout [PeripheralEvent]) -> Bool {
     var accepted = false
     for _ in 0..<8 {
-      guard let client = try listener.acceptWaiting() else { break }
+      let client: UnixSocket
+      do {
+        guard let waiting = try listener.acceptWaiting() else { break }
+        client = waiting
+      } catch {
+        acceptsResumeAt = now + Self.acceptPause
+        events.append(.droppedPeer("accept failed: \(error); accepting again in \(Self.acceptPause)"))
+        break
+      }
       if connection != nil {
         _ = try? client.writeAvailable(LinkFrame.busy.encoded[...])
         client.close()

@@ -170,3 +170,43 @@ import Testing
     #expect(Array(fixture.medium.slotBytes(.b).prefix(firmware.count)) == firmware)
   }
 }
+
+/// Nothing from a peer ends the daemon: a storage failure on the way of any protocol's request is
+/// answered in that protocol's terms and the loop goes on.
+@Suite struct PeerErrorsEndNothingTests {
+  /// SMP's confirm of a running trial when the boot state cannot be written: rc "flash write
+  /// failed", noted; before, the error left `SMPDevice.handle` and ended otad.
+  @Test func anSMPConfirmTheStorageCannotRecordIsAnsweredNotThrown() throws {
+    let fixture = DeviceFixture(slotCapacity: 64 * 1024)
+    _ = try SealTests.armedTrial(fixture)
+    var host = try fixture.boot(verdict: .silent)
+    #expect(host.runningOnTrial)
+    var device = SMPDevice()
+    var client = SMPDeviceTests.Client()
+    fixture.medium.inject(.ioError, atOperation: 0, of: [.recordWrite])
+    let output = try device.handle(
+      client.message(.write, group: 1, command: 0, .textMap(["confirm": .bool(true)])), host: &host)
+    let answer = try client.body(output)
+    // rc 12: the image group's "flash write failed".
+    #expect(answer == .textMap(["err": .textMap(["group": .unsigned(1), "rc": .unsigned(12)])]), "\(answer)")
+    #expect(output.note?.hasPrefix("storage failed:") == true, "\(output.note ?? "")")
+    #expect(host.runningOnTrial, "nothing was confirmed")
+  }
+
+  /// Secure DFU's last EXECUTE when the slot cannot be read back for its SHA-256: the daemon's loop
+  /// answers "operation failed" and goes on to the next event.
+  @Test func aSecureDFUStepTheStorageFailsIsAnsweredAndTheLoopGoesOn() throws {
+    let fixture = DeviceFixture(slotCapacity: 64 * 1024)
+    var script = SecureDFUFaultTests.flow()
+    script.append(.nordicDFUControl(.secure, central: ScriptedNordicDFULink.central, [0x00]))
+    let link = ScriptedNordicDFULink(script)
+    let service = DeviceService(host: try fixture.makeHost(), link: link, logger: Logger(label: "test"))
+    // The next slot read fails: the last EXECUTE's SHA-256 of the firmware cannot be taken.
+    fixture.medium.inject(.ioError, atOperation: 0, of: [.slotRead])
+    service.nordicDFU[.secure] = SecureDFUDevice(trust: SecureDFUTests.trust)
+    #expect(throws: LinkError.protocolViolation("the script is spent")) { try service.run(stopSignals: nil) }
+    #expect(link.notifications.contains([0x60, 0x04, 0x0A]), "EXECUTE: operation failed")
+    #expect(link.notifications.last == [0x60, 0x00, 0x01, SecureDFU.protocolVersionNumber], "still serving")
+    #expect(fixture.runningSlotUntouched)
+  }
+}

@@ -1,6 +1,7 @@
 import Foundation
 import OTALink
 import OTASystem
+import OTASystemTesting
 import Testing
 
 @testable import OTASocketLink
@@ -178,5 +179,34 @@ import Testing
       }
     }
     #expect(received > 0 && received < sent)
+  }
+}
+
+/// Nothing from a peer ends the daemon: an accept that fails (a client that went before it was
+/// taken, otad out of descriptors) is never an error out of the loop.
+@Suite struct SocketPeripheralAcceptTests {
+  @Test func aFailingAcceptIsADroppedPeerAndPausesTheListenerForASecond() throws {
+    let peripheral = try SocketPeripheralTests().makePeripheral()
+    let listener = try #require(peripheral.descriptors.first)
+    let client = try UnixSocket.connect(to: peripheral.path)
+    defer { client.close() }
+    // EMFILE (24): otad is out of descriptors.
+    let trace = SystemCallTrace(rules: [.init(.accept, .fail(Errno(rawValue: 24)))])
+    let events = try trace.run {
+      try peripheral.service(readable: [listener], now: .seconds(10)) { _, _ in [] }
+    }
+    #expect(events.count == 1)
+    guard case .droppedPeer(let why)? = events.first else {
+      Issue.record("no dropped peer: \(events)")
+      return
+    }
+    #expect(why.contains("accept failed") && why.contains("accepting again in 1.0 seconds"), "\(why)")
+    #expect(!peripheral.descriptors.contains(listener), "the listener rests")
+    #expect(peripheral.nextDeadline == .seconds(11))
+    // A second later it listens again, and the client that waited is served.
+    _ = try peripheral.service(readable: [], now: .seconds(11)) { _, _ in [] }
+    #expect(peripheral.descriptors.first == listener)
+    _ = try peripheral.service(readable: [listener], now: .seconds(11)) { _, _ in [] }
+    #expect(peripheral.descriptors.count == 2, "the waiting client is the connection now")
   }
 }
