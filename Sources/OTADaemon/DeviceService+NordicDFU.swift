@@ -35,8 +35,7 @@ extension DeviceService {
       }
     case .nordicDFUCentralGone(let service, let central):
       // Only the session's own central ends it by going.
-      guard nordicDFUCentrals[service]?.central == central else { return false }
-      nordicDFUCentrals[service] = nil
+      guard nordicDFUCentrals[service]?.gone(central) == true else { return false }
       if recordsDataWrites { observe(.nordicDFUGone(service)) }
       // The session's central went: the device is free for another protocol at once.
       host.release(service.owner)
@@ -46,34 +45,29 @@ extension DeviceService {
     }
   }
 
-  /// Whether a write from `central` belongs to the service's session. While one central's session
-  /// is under way and it wrote within the lease time, another central's writes are dropped (logged,
-  /// the first of each at warning) and the session goes on: nobody ends a session it does not own.
-  /// A session that is idle, or whose central went quiet, is taken over by the next central.
+  /// Whether a write from `central` belongs to the service's session (`NordicDFUCentralGate`): a
+  /// write another central's session holds is dropped and logged (the first of each at warning);
+  /// a session that was idle or quiet ends when another central takes the service over.
   func admitNordicDFUWrite(_ service: NordicDFUService, from central: String) -> Bool {
-    if let owner = nordicDFUCentrals[service], owner.central != central {
-      let holds = nordicDFU[service]?.active == true && now - owner.lastWrite < UpdateTransaction.leaseTimeout
-      if holds {
-        nordicDFUCentrals[service]?.refused += 1
-        let refused = nordicDFUCentrals[service]?.refused ?? 0
-        let line =
-          "\(service.rawValue): a write from \(central) dropped: \(owner.central)'s session is under way"
-        if refused == 1 { logger.warning("\(line)") } else { logger.debug("\(line) (\(refused) dropped)") }
-        return false
-      }
+    var gate =
+      nordicDFUCentrals[service] ?? NordicDFUCentralGate(leaseTimeout: UpdateTransaction.leaseTimeout)
+    defer { nordicDFUCentrals[service] = gate }
+    switch gate.admit(central, now: now, sessionActive: nordicDFU[service]?.active == true) {
+    case .admit:
+      return true
+    case .takeOver:
       // The earlier central's session is over (idle, or quiet past the lease): it ends here.
       if var device = nordicDFU[service] {
         _ = device.disconnected()
         nordicDFU[service] = device
       }
       host.release(service.owner)
+      return true
+    case .refuse(let owner, let refused):
+      let line = "\(service.rawValue): a write from \(central) dropped: \(owner)'s session is under way"
+      if refused == 1 { logger.warning("\(line)") } else { logger.debug("\(line) (\(refused) dropped)") }
+      return false
     }
-    if nordicDFUCentrals[service]?.central == central {
-      nordicDFUCentrals[service]?.lastWrite = now
-    } else {
-      nordicDFUCentrals[service] = NordicDFUCentral(central: central, lastWrite: now)
-    }
-    return true
   }
 
   /// Runs one step of a Nordic DFU session; true when the device must restart.
@@ -190,17 +184,9 @@ extension DeviceService {
   func dropNordicDFUCentral(_ service: NordicDFUService) throws {
     _ = try serveNordicDFU(service) { device, _ in device.disconnected() }
     host.release(service.owner)
-    guard let owner = nordicDFUCentrals.removeValue(forKey: service) else { return }
-    link.disconnect(central: owner.central)
+    guard let owner = nordicDFUCentrals[service]?.release() else { return }
+    link.disconnect(central: owner)
   }
-}
-
-/// The central whose session a Nordic DFU service serves, when it last wrote, and how many writes
-/// of other centrals were dropped meanwhile.
-struct NordicDFUCentral {
-  var central: String
-  var lastWrite: Duration
-  var refused = 0
 }
 
 extension NordicDFUService {

@@ -53,7 +53,7 @@ public final class DeviceService {
   /// Nordic's Legacy and Secure DFU (docs/NORDIC-DFU.md), those the configuration serves, and the
   /// central each one's session belongs to.
   public var nordicDFU: [NordicDFUService: any NordicDFUSession] = [:]
-  var nordicDFUCentrals: [NordicDFUService: NordicDFUCentral] = [:]
+  var nordicDFUCentrals: [NordicDFUService: NordicDFUCentralGate] = [:]
   /// Faults on demand (docs/APP-TESTING.md), when the configuration allows them.
   var faults: FaultInjection?
   /// Each data write is told to `observe` too (`otad run --sessions`): off, a write costs nothing more.

@@ -210,3 +210,24 @@ import Testing
     #expect(fixture.runningSlotUntouched)
   }
 }
+
+@Suite struct NordicDFUCentralGateTests {
+  @Test func theOwnerKeepsItsSessionUntilItGoesOrFallsQuiet() {
+    var gate = NordicDFUCentralGate(leaseTimeout: .seconds(30))
+    #expect(gate.admit("a", now: .zero, sessionActive: false) == .admit)
+    #expect(gate.admit("b", now: .seconds(1), sessionActive: true) == .refuse(owner: "a", refused: 1))
+    #expect(gate.admit("b", now: .seconds(2), sessionActive: true) == .refuse(owner: "a", refused: 2))
+    #expect(gate.admit("a", now: .seconds(20), sessionActive: true) == .admit)
+    #expect(gate.admit("b", now: .seconds(49), sessionActive: true) == .refuse(owner: "a", refused: 3))
+    // 30 s of the owner's silence: the next central takes over, and its refusals count anew.
+    #expect(gate.admit("b", now: .seconds(50), sessionActive: true) == .takeOver(previous: "a"))
+    #expect(gate.admit("a", now: .seconds(51), sessionActive: true) == .refuse(owner: "b", refused: 1))
+    // An idle session (nothing under way) is anyone's at once.
+    #expect(gate.admit("a", now: .seconds(52), sessionActive: false) == .takeOver(previous: "b"))
+    // Only the owner's departure ends it.
+    #expect(!gate.gone("b") && gate.owner == "a")
+    #expect(gate.gone("a") && gate.owner == nil)
+    #expect(gate.admit("b", now: .seconds(53), sessionActive: true) == .admit)
+    #expect(gate.release() == "b" && gate.owner == nil)
+  }
+}
