@@ -285,10 +285,20 @@ package.targets.append(contentsOf: [
   .target(
     name: "OTATrustFuzzing",
     dependencies: ["OTAFuzzing", "OTATrust", "OTAWire", .product(name: "Crypto", package: "swift-crypto")]),
+  // The interleaving of every protocol on one device: apart, because it links the device's whole
+  // host (storage, boot, the SMP server, Nordic's DFU) and swift-crypto.
+  .target(
+    name: "OTADeviceFuzzing",
+    dependencies: [
+      "OTAFuzzing", "OTAReceiverHost", "OTASMPServer", "OTASMP", "OTACBOR", "OTANordicDFU", "OTABoot",
+      "OTAEngine", "OTAStorage", "OTAStorageTesting", "OTASimulation", "OTATrust", "OTAChecksum", "OTALink",
+      "OTAWire",
+    ]),
   .testTarget(
     name: "OTAFuzzingTests",
     dependencies: [
-      "OTAFuzzing", "OTATrustFuzzing", "OTAEngine", "OTAWire", "OTALink", "OTASocketLink", "OTATestSupport",
+      "OTAFuzzing", "OTATrustFuzzing", "OTADeviceFuzzing", "OTAEngine", "OTAWire", "OTALink", "OTASocketLink",
+      "OTATestSupport",
     ],
     exclude: ["Seeds", "Regressions"]),
 ])
@@ -296,12 +306,14 @@ package.targets.append(contentsOf: [
 // libFuzzer executables, only when asked for (Scripts/fuzz.sh sets BLUEOTA_FUZZ=1 and builds with
 // `-sanitize=fuzzer,address` into .build-fuzz): each is a few lines around an OTAFuzzing entry.
 if Context.environment["BLUEOTA_FUZZ"] == "1" {
-  let fuzzTargets = ["wire", "mcuboot", "receiver", "trust", "cbor"]
+  let fuzzTargets = ["wire", "mcuboot", "receiver", "trust", "cbor", "interleaving"]
   package.targets.append(
     contentsOf: fuzzTargets.map { name in
       .executableTarget(
         name: "fuzz-\(name)",
-        dependencies: name == "trust" ? ["OTAFuzzing", "OTATrustFuzzing"] : ["OTAFuzzing"],
+        dependencies: name == "trust"
+          ? ["OTAFuzzing", "OTATrustFuzzing"]
+          : name == "interleaving" ? ["OTAFuzzing", "OTADeviceFuzzing"] : ["OTAFuzzing"],
         path: "Sources/FuzzTargets/\(name)", swiftSettings: [.unsafeFlags(["-parse-as-library"])])
     })
   package.products.append(

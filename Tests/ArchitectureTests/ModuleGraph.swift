@@ -105,9 +105,10 @@ struct ModuleGraph {
       let afterOpen = text.index(after: open)
       guard let close = text[afterOpen...].firstIndex(of: "\"") else { break }
       let before = text[text.startIndex..<open].suffix(10)
-      let after = text[text.index(after: close)...].prefix(2)
-      // `package: "swift-log"` names a package, and `name == "trust" ?` is a condition.
-      literals.append((String(text[afterOpen..<close]), before.hasSuffix("package: ") || after == " ?"))
+      let after = text[text.index(after: close)...].drop { $0 == " " || $0 == "\n" }.prefix(1)
+      // `package: "swift-log"` names a package, and `name == "trust" ?` (the `?` perhaps on the
+      // next line) is a condition.
+      literals.append((String(text[afterOpen..<close]), before.hasSuffix("package: ") || after == "?"))
       index = text.index(after: close)
     }
     return literals

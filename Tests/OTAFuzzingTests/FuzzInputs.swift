@@ -1,4 +1,5 @@
 import Foundation
+import OTADeviceFuzzing
 import OTAFuzzing
 import OTALink
 import OTATestSupport
@@ -23,7 +24,7 @@ enum FuzzInputs {
 
   static let entries: [String: @Sendable ([UInt8]) -> [InvariantViolation]] = [
     "wire": WireFuzzer.check, "mcuboot": MCUbootFuzzer.check, "receiver": ReceiverFuzzer.check,
-    "trust": TrustFuzzer.check, "cbor": CBORFuzzer.check,
+    "trust": TrustFuzzer.check, "cbor": CBORFuzzer.check, "interleaving": InterleavingFuzzer.check,
   ]
 }
 
