@@ -21,6 +21,17 @@ public struct TrustConfiguration: Equatable, Sendable {
       guard let text = readFile(path) else {
         throw ConfigurationError("[trust] keys: cannot read \(path)")
       }
+      // The whole file, not its first block: a private key after the public one is refused too.
+      if text.contains("PRIVATE KEY-----") {
+        throw ConfigurationError(
+          "[trust] keys: \(path) holds a private key; give the device only the public half "
+            + "(otactl image keygen --public, or imgtool getpub), and keep the private key off it")
+      }
+      let blocks = text.components(separatedBy: "-----BEGIN ").count - 1
+      if blocks > 1 {
+        throw ConfigurationError(
+          "[trust] keys: \(path) holds \(blocks) PEM blocks; give one public key per file (list each file)")
+      }
       do {
         guard try PEMBlock(text: text).label == "PUBLIC KEY" else {
           throw ConfigurationError(

@@ -15,6 +15,9 @@ import Testing
     "/keys/release.pem": release.pem,
     "/keys/garbage.pem": "-----BEGIN PUBLIC KEY-----\nAAAA\n-----END PUBLIC KEY-----\n",
     "/keys/notes.txt": "just some text",
+    // A public key, then the private one in the same file (seen: it was accepted).
+    "/keys/both.pem": release.publicKey.pem + release.pem,
+    "/keys/two-public.pem": release.publicKey.pem + backup.publicKey.pem,
   ]
 
   static func policy(_ toml: String) throws -> ImagePolicy {
@@ -41,9 +44,11 @@ import Testing
   @Test func badKeyFilesStopTheDaemonWithTheirName() throws {
     let cases: [(file: String, says: String)] = [
       ("/keys/missing.pem", "cannot read /keys/missing.pem"),
-      ("/keys/release.pem", "is not a public key"),
+      ("/keys/release.pem", "/keys/release.pem holds a private key"),
       ("/keys/garbage.pem", "/keys/garbage.pem: malformed key"),
       ("/keys/notes.txt", "/keys/notes.txt: not a PEM key"),
+      ("/keys/both.pem", "/keys/both.pem holds a private key"),
+      ("/keys/two-public.pem", "/keys/two-public.pem holds 2 PEM blocks"),
     ]
     for (file, says) in cases {
       #expect {
