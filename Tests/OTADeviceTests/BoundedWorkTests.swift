@@ -19,6 +19,7 @@ import Testing
   }
 
   @Test func aFloodOfStateReadsHashesEachSlotOncePerState() throws {
+    // [S-ONE-6]
     let fixture = try Self.fixture()
     var host = try fixture.makeHost()
     var device = SMPDevice()
@@ -44,6 +45,7 @@ import Testing
   }
 
   @Test func aClientPastItsBudgetIsToldBusyUntilItRefills() throws {
+    // [S-ERR-9]
     let fixture = try Self.fixture()
     var host = try fixture.makeHost()
     // A budget smaller than one hash of the running image, refilling 1 KiB a second.
@@ -74,6 +76,7 @@ import Testing
   }
 
   @Test func blockHashesPastTheBudgetAreAnsweredBusy() throws {
+    // [P-BH-10]
     let fixture = try Self.fixture()
     var host = try fixture.makeHost()
     host.workBudget = WorkBudget(rate: 4096, burst: 8192, sharedFactor: 100)

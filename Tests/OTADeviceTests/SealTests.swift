@@ -34,6 +34,7 @@ import Testing
   }
 
   @Test func activationRecordsTheSHA256OfTheBytesItChecked() throws {
+    // [P-ACT-2] [P-DISK-6]
     let fixture = DeviceFixture(slotCapacity: 64 * 1024)
     let host = try Self.armedTrial(fixture)
     #expect(host.boot.trial?.slot == .b)
@@ -44,6 +45,7 @@ import Testing
   }
 
   @Test func aTrialWhoseSlotChangedAfterActivationNeverBoots() throws {
+    // [P-ACT-2] [P-INFO-20]
     let fixture = DeviceFixture(slotCapacity: 64 * 1024)
     _ = try Self.armedTrial(fixture)
     Self.tamper(fixture)
@@ -57,6 +59,7 @@ import Testing
   }
 
   @Test func aTrialWhoseSlotChangesWhileItRunsIsNotConfirmed() throws {
+    // [P-ACT-2]
     let fixture = DeviceFixture(slotCapacity: 64 * 1024)
     _ = try Self.armedTrial(fixture)
     var host = try fixture.boot(verdict: .silent)
@@ -71,6 +74,7 @@ import Testing
   }
 
   @Test func aCentralsConfirmOfATamperedTrialIsAnsweredValidationFailed() throws {
+    // [P-REQ-14]
     let fixture = DeviceFixture(slotCapacity: 64 * 1024)
     _ = try Self.armedTrial(fixture)
     var host = try fixture.boot(verdict: .silent)

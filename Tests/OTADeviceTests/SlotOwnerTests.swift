@@ -1,6 +1,7 @@
 import Logging
 import OTABoot
 import OTACBOR
+import OTAChecksum
 import OTADaemon
 import OTAEngine
 import OTALink
@@ -59,6 +60,7 @@ import Testing
   /// sealed and armed): the slot that boots on trial holds the image that was checked, byte for byte.
   @Test(arguments: [false, true])
   func aLegacySessionCannotWriteIntoATrialThatSMPArmed(legacyFallsQuiet: Bool) throws {
+    // [P-SESS-5] [P-ACT-2]
     let fixture = try Self.fixture()
     var host = try fixture.makeHost()
     var legacy = LegacyDFUDevice()
@@ -229,5 +231,53 @@ import Testing
     #expect(gate.gone("a") && gate.owner == nil)
     #expect(gate.admit("b", now: .seconds(53), sessionActive: true) == .admit)
     #expect(gate.release() == "b" && gate.owner == nil)
+  }
+}
+
+@Suite struct SMPOneUploadContextTests {
+  /// An image another protocol validated (`otactl push --no-activate`) is slot 1's for SMP: once
+  /// the OTA central's session has gone, a "test" of its hash activates it.
+  @Test func anSMPTestActivatesAnImageTheOTAProtocolValidated() throws {
+    // [S-ONE-5]
+    let fixture = DeviceFixture(slotCapacity: 64 * 1024)
+    var host = try fixture.makeHost()
+    let image = try SMPDeviceTests.image()
+    let transfer = try host.begin(.ota, size: UInt32(image.count), crc32: 1, version: SMPDeviceTests.v2).get()
+    _ = try host.perform(.write(slot: .b, offset: 0, bytes: image[...]), for: transfer.id).get()
+    _ = try host.validate(transfer.id, crc32: CRC32.checksum(image)).get()
+    var device = SMPDevice()
+    var client = SMPDeviceTests.Client()
+    let states = try SMPDeviceTests.states(&device, &host, &client)
+    let hash = try #require(states.last?["hash"]?.bytesValue)
+    let test = client.message(.write, group: 1, command: 0, .textMap(["hash": .bytes(hash)]))
+    #expect(try client.body(try device.handle(test, host: &host)) == .textMap(["rc": .unsigned(10)]))
+    host.release(.ota)
+    let answer = try client.body(try device.handle(test, host: &host))
+    #expect(answer["images"] != nil, "\(answer)")
+    #expect(host.boot.trial?.slot == .b && host.transfer(transfer.id) == nil)
+  }
+
+  /// A first chunk from another client replaces the upload under way, as on a Zephyr device; the
+  /// first client's next chunk is told where the device is (the new upload's offset).
+  @Test func aFirstChunkFromAnotherClientReplacesTheUpload() throws {
+    // [S-ONE-5]
+    let fixture = DeviceFixture(slotCapacity: 64 * 1024, windowCapacity: 4096)
+    var host = try fixture.makeHost()
+    var device = SMPDevice()
+    var client = SMPDeviceTests.Client()
+    let image = try SMPDeviceTests.image()
+    for offset in stride(from: 0, to: 3000, by: 1000) {
+      _ = try device.handle(
+        client.upload(image[offset..<offset + 1000], at: offset, of: image), host: &host,
+        client: "10.0.0.1:1337")
+    }
+    let first = try #require(host.transaction.current(of: .smp)?.id)
+    _ = try device.handle(
+      client.upload(image[0..<1000], at: 0, of: image), host: &host, client: "10.0.0.2:1337")
+    #expect(host.transfer(first) == nil, "the first upload's identity is stale")
+    let next = try client.body(
+      try device.handle(
+        client.upload(image[3000..<4000], at: 3000, of: image), host: &host, client: "10.0.0.1:1337"))
+    #expect(next == .textMap(["off": .unsigned(1000)]))
   }
 }
