@@ -30,6 +30,10 @@
 #      failed", and GATEWAY-VM devices=3 seconds=N (the gateway's start to its exit). What goosebit
 #      says (M0 and M2 Finished, M1 Error with the device's reason, the rollout's counts, the
 #      hardware from the config data) test-bluez.sh checks on the host after the VM ended.
+#   7. one central at a time: while otactl on hci3 pushes a 4.0.0 image to M0 (--no-activate), a
+#      second central on hci1 connects to M0: its Info read is answered, its ABORT and STATUS are
+#      refused at the ATT level (0xFE) and never reach otad; the push completes; once it has gone,
+#      the same writes from hci1 are answered
 # Three links at once from one controller need run.sh's patched btvirt (Scripts/vm/build-btvirt.sh,
 # which run.sh --controllers 4 uses): stock btvirt 5.66 cuts every link but the first.
 # Needs BLUEOTA_BIN (where otad and otactl were built), and for step 6 GUEST_HOST_URL (run.sh
@@ -326,5 +330,32 @@ echo "GATEWAY-VM devices=3 seconds=$gw_seconds"
 # test-bluez.sh adds these to its own checks of what goosebit says, into one "gateway: " line.
 echo "gateway in the VM: $gw_passes passed, $gw_failures failed"
 ((gw_failures == 0)) || fail "step 6: $gw_failures gateway check(s) failed (gateway.log in the results)"
+
+step "7. one central at a time: while otactl on $central pushes to ${names[0]}, a central on hci1 is refused"
+# [P-SESS-2] The second central's writes are refused at the ATT level (bluetoothd answers 0xFE,
+# "procedure already in progress") and never reach otad; its Info read is answered; once the
+# first central has gone, the same writes are answered.
+"$bin/otactl" image create "$work/payload.bin" "$work/v4.img" --version 4.0.0 >/dev/null \
+  || fail "otactl image create could not make the 4.0.0 image"
+aborts_before="$(grep -cE "\] ABORT$" "$results/otad-M0.log" || true)"
+prepares_before="$(grep -cE "\] PREPARE$" "$results/otad-M0.log" || true)"
+timeout 300 "$bin/otactl" push "$work/v4.img" --adapter "$central" --device "${names[0]}" --no-activate --json \
+  >"$results/push-owner.jsonl" 2>"$results/push-owner.err" &
+owner_push=$!
+for _ in $(seq 600); do (("$(grep -cE "\] PREPARE$" "$results/otad-M0.log" || true)" > prepares_before)) && break; sleep 0.1; done
+(("$(grep -cE "\] PREPARE$" "$results/otad-M0.log" || true)" > prepares_before)) || fail "the push to ${names[0]} sent no PREPARE"
+GUEST_CENTRAL=hci1 /usr/bin/python3 -B "$here/ota_client.py" intruder "${addresses[0]}" refused \
+  | tee "$results/intruder-refused.json" | tail -n 1
+intruder_rc="${PIPESTATUS[0]}"
+owner_rc=0
+wait "$owner_push" || owner_rc=$?
+((intruder_rc == 0)) || fail "the second central was not refused while the first pushed: $(tail -n 1 "$results/intruder-refused.json")"
+((owner_rc == 0)) || fail "the first central's push failed (exit $owner_rc) beside the second: $(tail -n 3 "$results/push-owner.err")"
+(("$(grep -cE "\] ABORT$" "$results/otad-M0.log" || true)" == aborts_before)) \
+  || fail "the second central's ABORT reached otad"
+GUEST_CENTRAL=hci1 /usr/bin/python3 -B "$here/ota_client.py" intruder "${addresses[0]}" accepted \
+  | tee "$results/intruder-accepted.json" | tail -n 1
+((PIPESTATUS[0] == 0)) || fail "the second central was refused after the first had gone: $(tail -n 1 "$results/intruder-accepted.json")"
+echo "PASS one central at a time: the second central refused (0xFE) while the first pushed, answered after"
 stop_otads
 echo PASS

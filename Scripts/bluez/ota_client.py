@@ -7,6 +7,13 @@
   ota_client.py raw-throughput ADDRESS N streams N bytes of write-without-response through
                                          AcquireWrite (the device drops them: no transfer is
                                          prepared) and prints the bytes per second the stack carried
+  ota_client.py intruder ADDRESS [refused|accepted]
+                                         connects as a second central while another holds the OTA
+                                         service: reads Info (always answered), then writes ABORT and
+                                         STATUS to the control point, which otad refuses at the ATT
+                                         level (0xFE, "procedure already in progress") while the other
+                                         central holds it ("refused"), or answers once it has gone
+                                         ("accepted")
   ota_client.py hostile-channel ADDRESS L2CAP_RAW
                                          connects over GATT and reads Info (otad admits a channel only
                                          from the central connected on GATT), runs `L2CAP_RAW hostile
@@ -211,7 +218,34 @@ def hostile_channel(address, tool):
     return 0 if not failures else 1
 
 
+def intruder(address, expected):
+    central = Central(address)
+    central.connect()
+    info = bytes(central.char("info").ReadValue({}, dbus_interface=CHRC))
+    result = {"infoBytes": len(info), "expected": expected, "writes": []}
+    failures = []
+    if len(info) < 70:
+        failures.append(f"Info read {len(info)} bytes")
+    for written in ([0x06], [0x02]):  # ABORT, then STATUS
+        try:
+            answer = central.command(written)
+            result["writes"].append({"wrote": bytes(written).hex(), "answer": answer.hex()})
+            if expected == "refused":
+                failures.append(f"{bytes(written).hex()} was answered {answer.hex()}: not refused")
+        except dbus.exceptions.DBusException as error:
+            text = f"{error.get_dbus_name()}: {error.get_dbus_message()}"
+            result["writes"].append({"wrote": bytes(written).hex(), "error": text})
+            if expected != "refused" or "0xfe" not in text.lower():
+                failures.append(f"{bytes(written).hex()}: {text}")
+    central.disconnect()
+    result["failures"] = failures
+    print(json.dumps(result))
+    return 0 if not failures else 1
+
+
 if __name__ == "__main__":
+    if len(sys.argv) >= 3 and sys.argv[1] == "intruder":
+        sys.exit(intruder(sys.argv[2], sys.argv[3] if len(sys.argv) >= 4 else "refused"))
     if len(sys.argv) >= 4 and sys.argv[1] == "hostile-channel":
         sys.exit(hostile_channel(sys.argv[2], sys.argv[3]))
     if len(sys.argv) >= 3 and sys.argv[1] == "malformed":
