@@ -1,12 +1,13 @@
 #!/usr/bin/env python3
-"""Every normative statement of the wire contracts has a test, and every test names a statement
-that exists.
+"""Every normative statement of the wire contracts and of the security promises has a test, and
+every test names a statement that exists.
 
 A statement carries its id in the doc, in square brackets at the end of its sentence or table row:
-P-<area>-<n> in docs/PROTOCOL.md, S-<area>-<n> in docs/SMP.md (an id inside `inline code` or a
-fenced block is an example, not a statement). A test names the statements it backs in a comment
-inside its body, `// [P-REQ-8]` (several ids may share one comment); a step of the VM script
-names one in a shell comment, `# [P-DATA-7]`, in Scripts/bluez/*.sh.
+P-<area>-<n> in docs/PROTOCOL.md, S-<area>-<n> in docs/SMP.md, SEC-<area>-<n> in docs/SECURITY.md
+(an id inside `inline code` or a fenced block is an example, not a statement). A test names the
+statements it backs in a comment inside its body, `// [P-REQ-8]` (several ids may share one
+comment); a step of the VM script names one in a shell comment, `# [P-DATA-7]`, in
+Scripts/bluez/*.sh.
 
 Fails (exit 1), listing each, when a statement no test names, a test names an id that no doc
 defines, or a doc defines an id twice. Prints one closing line:
@@ -20,8 +21,8 @@ import re
 import sys
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
-DOCS = ["docs/PROTOCOL.md", "docs/SMP.md"]
-ID = re.compile(r"\[([PS]-[A-Z][A-Z0-9]*-[0-9]+)\]")
+DOCS = ["docs/PROTOCOL.md", "docs/SMP.md", "docs/SECURITY.md"]
+ID = re.compile(r"\[((?:P|S|SEC)-[A-Z][A-Z0-9]*-[0-9]+)\]")
 TEST = re.compile(r"^\s*@Test\b")
 
 

@@ -7,9 +7,9 @@
 # gateway (otactl gateway) runs against a real goosebit from PyPI (Scripts/fleet/test-gateway.sh)
 # after the lab test.
 # The lint (`swift format lint --strict`, the project's .swift-format) runs first and fails the run;
-# the statement check (Scripts/check-statements.py: every statement of docs/PROTOCOL.md and
-# docs/SMP.md named by a test) runs always and counts as one test. Non-interactive; CI runs exactly
-# this (.ci/run).
+# the statement check (Scripts/check-statements.py: every statement of docs/PROTOCOL.md, docs/SMP.md
+# and docs/SECURITY.md named by a test) runs always and counts as one test. Non-interactive; CI runs
+# exactly this (.ci/run).
 #
 #   Scripts/test.sh                      # everything
 #   Scripts/test.sh --filter PowerCut    # extra arguments go to `swift test`; the six stages after

@@ -288,6 +288,7 @@ tail -n 1 "$results/push-frames.jsonl"
   "$results/push-frames.jsonl" || fail "the push did not go as frames, or sent too much"
 
 step "5. malformed writes from another client"
+# [SEC-ATK-26]: each malformed write answered with its status; otad keeps serving.
 /usr/bin/python3 -B "$here/ota_client.py" malformed "$address" | tee "$results/malformed.json" \
   || fail "malformed writes were not all answered right"
 "$bin/otactl" info --device "$address" --adapter "$central" | tee "$results/info-after.txt"
@@ -317,6 +318,7 @@ fi
 if in_scope 5b "L2CAP channel SDUs do not travel over ATT"; then
   step "5b. malformed SDUs from a raw L2CAP client on the link of a GATT-connected central"
   # [P-CHAN-9]: through the real kernel, short SDUs are dropped before the receiver and logged.
+  # [SEC-ATK-53] [SEC-ATK-54] [SEC-ATK-56]: short SDUs, a lying offset and a flood, then a push.
   sdu_drops() { grep -c "L2CAP SDU dropped" "$results/otad.log" || true; }
   drops_before="$(sdu_drops)"
   /usr/bin/python3 -B "$here/ota_client.py" hostile-channel "$address" "$work/l2cap-raw" | tee "$results/hostile-channel.json" \
@@ -464,6 +466,7 @@ grep "central disconnected" "$results/otad.log" | tail -n 1 >"$results/device-co
 
 if in_scope 9 "otad's signature and downgrade checks do not depend on the ATT bearer"; then
   step "9. signed images only: otad restarts trusting one key"
+  # [SEC-ATK-37] [SEC-ATK-38] [SEC-ATK-39]: a raw, an unsigned and an older signed image, refused.
   before="$(registered)"
   kill "$otad"
   wait "$otad" || true
@@ -504,6 +507,7 @@ fi
 
 if in_scope 10 "EATT needs an encrypted link, so an unpaired central has one ATT bearer in either run"; then
   step "10. paired-only writes: an unpaired central may read, not write"
+  # [SEC-CHECK-1] [SEC-PAIR-1] [SEC-PAIR-2] [SEC-PAIR-3] [SEC-ATK-40]: an unpaired central.
   # [P-GATT-9] [P-CHAN-4] [P-INFO-13]: reads stay open, bluetoothd refuses the writes, the kernel the
   # channel; the first read already gives the chunk size for its MTU.
   before="$(registered)"

@@ -332,6 +332,7 @@ echo "gateway in the VM: $gw_passes passed, $gw_failures failed"
 ((gw_failures == 0)) || fail "step 6: $gw_failures gateway check(s) failed (gateway.log in the results)"
 
 step "7. one central at a time: while otactl on $central pushes to ${names[0]}, a central on hci1 is refused"
+# [SEC-CHECK-5] [SEC-ATK-31]: a second central while another pushes.
 # [P-SESS-2] The second central's writes are refused at the ATT level (bluetoothd answers 0xFE,
 # "procedure already in progress") and never reach otad; its Info read is answered; once the
 # first central has gone, the same writes are answered.

@@ -6,10 +6,13 @@ import OTAStorage
 import OTASystem
 import OTAWire
 
-/// Faults on demand in the daemon's loop (docs/APP-TESTING.md): the book of faults asked for, the
-/// fault control's socket, and the answers a delay holds back. Present only when the configuration
-/// allows faults.
-final class FaultInjection {
+/// Faults on demand (docs/APP-TESTING.md) as a decorator of the daemon's messages: every message a
+/// peer sends passes it at one place (`DeviceService.passFaults`, with its protocol's `FaultView`),
+/// and every answer goes out through it (`hold`), so that no protocol carries a fault hook of its
+/// own; the one hook in the host is a failed slot write (`ReceiverHost.injectedWriteFailure`). It
+/// holds the book of faults asked for, the fault control's socket, and the answers a delay holds
+/// back. Present only when the configuration allows faults.
+final class FaultDecorator {
   var book: FaultBook
   let store: FaultStore
   let control: FaultControlSocket?
@@ -30,7 +33,7 @@ final class FaultInjection {
 
   /// Loads the book kept in the state directory, lays the configuration's faults over it, saves it,
   /// and opens the fault control (a failure to open it is logged: the configured faults still hold).
-  static func open(stateDirectory: String, configured: [Fault], logger: Logger) -> FaultInjection {
+  static func open(stateDirectory: String, configured: [Fault], logger: Logger) -> FaultDecorator {
     let store = FaultStore(stateDirectory: stateDirectory)
     var book = store.load(logger: logger)
     book.setConfigured(configured)
@@ -45,7 +48,7 @@ final class FaultInjection {
       "faults on demand are allowed (a test device, docs/APP-TESTING.md): \(book.entries.count) set",
       metadata: ["control": "\(control?.path ?? "none")"])
     for entry in book.entries { logger.notice("fault \(entry.id): \(entry.fault) (fired \(entry.fired))") }
-    return FaultInjection(book: book, store: store, control: control)
+    return FaultDecorator(book: book, store: store, control: control)
   }
 
   var nextDeadline: Duration? { [held.first?.due, control?.nextDeadline].compactMap { $0 }.min() }
@@ -57,7 +60,7 @@ extension DeviceService {
   /// Allows faults on demand (docs/APP-TESTING.md): the book kept in `stateDirectory` with
   /// `configured` laid over it, and the fault control's socket there.
   public func allowFaults(stateDirectory: String, configured: [Fault]) {
-    faults = FaultInjection.open(stateDirectory: stateDirectory, configured: configured, logger: logger)
+    faults = FaultDecorator.open(stateDirectory: stateDirectory, configured: configured, logger: logger)
   }
 
   /// Closes the fault control (its socket file goes).
@@ -129,47 +132,56 @@ extension DeviceService {
     _ = try handleDisconnect()
   }
 
-  // MARK: The OTA protocol
+  // MARK: The one way in
 
-  /// A control-point request, before the host sees it: nil to carry it out, else whether the loop
-  /// must restart.
-  func faultsBeforeRequest(_ bytes: [UInt8]) throws -> Bool? {
-    guard faults != nil, let opcode = bytes.first.flatMap(Opcode.init(rawValue:)) else { return nil }
-    switch try fireFaults(.request(.ota(opcode), otaProgress), dropLink: dropOTACentral).0 {
-    case .carryOn: return nil
-    case .lost: return false
-    case .restart: return true
-    case .refuse(let status):
-      sendAnswer(
-        Response(requestOpcode: opcode.rawValue, status: StatusCode(rawValue: status) ?? .busy).encoded)
-      return false
+  /// `message` through the faults due at it (its protocol's `FaultView` says what it is): what is
+  /// left to carry out, a refusal to answer, a loss, or a restart. Request faults come first, then,
+  /// for a message that carries image bytes, data faults.
+  func passFaults(_ message: InboundMessage) throws -> FaultOutcome {
+    let bytes = message.bytes
+    guard let faults, let view = faultView(message, faults) else { return .carryOn(bytes, .taken) }
+    let drop = { () throws -> Void in try self.dropCentral(of: message) }
+    if let (request, progress) = view.request {
+      switch try fireFaults(.request(request, progress), dropLink: drop).0 {
+      case .restart: return .restart
+      case .lost: return .lost
+      case .refuse(let status): return .refused(view.refusal(status))
+      case .carryOn: break
+      }
+    }
+    guard let data = view.data else { return .carryOn(bytes, .taken) }
+    let (verdict, actions) = try fireFaults(.data(data), dropLink: drop)
+    switch verdict {
+    case .restart: return .restart
+    case .lost, .refuse: return .lost
+    case .carryOn:
+      guard actions.contains(.corruptChunk), let corrupted = view.corrupted(bytes) else {
+        return .carryOn(bytes, .taken)
+      }
+      return .carryOn(corrupted, .corruptedByFault)
     }
   }
 
-  /// A data write, before the host sees it: the bytes to carry on with (perhaps one flipped), nil
-  /// when it is lost, or `restart`.
-  func faultsBeforeData(_ bytes: [UInt8]) throws -> (bytes: [UInt8]?, restart: Bool) {
-    guard faults != nil, let start = dataWriteStart(bytes) else { return (bytes, false) }
-    let size = host.engine.transferStatus.size
-    let end = UInt64(start) + UInt64(max(1, bytes.count - DataChunk.headerSize))
-    let progress = FaultBook.Progress(end: end, imageSize: size > 0 ? UInt64(size) : nil)
-    let (verdict, actions) = try fireFaults(.data(progress), dropLink: dropOTACentral)
-    return Self.carried(bytes, verdict, actions)
+  /// What the faults see of `message`: its protocol's description, with the transfer's progress.
+  private func faultView(_ message: InboundMessage, _ faults: FaultDecorator) -> FaultView? {
+    switch message {
+    case .otaControl(let bytes): FaultView.otaRequest(bytes, progress: otaProgress)
+    case .otaData(let bytes):
+      FaultView.otaData(bytes, start: dataWriteStart(bytes), size: host.engine.transferStatus.size)
+    case .smp(let bytes, _, _, _): FaultView.smp(bytes, imageSize: &faults.smpImageSize)
+    case .nordicControl(let service, let bytes):
+      FaultView.nordicControl(service, bytes, progress: nordicDFUProgress(service))
+    case .nordicPacket(let service, let bytes):
+      FaultView.nordicPacket(bytes, progress: nordicDFU[service]?.firmwareProgress)
+    }
   }
 
-  /// What is left of a data write after the faults that fired: nil when it is lost (or refused), its
-  /// last byte flipped when a fault corrupts it; or a restart.
-  static func carried(_ bytes: [UInt8], _ verdict: FaultVerdict, _ actions: [Fault.Action]) -> (
-    bytes: [UInt8]?, restart: Bool
-  ) {
-    switch verdict {
-    case .restart: return (nil, true)
-    case .lost, .refuse: return (nil, false)
-    case .carryOn:
-      guard actions.contains(.corruptChunk), !bytes.isEmpty else { return (bytes, false) }
-      var corrupted = bytes
-      corrupted[corrupted.count - 1] ^= 0x5A
-      return (corrupted, false)
+  /// A fault dropped the link `message` came over: its central goes.
+  private func dropCentral(of message: InboundMessage) throws {
+    switch message {
+    case .otaControl, .otaData: try dropOTACentral()
+    case .smp(_, _, let central, _): if let central { link.disconnect(central: central) }
+    case .nordicControl(let service, _), .nordicPacket(let service, _): try dropNordicDFUCentral(service)
     }
   }
 
@@ -237,68 +249,5 @@ extension DeviceService {
   /// The next trial's health check fails when a fault asks: true when that fault fired.
   func faultFailsTrial() throws -> Bool {
     try fireFaults(.trialStarts, dropLink: {}).1.contains(.failHealthCheck)
-  }
-
-  // MARK: SMP
-
-  /// An SMP message, before the server sees it: the message to carry on with (perhaps an upload's
-  /// byte flipped), nil when it is lost, the refusal to answer, or a restart.
-  func faultsBeforeSMP(_ message: [UInt8], central: String?) throws -> (
-    message: [UInt8]?, refuse: UInt8?, restart: Bool
-  ) {
-    guard let faults, let header = try? SMPHeader(bytes: message), header.operation.isRequest,
-      let name = FaultRequest.SMPCommandName(group: header.group, id: header.command)
-    else { return (message, nil, false) }
-    let drop: () throws -> Void = { [link] in
-      if let central { link.disconnect(central: central) }
-    }
-    var progress = FaultBook.Progress(end: 0, imageSize: faults.smpImageSize)
-    var upload: [CBOR.Entry]?
-    if name == .upload, header.operation == .write,
-      let body = try? SMPBody(bytes: Array(message.dropFirst(SMPHeader.byteCount)), limits: CBORLimits())
-    {
-      let offset = (try? body.unsigned("off")) ?? nil ?? 0
-      if offset == 0, let length = (try? body.unsigned("len")) ?? nil { faults.smpImageSize = length }
-      let count = ((try? body.bytes("data")) ?? nil)?.count ?? 0
-      progress = FaultBook.Progress(end: offset + UInt64(max(1, count)), imageSize: faults.smpImageSize)
-      upload = body.entries
-    }
-    switch try fireFaults(.request(.smp(name), progress), dropLink: drop).0 {
-    case .restart: return (nil, nil, true)
-    case .lost: return (nil, nil, false)
-    case .refuse(let rc): return (nil, rc, false)
-    case .carryOn: break
-    }
-    guard let upload else { return (message, nil, false) }
-    let (verdict, actions) = try fireFaults(.data(progress), dropLink: drop)
-    switch verdict {
-    case .restart: return (nil, nil, true)
-    case .lost, .refuse: return (nil, nil, false)
-    case .carryOn:
-      guard actions.contains(.corruptChunk) else { return (message, nil, false) }
-      return (Self.flippingUploadByte(header, upload) ?? message, nil, false)
-    }
-  }
-
-  /// The upload with the last byte of its data flipped, its header unchanged (the body keeps its
-  /// length); nil when it carries no data.
-  private static func flippingUploadByte(_ header: SMPHeader, _ entries: [CBOR.Entry]) -> [UInt8]? {
-    var entries = entries
-    guard let index = entries.firstIndex(where: { $0.key == .text("data") }),
-      case .bytes(var data) = entries[index].value, !data.isEmpty
-    else { return nil }
-    data[data.count - 1] ^= 0x5A
-    entries[index].value = .bytes(data)
-    return header.encoded + CBOR.map(entries).encoded
-  }
-
-  /// An SMP error answer with `rc` to `message` (Zephyr's SMP v1 `{"rc": N}`).
-  static func smpRefusal(_ message: [UInt8], rc: UInt8) -> [UInt8]? {
-    guard let request = try? SMPHeader(bytes: message) else { return nil }
-    let body = CBOR.map([CBOR.Entry(.text("rc"), .unsigned(UInt64(rc)))]).encoded
-    let header = SMPHeader(
-      operation: request.operation.response, version: min(request.version, 1), flags: 0,
-      length: UInt16(body.count), group: request.group, sequence: request.sequence, command: request.command)
-    return header.encoded + body
   }
 }

@@ -13,26 +13,10 @@ extension DeviceService {
     switch event {
     case .nordicDFUControl(let service, let central, let bytes):
       guard admitNordicDFUWrite(service, from: central) else { return false }
-      if recordsDataWrites { observe(.nordicDFU(service, Self.nordicDFUCommand(service, bytes))) }
-      if let restart = try faultsBeforeNordicDFUControl(service, bytes) { return restart }
-      return try serveNordicDFU(service, answeringFailureOf: bytes.first) {
-        (device, host) throws(StorageError) in
-        try device.control(bytes, host: &host)
-      }
-    case .nordicDFUPacket(let service, let central, let written):
+      return try deliver(.nordicControl(service, bytes))
+    case .nordicDFUPacket(let service, let central, let bytes):
       guard admitNordicDFUWrite(service, from: central) else { return false }
-      let received = nordicDFU[service]?.firmwareProgress?.received
-      let (carried, restartByFault) = try faultsBeforeNordicDFUPacket(service, written)
-      if restartByFault { return true }
-      if recordsDataWrites, let received {
-        let fate: DataWriteFate =
-          carried == nil ? .lostByFault : carried == written ? .taken : .corruptedByFault
-        observe(.nordicDFUPacket(service, offset: received, bytes: written.count, fate: fate))
-      }
-      guard let bytes = carried else { return false }
-      return try serveNordicDFU(service) { (device, host) throws(StorageError) in
-        try device.packet(bytes, host: &host)
-      }
+      return try deliver(.nordicPacket(service, bytes))
     case .nordicDFUCentralGone(let service, let central):
       // Only the session's own central ends it by going.
       guard nordicDFUCentrals[service]?.gone(central) == true else { return false }
@@ -140,43 +124,6 @@ extension DeviceService {
   /// A packet receipt (Legacy's 0x11; Secure's checksum notifications are answers): not a session line.
   static func isReceipt(_ service: NordicDFUService, _ notification: [UInt8]) -> Bool {
     service == .legacy && notification.first == 0x11
-  }
-
-  /// A control-point command, before the session sees it: nil to carry it out, else whether the loop
-  /// must restart. Faults due at a request name Legacy DFU's commands (`dfu-*`) or Secure DFU's
-  /// (`sdfu-*`); a refusal answers as the service does (`[0x10, opcode, status]`, `[0x60, opcode,
-  /// result]`).
-  func faultsBeforeNordicDFUControl(_ service: NordicDFUService, _ bytes: [UInt8]) throws -> Bool? {
-    guard faults != nil, let opcode = bytes.first, let request = Self.faultRequest(service, opcode: opcode)
-    else {
-      return nil
-    }
-    let progress = nordicDFUProgress(service)
-    switch try fireFaults(.request(request, progress), dropLink: { try self.dropNordicDFUCentral(service) }).0
-    {
-    case .carryOn: return nil
-    case .lost: return false
-    case .restart: return true
-    case .refuse(let status):
-      let answer = [service == .legacy ? 0x10 : 0x60, opcode, status]
-      hold(at: .answer(request, progress)) { [link] in link.notifyNordicDFU(service, answer) }
-      return false
-    }
-  }
-
-  /// A firmware packet, before the session sees it: the bytes to carry on with (perhaps one
-  /// flipped), nil when it is lost, or a restart. Only the firmware's packets meet data faults.
-  func faultsBeforeNordicDFUPacket(_ service: NordicDFUService, _ bytes: [UInt8]) throws -> (
-    bytes: [UInt8]?, restart: Bool
-  ) {
-    guard faults != nil, !bytes.isEmpty, let progress = nordicDFU[service]?.firmwareProgress else {
-      return (bytes, false)
-    }
-    let moment = FaultBook.Moment.data(
-      FaultBook.Progress(
-        end: UInt64(progress.received) + UInt64(bytes.count), imageSize: UInt64(progress.size)))
-    let (verdict, actions) = try fireFaults(moment, dropLink: { try self.dropNordicDFUCentral(service) })
-    return Self.carried(bytes, verdict, actions)
   }
 
   /// A Nordic DFU central is dropped as a fault asked: its session learns it now (what its link

@@ -11,21 +11,10 @@ import OTAWire
 extension DeviceService {
   /// Answers one whole SMP message from `client` (for the log), handing the answer to `reply`; true
   /// when it asked for a reset (the device restarts after answering).
-  func answerSMP(
-    _ received: [UInt8], from client: String, central: String? = nil,
-    reply: @escaping ([UInt8]) throws -> Void
-  ) throws -> Bool {
+  func answerSMP(_ message: [UInt8], from client: String, reply: @escaping ([UInt8]) throws -> Void) throws
+    -> Bool
+  {
     guard var service = smp else { return false }
-    if recordsDataWrites { observe(Self.smpActivity(received, from: client)) }
-    let faulted = try faultsBeforeSMP(received, central: central)
-    if faulted.restart { return true }
-    if let rc = faulted.refuse {
-      if let answer = Self.smpRefusal(received, rc: rc) {
-        hold(at: .answer(nil, .start)) { [logger] in Self.send(answer, reply, to: client, logger) }
-      }
-      return false
-    }
-    guard let message = faulted.message else { return false }
     let output = try service.answer(message, from: client, host: &host, now: now)
     smp = service
     logStorageFailures()
@@ -63,7 +52,8 @@ extension DeviceService {
         logger.info("SMP: \(from): a datagram over \(bufferSize) bytes refused")
         return smp?.refuseTooLarge(bytes)
       },
-      answer: { bytes, from, reply in try answerSMP(bytes, from: "\(from)", reply: reply) },
+      answer: { bytes, from, reply in try deliver(.smp(bytes, client: "\(from)", central: nil, reply: reply))
+      },
       dropped: { noteUDPPeerError($0) })
   }
 
@@ -109,14 +99,14 @@ extension DeviceService {
     }
     switch outcome {
     case .message(let message):
-      return try answerSMP(message, from: central, central: central, reply: reply)
+      return try deliver(.smp(message, client: central, central: central, reply: reply))
     case .tooLarge(let header):
       logger.warning("SMP: \(central): a header announced a message over \(smpBluetooth.maxMessage) bytes")
       if let answer = smp?.refuseTooLarge(header) { reply(answer) }
       return false
     case .abandoned(let partial):
       logger.warning("SMP: \(central): a message never completed (\(partial.count) bytes arrived)")
-      return try answerSMP(partial, from: central, central: central, reply: reply)
+      return try deliver(.smp(partial, client: central, central: central, reply: reply))
     }
   }
 }

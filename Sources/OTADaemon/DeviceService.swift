@@ -55,7 +55,7 @@ public final class DeviceService {
   public var nordicDFU: [NordicDFUService: any NordicDFUSession] = [:]
   var nordicDFUCentrals: [NordicDFUService: NordicDFUCentralGate] = [:]
   /// Faults on demand (docs/APP-TESTING.md), when the configuration allows them.
-  var faults: FaultInjection?
+  var faults: FaultDecorator?
   /// Each data write is told to `observe` too (`otad run --sessions`): off, a write costs nothing more.
   public var recordsDataWrites = false
 
@@ -314,32 +314,9 @@ public final class DeviceService {
     case .disconnected:
       return try handleDisconnect()
     case .controlWrite(let bytes):
-      logRequest(bytes)
-      if let restart = try faultsBeforeRequest(bytes) { return restart }
-      let restart = try apply(try host.handle(.control(bytes, now: now)))
-      if let supervisor = trial, confirmedElsewhere(supervisor) {
-        logger.notice(
-          supervisor.subject == .trial
-            ? "the central confirmed the trial: slot \(host.running) is good"
-            : "a paired central confirmed the rebuilt boot state: slot \(host.running) is good; updates go on"
-        )
-        _ = try supervise { $0.confirmed() }
-        trial = nil
-      }
-      return restart
-    case .dataWrite(let written):
-      let (carried, restartByFault) = try faultsBeforeData(written)
-      if restartByFault { return true }
-      if recordsDataWrites, let offset = dataWriteStart(written) {
-        let fate: DataWriteFate =
-          carried == nil ? .lostByFault : carried == written ? .taken : .corruptedByFault
-        observe(.dataWrite(offset: offset, bytes: written.count, fate: fate))
-      }
-      guard let bytes = carried else { return false }
-      let rejectedBefore = host.engine.statistics.operationsRejected
-      let restart = try apply(try host.handle(.data(bytes, now: now)))
-      logRejectedOperation(since: rejectedBefore)
-      return restart
+      return try deliver(.otaControl(bytes))
+    case .dataWrite(let bytes):
+      return try deliver(.otaData(bytes))
     case .droppedPeer(let why):
       logger.warning("dropped a client: \(why)")
       return false
@@ -353,6 +330,113 @@ public final class DeviceService {
     case .nordicDFUControl, .nordicDFUPacket, .nordicDFUCentralGone:
       return try receiveNordicDFU(event)
     }
+  }
+
+  // MARK: Every message one way
+
+  /// One message of any protocol, the one way every message goes: announced (a request is told to
+  /// the log and the observer as it arrives), through the faults on demand, told with its fate (a
+  /// data write), then carried out by its protocol. True when the device must restart.
+  func deliver(_ message: InboundMessage) throws -> Bool {
+    announce(message)
+    // Where a data write's bytes go, read before a fault drops its link (and the session with it).
+    let dataOffset = dataWriteOffset(message)
+    let bytes: [UInt8]
+    let fate: DataWriteFate
+    switch try passFaults(message) {
+    case .restart: return true
+    case .lost: (bytes, fate) = ([], .lostByFault)
+    case .refused(let answer):
+      if let answer { try sendRefusal(answer, for: message) }
+      return false
+    case .carryOn(let carried, let carriedFate): (bytes, fate) = (carried, carriedFate)
+    }
+    if recordsDataWrites, let offset = dataOffset { tellDataWrite(message, at: offset, fate) }
+    guard fate != .lostByFault else { return false }
+    let carried = message.carrying(bytes)
+    switch carried {
+    case .otaControl(let bytes): return try otaControl(bytes)
+    case .otaData(let bytes): return try otaData(bytes)
+    case .smp(let bytes, let client, _, let reply): return try answerSMP(bytes, from: client, reply: reply)
+    case .nordicControl(let service, let bytes):
+      return try serveNordicDFU(service, answeringFailureOf: bytes.first) {
+        (device, host) throws(StorageError) in
+        try device.control(bytes, host: &host)
+      }
+    case .nordicPacket(let service, let bytes):
+      return try serveNordicDFU(service) { (device, host) throws(StorageError) in
+        try device.packet(bytes, host: &host)
+      }
+    }
+  }
+
+  /// A request, told as it arrives (before any fault: a refused request was still asked).
+  private func announce(_ message: InboundMessage) {
+    switch message {
+    case .otaControl(let bytes): logRequest(bytes)
+    case .smp(let bytes, let client, _, _):
+      if recordsDataWrites { observe(Self.smpActivity(bytes, from: client)) }
+    case .nordicControl(let service, let bytes):
+      if recordsDataWrites { observe(.nordicDFU(service, Self.nordicDFUCommand(service, bytes))) }
+    case .otaData, .nordicPacket: break
+    }
+  }
+
+  /// Where a data write's bytes go: an OTA chunk's or operation's target, a Nordic packet's place in
+  /// the firmware; nil for anything else.
+  private func dataWriteOffset(_ message: InboundMessage) -> UInt32? {
+    switch message {
+    case .otaData(let written): dataWriteStart(written)
+    case .nordicPacket(let service, _): nordicDFU[service]?.firmwareProgress?.received
+    case .otaControl, .smp, .nordicControl: nil
+    }
+  }
+
+  /// A data write, told with what became of it (taken, lost, corrupted by a fault).
+  private func tellDataWrite(_ message: InboundMessage, at offset: UInt32, _ fate: DataWriteFate) {
+    switch message {
+    case .otaData(let written): observe(.dataWrite(offset: offset, bytes: written.count, fate: fate))
+    case .nordicPacket(let service, let written):
+      observe(.nordicDFUPacket(service, offset: offset, bytes: written.count, fate: fate))
+    case .otaControl, .smp, .nordicControl: break
+    }
+  }
+
+  /// A refusal a fault asked for, sent the way the message's answers go (a delay may hold it).
+  private func sendRefusal(_ answer: [UInt8], for message: InboundMessage) throws {
+    switch message {
+    case .otaControl: sendAnswer(answer)
+    case .smp(_, let client, _, let reply):
+      hold(at: .answer(nil, .start)) { [logger] in Self.send(answer, reply, to: client, logger) }
+    case .nordicControl(let service, let bytes):
+      let progress = nordicDFUProgress(service)
+      let request = bytes.first.flatMap { Self.faultRequest(service, opcode: $0) }
+      hold(at: .answer(request, progress)) { [link] in link.notifyNordicDFU(service, answer) }
+    case .otaData, .nordicPacket: break
+    }
+  }
+
+  /// A control-point request of the OTA protocol, carried out on the host.
+  private func otaControl(_ bytes: [UInt8]) throws -> Bool {
+    let restart = try apply(try host.handle(.control(bytes, now: now)))
+    if let supervisor = trial, confirmedElsewhere(supervisor) {
+      logger.notice(
+        supervisor.subject == .trial
+          ? "the central confirmed the trial: slot \(host.running) is good"
+          : "a paired central confirmed the rebuilt boot state: slot \(host.running) is good; updates go on"
+      )
+      _ = try supervise { $0.confirmed() }
+      trial = nil
+    }
+    return restart
+  }
+
+  /// A data write of the OTA protocol, carried out on the host.
+  private func otaData(_ bytes: [UInt8]) throws -> Bool {
+    let rejectedBefore = host.engine.statistics.operationsRejected
+    let restart = try apply(try host.handle(.data(bytes, now: now)))
+    logRejectedOperation(since: rejectedBefore)
+    return restart
   }
 
   /// The OTA central went (or a fault dropped it): the counts for the log, and the host told.

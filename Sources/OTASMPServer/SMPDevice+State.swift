@@ -83,7 +83,8 @@ extension SMPDevice {
       case .same:
         guard host.running == host.boot.confirmed else { return .failure(.image(.imageConfirmationDenied)) }
       case .revert:
-        try host.markGood()
+        // A trial whose slot no longer holds its sealed bytes is marked bad, not confirmed.
+        if try host.markGood() != nil { return .failure(.image(.imageConfirmationDenied)) }
       case .test, .permanent:
         return .failure(.image(.imageAlreadyPending))
       }

@@ -110,7 +110,7 @@ import Testing
   }
 
   @Test func theSMPCharacteristicNeedsABondedLinkWhenPairingIsRequired() {
-    // [S-BLE-3]
+    // [S-BLE-3] [SEC-CHECK-1]
     #expect(
       flags(requireEncryption: true) == ["write-without-response", "encrypt-authenticated-write", "notify"])
     #expect(flags(requireEncryption: false) == ["write-without-response", "write", "notify"])

@@ -37,7 +37,7 @@ extension BlueZPeripheralTests {
   }
 
   @Test func aSecondCentralIsRefusedWhileTheFirstHoldsTheSessionAndTakesOverOnceItIsQuiet() throws {
-    // [P-SESS-2] [P-TIME-11]
+    // [P-SESS-2] [P-TIME-11] [SEC-CHECK-5] [SEC-ATK-31]
     _ = try call(app.controlPoint, BlueZ.gattCharacteristic, "StartNotify")
     try write([0x02], from: Self.device, mtu: 247)
     // The other central's write is refused at the ATT level ("procedure already in progress"): it

@@ -170,7 +170,7 @@ import Testing
   /// A kernel without Bluetooth sockets (or one that refuses the listener) leaves the device on
   /// GATT: PSM 0, no descriptor of a channel, nothing thrown.
   @Test func aChannelTheKernelRefusesLeavesThePSMZero() throws {
-    // [P-CHAN-2]
+    // [P-CHAN-2] [SEC-ATK-59]
     let trace = SystemCallTrace(rules: [.init(.socket, path: "l2cap", .fail(.familyNotSupported))])
     let refused = try trace.run {
       try BlueZPeripheral(
@@ -223,6 +223,7 @@ import Testing
   /// A central writing data without pause: each turn of the loop takes at most
   /// `packetsPerTurn`, so the loop gets back to its other descriptors; nothing is lost.
   @Test func aFloodOfDataPacketsIsReadInTurnsAndNoneIsLost() throws {
+    // [SEC-ATK-51]
     let reply = try call(
       app.data, BlueZ.gattCharacteristic, "AcquireWrite",
       [.vardict(["device": .objectPath(Self.device), "mtu": .uint16(517)])])
@@ -253,6 +254,7 @@ import Testing
   /// A stop must not hang on a bluetoothd that does not answer: unregistering waits half a second
   /// at most (this fake bluetoothd does not even read its messages now).
   @Test func unregisteringDoesNotWaitLongForABluetoothdThatDoesNotAnswer() {
+    // [SEC-ATK-61]
     let took = clock.measure { peripheral.unregister() }
     #expect(took < .seconds(1), "took \(took)")
     #expect(took >= .milliseconds(400), "it waited for the answers that did not come")

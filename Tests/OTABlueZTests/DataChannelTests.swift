@@ -18,7 +18,7 @@ import Testing
   // MARK: The device's rules
 
   @Test func onlyTheCentralConnectedOnGattMayOpenTheChannelAndOnlyOnce() throws {
-    // [P-CHAN-3]
+    // [P-CHAN-3] [SEC-PAIR-2] [SEC-ATK-52]
     let central = try #require(Self.central)
     let stranger = try #require(Self.stranger)
     #expect(DataChannelRules.admit(peer: central, central: central, open: nil) == .accept)
@@ -32,7 +32,7 @@ import Testing
   }
 
   @Test func sdusOfFourBytesOrFewerOrLongerThanTheMTUAreDropped() {
-    // [P-CHAN-9]
+    // [P-CHAN-9] [SEC-LIMIT-2] [SEC-ATK-53]
     #expect(DataChannelRules.judge(count: 0) != .chunk)
     #expect(DataChannelRules.judge(count: 4) != .chunk)
     #expect(DataChannelRules.judge(count: 5) == .chunk)
@@ -62,6 +62,7 @@ import Testing
   /// A listener whose accept fails (here: a socket that is not listening, as EMFILE would) leaves
   /// the poll set for a second instead of being polled, failing and logging on every turn.
   @Test func aFailingAcceptPausesTheListenerForASecond() throws {
+    // [SEC-ATK-60]
     let (stand, _) = try FileDescriptor.unixSocketPair(.sequencedPacket, nonBlocking: true)
     let listener = DataChannelListener(listener: stand, psm: 0x85, logger: Logger(label: "test"))
     #expect(listener.descriptors == [stand.rawValue])
@@ -84,7 +85,7 @@ import Testing
 
   /// "A silent channel costs nothing ... and closes with its central's GATT connection".
   @Test func aChannelThatSaysNothingStaysIdleAndClosesWhenItsCentralLeaves() throws {
-    // [P-CHAN-3] [P-CHAN-14]
+    // [P-CHAN-3] [P-CHAN-14] [SEC-ATK-56]
     let (listener, device, central) = try Self.openChannel()
     let address = try #require(Self.central)
     for _ in 0..<3 {
@@ -101,7 +102,7 @@ import Testing
   /// "One SDU is one data write ... The device sends nothing on the channel": SDUs become data
   /// writes, hostile ones are dropped, and nothing comes back for a central to read.
   @Test func sdusBecomeDataWritesAndNothingComesBack() throws {
-    // [P-DATA-6] [P-CHAN-8] [P-CHAN-9]
+    // [P-DATA-6] [P-CHAN-8] [P-CHAN-9] [SEC-ATK-53] [SEC-ATK-56] [SEC-ATK-57]
     let (listener, device, central) = try Self.openChannel()
     let address = try #require(Self.central)
     for sdu: [UInt8] in [[1, 0, 0, 0, 9], [1, 2, 3], Array(repeating: 7, count: 4101), [0, 0, 0, 0, 1, 2]] {
@@ -116,7 +117,7 @@ import Testing
   /// A flood of short SDUs is dropped one by one but logged once as a warning, the rest at debug,
   /// and the count when the channel closes: a hostile central cannot flood the log.
   @Test func aFloodOfDropsIsOneWarningAndACountAtClose() throws {
-    // [P-CHAN-9]
+    // [P-CHAN-9] [SEC-ATK-56]
     let lines = CapturedLog()
     let (stand, _) = try FileDescriptor.unixSocketPair(.sequencedPacket, nonBlocking: true)
     let listener = DataChannelListener(listener: stand, psm: 0x85, logger: lines.logger)
@@ -265,7 +266,7 @@ import Testing
   /// `dataStallTimeout` without progress the channel is dropped with a log line and the push
   /// reconnects over GATT; any progress starts the clock again, an empty queue stops it.
   @Test func aChannelThatTakesNothingIsDroppedAfterTheStallTimeout() throws {
-    // [P-CHAN-13]
+    // [P-CHAN-13] [SEC-ATK-58]
     var script = try Self.readInfo(Self.info(psm: 0x85), path: .auto)
     script.feed(.channelOpened(L2CAPChannelParameters(sendMTU: 4100)))
     _ = script.takeEmitted()
@@ -298,6 +299,7 @@ import Testing
 
   /// The same clock guards bluetoothd's data socket: a socket that takes nothing loses the link.
   @Test func aDataSocketThatTakesNothingLosesTheLink() throws {
+    // [SEC-ATK-58]
     var script = Script()
     try script.connectToReady()
     _ = script.takeEmitted()

@@ -59,6 +59,7 @@ import Testing
 
   @Test func theFlagsAreTheDocsAndPairingMakesTheWritesAuthenticated() {
     // [P-GATT-2] [P-GATT-3] [P-GATT-4] [P-GATT-5] [P-GATT-6] [P-GATT-9] [P-GATT-10] [P-GATT-11] [P-GATT-12]
+    // [SEC-CHECK-1] [SEC-CHECK-6] [SEC-PAIR-1]
     let open = Self.tree(requireEncryption: false)
     #expect(open[OTAUUID.controlPoint] == ["write", "notify"])
     #expect(open[OTAUUID.data] == ["write-without-response", "write"])
@@ -75,7 +76,7 @@ import Testing
   }
 
   @Test func pairingMakesTheChannelsListenerAskForHighSecurity() throws {
-    // [P-CHAN-4]
+    // [P-CHAN-4] [SEC-PAIR-2]
     let paired = try #require(
       BlueZPeripheral.channelOptions(.init(requireEncryption: true, l2capPSM: 0x85)))
     #expect(paired.psm == 0x85 && paired.security == .high)

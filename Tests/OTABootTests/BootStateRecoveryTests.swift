@@ -149,6 +149,7 @@ import Testing
   }
 
   @Test func aContradictedStateKeepsItsFloorAndOutcome() {
+    // [SEC-ATK-45]
     var old = BootState.factory(version: Self.v1)
     old.securityFloor = 9
     old.outcome = UpdateOutcome(result: .succeeded, from: .zero, to: Self.v1, reason: .none)
@@ -229,6 +230,7 @@ import Testing
   }
 
   @Test func theInstalledImageCheckFindsRotByRecordAndByHash() throws {
+    // [SEC-ATK-46]
     let image = try Self.mcuboot(Self.v2)
     let recorded = BootState.Slot(
       status: .good, version: Self.v2, size: UInt32(image.count), crc32: CRC32.checksum(image))

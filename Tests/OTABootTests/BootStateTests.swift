@@ -32,6 +32,7 @@ import Testing
   }
 
   @Test func everySingleBitFlipIsRefused() {
+    // [SEC-CHECK-14]
     let bytes = Self.armed().encoded
     for bit in 0..<(bytes.count * 8) {
       var damaged = bytes
@@ -41,6 +42,7 @@ import Testing
   }
 
   @Test func truncatedOrInconsistentStatesAreRefused() {
+    // [SEC-CHECK-14] [SEC-LIMIT-3]
     let bytes = Self.armed().encoded
     for length in 0..<bytes.count {
       #expect(throws: WireError.self) { try BootState(bytes: Array(bytes.prefix(length))) }
@@ -215,7 +217,7 @@ import Testing
 
 @Suite struct BootStateStoreTests {
   @Test func aDamagedPrimaryIsMovedAsideAndRebuiltFromTheCopy() throws {
-    // [P-DISK-7]
+    // [P-DISK-7] [SEC-CHECK-14] [SEC-ATK-25]
     let medium = MemoryMedium(slotCapacity: 16)
     let store = BootStateStore(records: medium)
     #expect(try store.load() == .missing)
@@ -231,7 +233,7 @@ import Testing
   }
 
   @Test func bothCopiesDamagedMeansNoTrustedState() throws {
-    // [P-DISK-7]
+    // [P-DISK-7] [SEC-ATK-25]
     let medium = MemoryMedium(slotCapacity: 16)
     let store = BootStateStore(records: medium)
     try store.save(BootStateTests.armed())
@@ -243,6 +245,7 @@ import Testing
   }
 
   @Test func aCutBetweenTheTwoReplacesKeepsTheNewPrimary() throws {
+    // [SEC-ATK-25]
     let medium = MemoryMedium(slotCapacity: 16)
     let store = BootStateStore(records: medium)
     let old = BootState.factory(version: BootStateTests.v1)
@@ -259,6 +262,7 @@ import Testing
   static let v2 = Version(major: 2, minor: 0, revision: 0)
 
   @Test func theFloorRisesOnlyWhenAnImageIsConfirmed() {
+    // [SEC-DOWN-2]
     var state = BootState.factory(version: Self.v1)
     state.activate(
       .b, version: Self.v2, size: 10, crc32: 1, securityCounter: 9, attempts: 1, permanent: false)
@@ -281,7 +285,7 @@ import Testing
   }
 
   @Test func countersAreStoredAfterTheFormatOneFields() throws {
-    // [P-DISK-6]
+    // [P-DISK-6] [SEC-DOWN-2]
     var state = BootState.factory(version: Self.v1)
     state.activate(
       .b, version: Self.v2, size: 10, crc32: 1, securityCounter: 0x0102_0304, attempts: 1, permanent: true)

@@ -38,12 +38,14 @@ import Testing
   }
 
   @Test func aCountLargerThanTheInputIsRefusedBeforeAnythingIsAllocated() {
+    // [SEC-SMP-8]
     #expect(throws: CBORError.truncated) { try CBORDecoder.decode(HexNotation.bytes("9bffffffffffffffff")) }
     #expect(throws: CBORError.truncated) { try CBORDecoder.decode(HexNotation.bytes("5bffffffffffffffff00")) }
     #expect(throws: CBORError.truncated) { try CBORDecoder.decode(HexNotation.bytes("bb7fffffffffffffff")) }
   }
 
   @Test func depthIsBounded() throws {
+    // [SEC-SMP-8]
     let limits = CBORLimits(maxDepth: 3)
     #expect(
       try CBORDecoder.decode(HexNotation.bytes("818180"), limits: limits) == .array([.array([.array([])])]))
@@ -55,6 +57,7 @@ import Testing
   }
 
   @Test func itemsAreCountedAcrossTheWholeInput() throws {
+    // [SEC-SMP-8]
     let limits = CBORLimits(maxItems: 4)
     #expect(
       try CBORDecoder.decode(HexNotation.bytes("83010203"), limits: limits)

@@ -56,6 +56,7 @@ import Testing
   // MARK: Signatures
 
   @Test func aTrustedSignatureIsAcceptedAndActivated() throws {
+    // [SEC-SIG-1]
     for key in [Self.release, Self.releaseP256] {
       var bench = try ProtocolBench(policy: Self.signed)
       #expect(try bench.push(try Self.image(key: key), version: Self.v2) == .success)
@@ -66,22 +67,22 @@ import Testing
   }
 
   @Test func wrongKey() throws {
-    // [P-VAL-4]
+    // [P-VAL-4] [SEC-CHECK-11] [SEC-SIG-1] [SEC-ATK-1]
     try Self.expectRefused(try Self.image(key: Self.stranger), status: .signatureInvalid)
   }
 
   @Test func unsignedMCUbootImage() throws {
-    // [P-VAL-4]
+    // [P-VAL-4] [SEC-SIG-1] [SEC-ATK-2]
     try Self.expectRefused(try Self.image(key: nil), status: .signatureInvalid)
   }
 
   @Test func rawImage() throws {
-    // [P-VAL-4]
+    // [P-VAL-4] [SEC-SIG-1] [SEC-ATK-3]
     try Self.expectRefused(Self.payload, status: .signatureInvalid)
   }
 
   @Test func flippedBitInThePayload() throws {
-    // [P-VAL-3]
+    // [P-VAL-3] [SEC-CHECK-11] [SEC-ATK-4]
     let image = try Self.image()
     let payload = try Self.layout(image).payloadRange
     try Self.expectRefused(
@@ -89,19 +90,20 @@ import Testing
   }
 
   @Test func flippedBitInTheHeader() throws {
-    // [P-VAL-3]
+    // [P-VAL-3] [SEC-ATK-5]
     // load_addr: changes neither sizes nor version, only the hash.
     try Self.expectRefused(Self.flipping(try Self.image(), at: 4), status: .validationFailed)
   }
 
   @Test func flippedBitInTheProtectedTLVs() throws {
+    // [SEC-ATK-6]
     let image = try Self.image(counter: 9)
     let protected = try Self.layout(image).protectedTLVRange
     try Self.expectRefused(Self.flipping(image, at: Int(protected.upperBound) - 1), status: .validationFailed)
   }
 
   @Test func flippedBitInTheSignatureOrKeyHash() throws {
-    // [P-VAL-4]
+    // [P-VAL-4] [SEC-ATK-7]
     let image = try Self.image()
     let end = image.count
     // The unprotected area ends KEYHASH (4 + 32), ED25519 (4 + 64).
@@ -110,7 +112,7 @@ import Testing
   }
 
   @Test func truncatedImage() throws {
-    // [P-VAL-3]
+    // [P-VAL-3] [SEC-CHECK-11] [SEC-LIMIT-1] [SEC-ATK-8]
     let image = try Self.image()
     try Self.expectRefused(Array(image.dropLast(40)), status: .validationFailed)
   }
@@ -118,6 +120,7 @@ import Testing
   // MARK: Sizes
 
   @Test func oversizeClaimInPrepare() throws {
+    // [SEC-CHECK-3] [SEC-LIMIT-1] [SEC-ATK-9]
     var bench = try ProtocolBench(policy: Self.signed)
     let before = bench.snapshot
     let capacity = UInt32(bench.host.engine.configuration.slotCapacity)
@@ -128,6 +131,7 @@ import Testing
   }
 
   @Test func oversizeClaimInTheHeader() throws {
+    // [SEC-CHECK-11] [SEC-LIMIT-1] [SEC-ATK-10]
     var image = try Self.image()
     // img_size (offset 12) claims 16 MiB more than the image holds.
     image[14] ^= 0x01
@@ -137,7 +141,7 @@ import Testing
   // MARK: Versions
 
   @Test func downgradeIsRefusedAtPrepareAndAtValidate() throws {
-    // [P-VAL-5] [P-PREP-1]
+    // [P-VAL-5] [P-PREP-1] [SEC-CHECK-3] [SEC-CHECK-11] [SEC-DOWN-1] [SEC-ATK-11] [SEC-ATK-12]
     var bench = try ProtocolBench(policy: Self.signed)
     try bench.install(try Self.image(Self.v3), version: Self.v3)
     let before = bench.snapshot
@@ -151,6 +155,7 @@ import Testing
   }
 
   @Test func replayOfAnOldSignedImage() throws {
+    // [SEC-DOWN-1] [SEC-ATK-13]
     var bench = try ProtocolBench(policy: Self.signed)
     let old = try Self.image(Self.v2)
     try bench.install(old, version: Self.v2)
@@ -161,7 +166,7 @@ import Testing
   }
 
   @Test func downgradeIsAcceptedWhenTheConfigAllowsIt() throws {
-    // [P-VAL-5]
+    // [P-VAL-5] [SEC-DOWN-1] [SEC-ATK-14]
     var policy = Self.signed
     policy.allowDowngrade = true
     var bench = try ProtocolBench(policy: policy)
@@ -171,7 +176,7 @@ import Testing
   }
 
   @Test func securityCounterNeverGoesBackwards() throws {
-    // [P-VAL-5]
+    // [P-VAL-5] [SEC-CHECK-11] [SEC-DOWN-2] [SEC-ATK-15]
     var policy = Self.signed
     policy.allowDowngrade = true
     var bench = try ProtocolBench(policy: policy)
@@ -187,6 +192,7 @@ import Testing
   }
 
   @Test func aTrialThatRollsBackDoesNotRaiseTheFloor() throws {
+    // [SEC-DOWN-2] [SEC-ATK-16]
     var bench = try ProtocolBench(policy: Self.signed)
     bench.fixture.attempts = 1
     #expect(try bench.push(try Self.image(Self.v2, counter: 9), version: Self.v2) == .success)
@@ -199,7 +205,7 @@ import Testing
   // MARK: Protocol
 
   @Test func outOfWindowChunksAreDroppedAndNeverWritten() throws {
-    // [P-DATA-4]
+    // [P-DATA-4] [SEC-CHECK-4] [SEC-ATK-17]
     var bench = try ProtocolBench(policy: Self.signed)
     let before = bench.snapshot
     let image = try Self.image()
@@ -232,6 +238,7 @@ import Testing
   }
 
   @Test func everyOpcodeWithEveryWrongLength() throws {
+    // [SEC-CHECK-2] [SEC-ATK-20]
     var bench = try ProtocolBench(policy: Self.signed)
     let before = bench.snapshot
     var tried = 0
@@ -258,7 +265,7 @@ import Testing
   // MARK: Stored state
 
   @Test func aGarbageJournalIsMovedAside() throws {
-    // [P-DISK-1]
+    // [P-DISK-1] [SEC-CHECK-14] [SEC-ATK-21]
     var bench = try ProtocolBench(policy: Self.signed)
     let before = bench.snapshot
     var generator = SeededGenerator(seed: 0x6A4B)
@@ -278,6 +285,7 @@ import Testing
   }
 
   @Test func aWellFormedJournalThatLiesIsNotTrusted() throws {
+    // [SEC-CHECK-14] [SEC-LIMIT-3] [SEC-ATK-22]
     var bench = try ProtocolBench(policy: Self.signed)
     let before = bench.snapshot
     let capacity = UInt32(bench.host.engine.configuration.slotCapacity)
@@ -300,7 +308,7 @@ import Testing
   }
 
   @Test func activateIsImpossibleWithoutAValidSignature() throws {
-    // [P-ACT-1]
+    // [P-ACT-1] [SEC-CHECK-12] [SEC-ATK-23]
     // A journal that says "validated" over a slot that holds an unsigned image (written there by
     // anything but VALIDATE): ACTIVATE checks again and refuses.
     var bench = try ProtocolBench(policy: Self.signed)
@@ -321,7 +329,7 @@ import Testing
   }
 
   @Test func keysTrustedAfterValidationStillGuardActivate() throws {
-    // [P-ACT-1]
+    // [P-ACT-1] [SEC-CHECK-12] [SEC-SIG-1] [SEC-ATK-24]
     // Validated without keys, then the device restarts with keys: ACTIVATE refuses.
     var bench = try ProtocolBench(policy: ImagePolicy())
     #expect(try bench.push(try Self.image(key: Self.stranger), version: Self.v2) == .success)

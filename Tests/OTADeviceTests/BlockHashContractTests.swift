@@ -79,7 +79,7 @@ import Testing
   /// "what fits in one notification at the smallest ATT MTU this connection used": at MTU 23,
   /// 20 − 11 = 9 bytes, one hash.
   @Test func countIsCappedByTheSmallestMTU() throws {
-    // [P-SESS-4] [P-BH-3] [P-INT-2]
+    // [P-SESS-4] [P-BH-3] [P-INT-2] [SEC-CHECK-7]
     var small = try Self.bench(mtu: 23)
     let image = small.fixture.runningImage
     let one = try small.controlBytes(Self.request(512, 0, 29))
@@ -97,7 +97,7 @@ import Testing
 
   /// "what keeps the slot bytes read for one answer ≤ 4 MiB (at least 1 block)".
   @Test func oneAnswerReadsAtMostFourMiB() throws {
-    // [P-BH-3] [P-CEN-11]
+    // [P-BH-3] [P-CEN-11] [SEC-CHECK-7]
     let image = DeviceFixture.image(size: 5 * 1024 * 1024 + 1000, seed: 9)
     var bench = try ProtocolBench(
       slotCapacity: 6 * 1024 * 1024, recordRunningImage: true, runningImage: image)
@@ -127,7 +127,7 @@ import Testing
   }
 
   @Test func aRequestOfAnyOtherLengthIsInvalidLength() throws {
-    // [P-BH-1]
+    // [P-BH-1] [SEC-CHECK-7]
     var bench = try Self.bench()
     let whole = Self.request(512, 0, 1)
     for length in 1..<whole.count {
@@ -137,7 +137,7 @@ import Testing
   }
 
   @Test func absurdFieldsAreInvalidParameter() throws {
-    // [P-BH-4]
+    // [P-BH-4] [SEC-CHECK-7]
     var bench = try Self.bench()
     // Not a power of two, below 512, above 4 MiB.
     for size: UInt32 in [0, 1, 256, 511, 513, 3000, 8 << 20, 1 << 31, .max] {
@@ -156,7 +156,7 @@ import Testing
   /// where the device requires pairing; none otherwise": a slot written by hand (3000 bytes, in a
   /// 64 KiB slot) is hashed to its end over an authenticated link, and is an empty list without.
   @Test func withNoRunningImageKnownTheWholeSlotIsHashedOnlyOverAnAuthenticatedLink() throws {
-    // [P-BH-5]
+    // [P-BH-5] [SEC-CHECK-7]
     var unpaired = try ProtocolBench()
     #expect(unpaired.host.info().runningImageSize == 0)
     // Total 0: an empty list, as for a device with no running slot to read.
@@ -185,7 +185,7 @@ import Testing
   }
 
   @Test func anUnreadableRunningSlotIsAStorageError() throws {
-    // [P-RESP-8] [P-BH-6] [P-CEN-11]
+    // [P-RESP-8] [P-BH-6] [P-CEN-11] [SEC-CHECK-7]
     var bench = try Self.bench()
     bench.fixture.medium.inject(.ioError, atOperation: 0, of: [.slotRead])
     #expect(try bench.controlBytes(Self.request(512, 0, 6)) == [[0x60, 0x09, 0x0B]])
@@ -218,7 +218,7 @@ import Testing
   /// "It works in any state": mid-transfer, with a WINDOW waiting for its chunks, the answer comes
   /// and nothing of the transfer moves; the slot being written is never read or written by it.
   @Test func midTransferItAnswersAndChangesNothing() throws {
-    // [P-REQ-10] [P-BH-7]
+    // [P-REQ-10] [P-BH-7] [SEC-CHECK-7]
     var bench = try Self.bench()
     let running = bench.fixture.runningImage
     _ = try bench.controlBytes(Contract.prepare(size: 10_000, crc32: Contract.crc(0..<10_000)))
@@ -248,7 +248,7 @@ import Testing
   /// Hostile: a flood of requests, valid and absurd mixed, each answered at once and in order,
   /// never more than 4 MiB read per answer, the device's state untouched.
   @Test func aFloodIsAnsweredInOrder() throws {
-    // [P-REQ-13] [P-BH-8] [P-TIME-1]
+    // [P-REQ-13] [P-BH-8] [P-TIME-1] [SEC-CHECK-7]
     var bench = try Self.bench()
     let running = bench.fixture.runningImage
     var expected: [[UInt8]] = []

@@ -29,7 +29,7 @@ import Testing
   }
 
   @Test func theValueHashesEachBlockOfTheRunningImage() throws {
-    // [P-GATT-6] [P-HASH-1] [P-HASH-3]
+    // [P-GATT-6] [P-HASH-1] [P-HASH-3] [SEC-CHECK-6]
     let fixture = DeviceFixture(slotCapacity: 8192)
     try fixture.recordRunningImage()
     var host = try fixture.makeHost()
@@ -49,6 +49,7 @@ import Testing
 
   /// FIPS 180-2's "abc": SHA-256 ba7816bf 8f01cfea …; its first 8 bytes as a little-endian u64.
   @Test func theHashIsSHA256TruncatedToEightBytes() {
+    // [SEC-CHECK-6]
     #expect(BlockDigest.truncatedSHA256(Array("abc".utf8)) == 0xEACF_018F_BF16_78BA)
   }
 

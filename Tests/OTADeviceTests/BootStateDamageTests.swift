@@ -162,6 +162,7 @@ import Testing
   /// only the slot it starts (a file-backend install older than its primary link).
   @Test(arguments: [true, false])
   func noDamageToTheBootStateOrJournalLosesTheGoodImage(primaryPointer: Bool) throws {
+    // [SEC-ATK-44] [SEC-ATK-45]
     var runs = 0
     var rebuilt = 0
     var provisional = 0

@@ -19,7 +19,7 @@ import Testing
   }
 
   @Test func aFloodOfStateReadsHashesEachSlotOncePerState() throws {
-    // [S-ONE-6]
+    // [S-ONE-6] [SEC-LIMIT-6] [SEC-ATK-34]
     let fixture = try Self.fixture()
     var host = try fixture.makeHost()
     var device = SMPDevice()
@@ -45,7 +45,7 @@ import Testing
   }
 
   @Test func aClientPastItsBudgetIsToldBusyUntilItRefills() throws {
-    // [S-ERR-9]
+    // [S-ERR-9] [SEC-LIMIT-6] [SEC-ATK-34]
     let fixture = try Self.fixture()
     var host = try fixture.makeHost()
     // A budget smaller than one hash of the running image, refilling 1 KiB a second.
@@ -76,7 +76,7 @@ import Testing
   }
 
   @Test func blockHashesPastTheBudgetAreAnsweredBusy() throws {
-    // [P-BH-10]
+    // [P-BH-10] [SEC-CHECK-7]
     let fixture = try Self.fixture()
     var host = try fixture.makeHost()
     host.workBudget = WorkBudget(rate: 4096, burst: 8192, sharedFactor: 100)
@@ -98,6 +98,7 @@ import Testing
   }
 
   @Test func theBudgetKeepsClientsApartAndBoundsThemAllTogether() {
+    // [SEC-CHECK-7]
     var budget = WorkBudget(rate: 100, burst: 1000, sharedFactor: 2, maxClients: 3)
     #expect(budget.admits("a", now: .zero))
     budget.charge("a", bytes: 1500, now: .zero)

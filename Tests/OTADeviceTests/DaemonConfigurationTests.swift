@@ -57,6 +57,7 @@ import Testing
     ("not toml at all [", "not valid TOML"),
   ])
   func refusesMistakesWithTheirPlace(_ text: String, _ hint: String) {
+    // [SEC-CHECK-15]
     do {
       _ = try DaemonConfiguration(toml: text)
       Issue.record("accepted: \(text)")
@@ -142,6 +143,7 @@ import Testing
   }
 
   @Test func parsingNamesWhatIsMissingInOrder() throws {
+    // [SEC-LIMIT-2]
     var configuration = DaemonConfiguration()
     #expect(throws: ConfigurationError("both slots are needed: --slot-a and --slot-b (or [slots] a and b)")) {
       try DeviceLayout(parsing: configuration)

@@ -45,7 +45,7 @@ import Testing
 
   /// "one chunk per SDU: offset u32, then 1 to SDU − 4 image bytes ... not bound by the ATT MTU".
   @Test func aChunkLargerThanGattAllowsIsStoredWhole() throws {
-    // [P-CHAN-5] [P-CHAN-6]
+    // [P-CHAN-5] [P-CHAN-6] [SEC-LIMIT-2]
     var bench = try ProtocolContractTests.prepared(size: 10_000)
     let sdu = ProtocolContractTests.chunk(0, ProtocolContractTests.image[0..<4096])
     #expect(sdu.count == 4100)
@@ -58,7 +58,7 @@ import Testing
   /// "the same window rules: an SDU whose chunk reaches past the window, or lies about its offset,
   /// is dropped and counted".
   @Test func anSDUWithALyingOffsetIsDroppedAndCountedAndNothingIsLost() throws {
-    // [P-CHAN-7]
+    // [P-CHAN-7] [SEC-ATK-54]
     var bench = try ProtocolContractTests.prepared(size: 10_000)
     let image = ProtocolContractTests.image
     try bench.data(ProtocolContractTests.chunk(8000, image[0..<4096]))  // past the image's end
@@ -72,7 +72,7 @@ import Testing
   /// "While a central has turned bit 1 on with FEATURES it is one data operation ... at most SDU
   /// bytes in all": a raw operation filling otad's 4100-byte SDU, then a deflate operation.
   @Test func withOperationsOnAnSDUIsOneOperation() throws {
-    // [P-CHAN-5]
+    // [P-CHAN-5] [SEC-ATK-55]
     let target = DeviceFixture.image(size: 4096, seed: 17)
     var bench = try OperationContractTests.bench(target: target)
     let raw = OperationContractTests.op(0, 0x00, Array(target[0..<4095]))

@@ -53,7 +53,7 @@ import Testing
   /// link": a slot written by hand (3000 bytes at the start of 64 KiB, the rest zero) is a source up
   /// to its last byte, not past, where the device requires pairing.
   @Test func withNoRunningImageKnownOperationsReadTheWholeSlotOverAnAuthenticatedLink() throws {
-    // [P-OP-7] [P-INFO-27]
+    // [P-OP-7] [P-INFO-27] [SEC-CHECK-8]
     let slot = try ProtocolBench().fixture.medium.slotBytes(.a)
     #expect(slot.count == 64 * 1024)
     var target = Array(slot[2000..<3000])
@@ -77,7 +77,7 @@ import Testing
   /// No oracle: without pairing, a slot nobody adopted is no source at all. A 1-byte copy and a
   /// 1-byte WINDOW with a guessed CRC would otherwise tell whether the guess of a byte is right.
   @Test func withNoRunningImageKnownAndNoPairingNothingIsCopied() throws {
-    // [P-OP-7] [P-INFO-27]
+    // [P-OP-7] [P-INFO-27] [SEC-CHECK-8] [SEC-ATK-32]
     let slot = try ProtocolBench().fixture.medium.slotBytes(.a)
     let secret = slot[1234]
     var bench = try Self.bench(target: [secret], recordRunningImage: false)
@@ -122,7 +122,7 @@ import Testing
   }
 
   @Test func everyBrokenRuleDropsTheWriteAndCountsIt() throws {
-    // [P-DATA-6] [P-OP-7] [P-OP-8] [P-OP-9] [P-DEFL-3]
+    // [P-DATA-6] [P-OP-7] [P-OP-8] [P-OP-9] [P-DEFL-3] [SEC-CHECK-8] [SEC-ATK-19] [SEC-ATK-55]
     let target = DeviceFixture.image(size: 8192, seed: 13)
     var bench = try Self.bench(target: target)
     let hostile: [(String, [UInt8])] = [
@@ -179,7 +179,7 @@ extension OperationContractTests {
   /// A patch whose differences are bad is dropped before the running slot is read for it, and a
   /// copy into bytes already stored reads nothing: every read is for bytes that are then stored.
   @Test func nothingIsReadForAWriteThatCannotBeStored() throws {
-    // [P-OP-9] [P-OP-10]
+    // [P-OP-9] [P-OP-10] [SEC-CHECK-8]
     let target = DeviceFixture.image(size: 4096, seed: 14)
     var bench = try Self.bench(target: target)
     func reads() -> Int { bench.fixture.medium.operationCount(of: .slotRead) }
@@ -257,7 +257,7 @@ extension OperationContractTests {
   }
 
   @Test func aPackedWriteAppliesEachOperationInOrder() throws {
-    // [P-PACK-1] [P-PACK-2]
+    // [P-PACK-1] [P-PACK-2] [SEC-CHECK-8]
     let running = try ProtocolBench(recordRunningImage: true).fixture.runningImage
     var target = DeviceFixture.image(size: 4096, seed: 21)
     target.replaceSubrange(100..<1100, with: running[0..<1000])
@@ -288,7 +288,7 @@ extension OperationContractTests {
   }
 
   @Test func aPackedWriteWithABrokenFramingIsDroppedWhole() throws {
-    // [P-PACK-3]
+    // [P-PACK-3] [SEC-CHECK-8]
     let target = DeviceFixture.image(size: 4096, seed: 22)
     var bench = try Self.packedBench(target: target)
     let good = Self.packed([Self.op(0, 0x00, Array(target[0..<50]))])

@@ -143,6 +143,7 @@ import Testing
   }
 
   @Test func aCutAtEveryStorageOperationStillEndsWithTheNewImage() throws {
+    // [SEC-ATK-25]
     let total = try update(cutAt: nil, seed: nil).operations
     #expect(total > 40, "the update touches storage \(total) times")
     print("power cuts: an update up to its confirmation takes \(total) storage operations; a cut at each")
@@ -156,6 +157,7 @@ import Testing
   /// Rollback under the same loop: the trial fails its health check; a cut anywhere (PREPARE to
   /// ACTIVATE, the boot stage, mark-bad, the boot back) still ends on slot A with B marked bad.
   @Test func aCutAtEveryStorageOperationOfAFailedTrialStillRollsBack() throws {
+    // [SEC-ATK-25]
     let total = try rollback(cutAt: nil, seed: nil).operations
     #expect(total > 40, "the update touches storage \(total) times")
     print("power cuts: a failed trial takes \(total) storage operations; a cut at each of them")

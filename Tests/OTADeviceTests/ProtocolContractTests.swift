@@ -73,7 +73,7 @@ import Testing
   // MARK: Requests
 
   @Test func malformedRequestsAreAnsweredWithTheirStatus() throws {
-    // [P-REQ-11] [P-RESP-1] [P-RESP-8]
+    // [P-REQ-11] [P-RESP-1] [P-RESP-8] [SEC-CHECK-2]
     var bench = try ProtocolBench()
     // "not exactly the table's length: 0x02", "an unknown opcode 0x01" (echoed as it came),
     // "ACTIVATE with reserved flag bits 0x04", "an empty write: request opcode 0x00 and 0x02".
@@ -84,7 +84,7 @@ import Testing
   }
 
   @Test func windowAndValidateWithNoTransferAreInvalidState() throws {
-    // [P-REQ-12] [P-ACT-1]
+    // [P-REQ-12] [P-ACT-1] [SEC-CHECK-12]
     var bench = try ProtocolBench()
     // "With no transfer (idle) WINDOW and VALIDATE answer 0x03 (WINDOW's answer carrying offset 0)".
     #expect(try bench.controlBytes(Self.window(0, 100, 0)) == [Self.windowAnswer(0x03, 0)])
@@ -99,7 +99,7 @@ import Testing
   // MARK: Data
 
   @Test func maxChunkPayloadCountsImageBytesNotTheOffset() throws {
-    // [P-DATA-2] [P-DATA-3]
+    // [P-DATA-2] [P-DATA-3] [SEC-LIMIT-2]
     // "a whole chunk is max chunk payload + 4 bytes (at MTU 247: 240 image bytes in a 244-byte write)".
     var bench = try Self.prepared()
     let whole = Self.chunk(0, Self.image[0..<240])
@@ -113,7 +113,7 @@ import Testing
   }
 
   @Test func droppedChunksAreCountedInInfo() throws {
-    // [P-DATA-4] [P-DATA-5] [P-DATA-7]
+    // [P-DATA-4] [P-DATA-5] [P-DATA-7] [SEC-CHECK-4]
     var bench = try ProtocolBench()
     try bench.data([0, 0, 0, 0])  // a write of 4 bytes or fewer
     try bench.data(Self.chunk(0, Self.image[0..<100]))  // any chunk while not receiving
@@ -131,7 +131,7 @@ import Testing
   // MARK: Windows
 
   @Test func aWindowIsOneByteToTheWindowCapacityWithinTheImage() throws {
-    // [P-WIN-1] [P-WIN-5] [P-WIN-7]
+    // [P-WIN-1] [P-WIN-5] [P-WIN-7] [SEC-CHECK-10] [SEC-LIMIT-2]
     var bench = try Self.prepared(size: 5000)
     // "A window's length must be 1 to the window capacity ... and it must end within the image, else 0x04".
     #expect(try bench.controlBytes(Self.window(0, 0, 0)) == [Self.windowAnswer(0x04, 0)])
@@ -146,7 +146,7 @@ import Testing
   }
 
   @Test func fiveWindowsMayWaitASixthIsBusy() throws {
-    // [P-REQ-13] [P-WIN-6] [P-TIME-1] [P-RESP-8]
+    // [P-REQ-13] [P-WIN-6] [P-TIME-1] [P-RESP-8] [SEC-LIMIT-2]
     var bench = try Self.prepared()
     // No data yet: each WINDOW waits for its chunks. "Up to 5 may wait ... A sixth is answered 0x0C
     // busy with the committed offset."
@@ -203,7 +203,7 @@ import Testing
   // MARK: PREPARE and ABORT
 
   @Test func prepareRefusesWhatCannotBeInstalled() throws {
-    // [P-RESP-8] [P-RESP-9] [P-PREP-1]
+    // [P-RESP-8] [P-RESP-9] [P-PREP-1] [SEC-CHECK-3]
     var bench = try ProtocolBench(slotCapacity: 64 * 1024)
     // "0x05 above the slot's capacity, 0x04 for size 0, 0x0A for a version lower than the confirmed one".
     #expect(try bench.controlBytes(Self.prepare(size: 64 * 1024 + 1, crc32: 0)) == [[0x60, 0x01, 0x05]])
@@ -244,7 +244,7 @@ import Testing
   }
 
   @Test func aValidationThatFailsOnTheImageDropsTheTransfer() throws {
-    // [P-REQ-4] [P-VAL-2] [P-VAL-7]
+    // [P-REQ-4] [P-VAL-2] [P-VAL-7] [SEC-CHECK-11] [SEC-SIG-6]
     // PREPARE announces a CRC32 the image does not have: every window passes, VALIDATE answers 0x06.
     var bench = try Self.prepared(size: 600, crc32: 0x1234_5678)
     _ = try Self.send(&bench, 0..<600)
@@ -256,7 +256,7 @@ import Testing
   }
 
   @Test func activateRefusedForTheImageDropsTheTransfer() throws {
-    // [P-ACT-1]
+    // [P-ACT-1] [SEC-CHECK-12]
     var bench = try ProtocolBench()
     let image = Array(Self.image[0..<600])
     #expect(try bench.push(image, version: Self.version) == .success)

@@ -14,7 +14,7 @@ import Testing
   }
 
   @Test func aRequestCutAcrossWritesIsWholeAfterItsLastPiece() {
-    // [S-BLE-4]
+    // [S-BLE-4] [SEC-SMP-9]
     var sessions = SMPBluetoothSessions(maxMessage: 2048)
     let request = Self.echo("hello, device", sequence: 1)
     #expect(sessions.receive(Array(request[0..<5]), from: "a", mtu: 23, now: .zero) == [])
@@ -27,7 +27,7 @@ import Testing
   }
 
   @Test func twoCentralsInterleavedAreKeptApart() {
-    // [S-BLE-4]
+    // [S-BLE-4] [SEC-SMP-9]
     var sessions = SMPBluetoothSessions(maxMessage: 2048)
     let first = Self.echo("first", sequence: 1)
     let second = Self.echo("second central", sequence: 7)
@@ -49,7 +49,7 @@ import Testing
   }
 
   @Test func aHeaderAnnouncingMoreThanTheBufferIsRefusedAtOnceWithItsHeader() {
-    // [S-BLE-5]
+    // [S-BLE-5] [SEC-SMP-9]
     var sessions = SMPBluetoothSessions(maxMessage: 2048)
     let header = SMPHeader(operation: .write, version: 1, length: 2041, group: 1, sequence: 3, command: 1)
       .encoded
@@ -61,7 +61,7 @@ import Testing
   }
 
   @Test func aMessageThatNeverCompletesIsGivenUpAfterTheTimeoutWithItsBytes() {
-    // [S-BLE-5]
+    // [S-BLE-5] [SEC-SMP-10]
     var sessions = SMPBluetoothSessions(maxMessage: 2048, timeout: .seconds(10))
     let request = Self.echo("never finished", sequence: 4)
     _ = sessions.receive(Array(request[0..<10]), from: "a", mtu: 185, now: .seconds(1))
@@ -76,7 +76,7 @@ import Testing
   }
 
   @Test func aCentralThatDisconnectsLeavesNothingBehind() {
-    // [S-BLE-5]
+    // [S-BLE-5] [SEC-SMP-9]
     var sessions = SMPBluetoothSessions(maxMessage: 2048)
     let request = Self.echo("gone", sequence: 1)
     _ = sessions.receive(Array(request[0..<6]), from: "a", mtu: 23, now: .zero)
@@ -88,7 +88,7 @@ import Testing
   }
 
   @Test func atMostEightCentralsHoldPartialMessagesTheQuietestIsPushedOut() {
-    // [S-BLE-5]
+    // [S-BLE-5] [SEC-SMP-10]
     var sessions = SMPBluetoothSessions(maxMessage: 2048)
     let request = Self.echo("partial", sequence: 1)
     for index in 0..<SMPBluetoothSessions.maxCentrals {
@@ -105,7 +105,7 @@ import Testing
   }
 
   @Test func answersAreCutIntoNotificationsOfAtMostMTUMinusThree() {
-    // [S-BLE-6]
+    // [S-BLE-6] [SEC-SMP-9]
     let answer = (0..<100).map { UInt8($0) }
     let pieces = SMPBluetoothSessions.notifications(answer, mtu: 23)
     #expect(pieces.map(\.count) == [20, 20, 20, 20, 20])

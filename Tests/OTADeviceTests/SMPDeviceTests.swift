@@ -224,7 +224,7 @@ import Testing
   }
 
   @Test func anUnsignedImageIsRefusedWhereKeysAreTrusted() throws {
-    // [S-UP-9]
+    // [S-UP-9] [SEC-SMP-1]
     var fixture = DeviceFixture(slotCapacity: 64 * 1024, windowCapacity: 4096)
     fixture.policy = ImagePolicy(trustedKeys: [Self.key.publicKey])
     var host = try fixture.makeHost()
@@ -243,7 +243,7 @@ import Testing
   }
 
   @Test func anUploadThatIsNoMCUbootImageIsRefusedAtItsFirstChunk() throws {
-    // [S-UP-1] [S-ERR-1]
+    // [S-UP-1] [S-ERR-1] [SEC-SMP-3]
     let fixture = DeviceFixture(slotCapacity: 64 * 1024)
     var host = try fixture.makeHost()
     var device = SMPDevice()
@@ -259,7 +259,7 @@ import Testing
   }
 
   @Test func nothingChangesWhileAnOTATransferIsUnderWay() throws {
-    // [S-ERR-8] [S-ONE-1]
+    // [S-ERR-8] [S-ONE-1] [SEC-CHECK-5] [SEC-SMP-6]
     // [P-SESS-5]
     let fixture = DeviceFixture(slotCapacity: 64 * 1024)
     var host = try fixture.makeHost()
@@ -297,7 +297,7 @@ import Testing
   }
 
   @Test func eraseForgetsTheOtherSlotAndNeverTouchesTheRunningOne() throws {
-    // [S-CMD-8]
+    // [S-CMD-8] [SEC-SMP-7]
     let fixture = DeviceFixture(slotCapacity: 64 * 1024, windowCapacity: 4096)
     var host = try fixture.makeHost()
     var device = SMPDevice()

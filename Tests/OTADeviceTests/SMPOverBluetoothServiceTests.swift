@@ -61,7 +61,7 @@ import Testing
   }
 
   @Test func aRequestWrittenInPiecesIsAnsweredInNotificationsOfAtMostMTUMinusThree() throws {
-    // [S-BLE-4] [S-BLE-6] [S-CMD-2]
+    // [S-BLE-4] [S-BLE-6] [S-CMD-2] [SEC-SMP-9]
     let text = String(repeating: "ping ", count: 20)
     let echo = Self.message(.write, group: 0, command: 0, sequence: 1, .textMap(["d": .text(text)]))
     let reset = Self.message(.write, group: 0, command: 5, sequence: 2, .textMap([:]))
@@ -83,7 +83,7 @@ import Testing
   }
 
   @Test func twoCentralsWritingAtOnceGetTheirOwnAnswersAndALyingHeaderIsRefused() throws {
-    // [S-BLE-4] [S-BLE-6]
+    // [S-BLE-4] [S-BLE-6] [SEC-SMP-9]
     let first = Self.message(.write, group: 0, command: 0, sequence: 10, .textMap(["d": .text("one")]))
     let second = Self.message(.write, group: 0, command: 0, sequence: 20, .textMap(["d": .text("two")]))
     let huge = SMPHeader(operation: .write, version: 1, length: 4000, group: 1, sequence: 30, command: 1)

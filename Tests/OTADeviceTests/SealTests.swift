@@ -1,7 +1,9 @@
 import Crypto
 import OTABoot
+import OTACBOR
 import OTAEngine
 import OTAReceiverHost
+import OTASMPServer
 import OTAStorage
 import OTATrust
 import OTAWire
@@ -34,7 +36,7 @@ import Testing
   }
 
   @Test func activationRecordsTheSHA256OfTheBytesItChecked() throws {
-    // [P-ACT-2] [P-DISK-6]
+    // [P-ACT-2] [P-DISK-6] [SEC-CHECK-12]
     let fixture = DeviceFixture(slotCapacity: 64 * 1024)
     let host = try Self.armedTrial(fixture)
     #expect(host.boot.trial?.slot == .b)
@@ -45,7 +47,7 @@ import Testing
   }
 
   @Test func aTrialWhoseSlotChangedAfterActivationNeverBoots() throws {
-    // [P-ACT-2] [P-INFO-20]
+    // [P-ACT-2] [P-INFO-20] [SEC-CHECK-13] [SEC-ATK-30]
     let fixture = DeviceFixture(slotCapacity: 64 * 1024)
     _ = try Self.armedTrial(fixture)
     Self.tamper(fixture)
@@ -59,7 +61,7 @@ import Testing
   }
 
   @Test func aTrialWhoseSlotChangesWhileItRunsIsNotConfirmed() throws {
-    // [P-ACT-2]
+    // [P-ACT-2] [SEC-CHECK-13] [SEC-ATK-30]
     let fixture = DeviceFixture(slotCapacity: 64 * 1024)
     _ = try Self.armedTrial(fixture)
     var host = try fixture.boot(verdict: .silent)
@@ -74,7 +76,7 @@ import Testing
   }
 
   @Test func aCentralsConfirmOfATamperedTrialIsAnsweredValidationFailed() throws {
-    // [P-REQ-14]
+    // [P-REQ-14] [SEC-CHECK-13] [SEC-ATK-30]
     let fixture = DeviceFixture(slotCapacity: 64 * 1024)
     _ = try Self.armedTrial(fixture)
     var host = try fixture.boot(verdict: .silent)
@@ -88,7 +90,24 @@ import Testing
     #expect(host.runningMarkedBad)
   }
 
+  @Test func anSMPConfirmOfATamperedTrialMarksItBadInstead() throws {
+    // [SEC-CHECK-13] [SEC-ATK-30]
+    let fixture = DeviceFixture(slotCapacity: 64 * 1024)
+    _ = try Self.armedTrial(fixture)
+    var host = try fixture.boot(verdict: .silent)
+    Self.tamper(fixture)
+    var device = SMPDevice()
+    var client = SMPDeviceTests.Client()
+    let answer = try client.body(
+      try device.handle(
+        client.message(.write, group: 1, command: 0, .textMap(["confirm": .bool(true)])), host: &host))
+    // The image group's "image confirmation denied" (rc 32): the trial was marked bad, not confirmed.
+    #expect(answer == .textMap(["err": .textMap(["group": .unsigned(1), "rc": .unsigned(32)])]), "\(answer)")
+    #expect(host.runningMarkedBad && host.boot.confirmed == .a && host.boot.outcome.reason == .sealBroken)
+  }
+
   @Test func otadMarkGoodOfATamperedTrialMarksItBadInstead() throws {
+    // [SEC-CHECK-13] [SEC-ATK-30]
     let fixture = DeviceFixture(slotCapacity: 64 * 1024)
     _ = try Self.armedTrial(fixture)
     _ = try fixture.boot(verdict: .silent)

@@ -60,7 +60,7 @@ import Testing
   /// sealed and armed): the slot that boots on trial holds the image that was checked, byte for byte.
   @Test(arguments: [false, true])
   func aLegacySessionCannotWriteIntoATrialThatSMPArmed(legacyFallsQuiet: Bool) throws {
-    // [P-SESS-5] [P-ACT-2]
+    // [P-SESS-5] [P-ACT-2] [SEC-CHECK-5] [SEC-ATK-27]
     let fixture = try Self.fixture()
     var host = try fixture.makeHost()
     var legacy = LegacyDFUDevice()
@@ -108,6 +108,7 @@ import Testing
   /// and a chunk at that offset made `end - committed` underflow and trap. Run in a child process:
   /// before the fix it died of "arithmetic overflow"; now it answers and exits 0.
   @Test func anSMPChunkAfterAnotherProtocolsCommitIsAnsweredNotATrap() async {
+    // [SEC-CHECK-5] [SEC-ATK-28]
     await #expect(processExitsWith: .success) {
       let fixture = try SlotOwnerTests.fixture()
       var host = try fixture.makeHost()
@@ -138,6 +139,7 @@ import Testing
   static let second = "/org/bluez/hci0/dev_00_AA_01_00_00_02"
 
   @Test func aSecondCentralCannotResetOrRestartTheFirstCentralsSession() throws {
+    // [SEC-CHECK-5] [SEC-ATK-31]
     let fixture = DeviceFixture(slotCapacity: 64 * 1024)
     func control(_ central: String, _ bytes: [UInt8]) -> PeripheralEvent {
       .nordicDFUControl(.legacy, central: central, bytes)
@@ -179,6 +181,7 @@ import Testing
   /// SMP's confirm of a running trial when the boot state cannot be written: rc "flash write
   /// failed", noted; before, the error left `SMPDevice.handle` and ended otad.
   @Test func anSMPConfirmTheStorageCannotRecordIsAnsweredNotThrown() throws {
+    // [SEC-LIMIT-5]
     let fixture = DeviceFixture(slotCapacity: 64 * 1024)
     _ = try SealTests.armedTrial(fixture)
     var host = try fixture.boot(verdict: .silent)
@@ -198,6 +201,7 @@ import Testing
   /// Secure DFU's last EXECUTE when the slot cannot be read back for its SHA-256: the daemon's loop
   /// answers "operation failed" and goes on to the next event.
   @Test func aSecureDFUStepTheStorageFailsIsAnsweredAndTheLoopGoesOn() throws {
+    // [SEC-LIMIT-5]
     let fixture = DeviceFixture(slotCapacity: 64 * 1024)
     var script = SecureDFUFaultTests.flow()
     script.append(.nordicDFUControl(.secure, central: ScriptedNordicDFULink.central, [0x00]))
@@ -215,6 +219,7 @@ import Testing
 
 @Suite struct NordicDFUCentralGateTests {
   @Test func theOwnerKeepsItsSessionUntilItGoesOrFallsQuiet() {
+    // [SEC-CHECK-5]
     var gate = NordicDFUCentralGate(leaseTimeout: .seconds(30))
     #expect(gate.admit("a", now: .zero, sessionActive: false) == .admit)
     #expect(gate.admit("b", now: .seconds(1), sessionActive: true) == .refuse(owner: "a", refused: 1))

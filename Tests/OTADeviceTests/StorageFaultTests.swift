@@ -47,6 +47,7 @@ import Testing
 
   @Test(arguments: cases)
   func aFaultedOperationIsAnsweredAndThePushRecovers(_ testCase: Case) throws {
+    // [SEC-LIMIT-5]
     let fixture = DeviceFixture(slotCapacity: 32 * 1024, windowCapacity: 4096)
     // Booting only loads records, which none of these kinds match: the fault hits the transfer.
     fixture.medium.inject(testCase.fault, atOperation: testCase.nth, of: [testCase.kind])

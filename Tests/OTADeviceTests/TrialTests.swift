@@ -112,7 +112,7 @@ import Testing
   }
 
   @Test func prepareIsRefusedWhileATrialRunsAndTakenOnceItIsConfirmed() throws {
-    // [P-PREP-2]
+    // [P-PREP-2] [SEC-CHECK-3]
     let fixture = DeviceFixture(slotCapacity: 8192)
     try pushLeavingATrial(to: fixture, seed: 6)
     var host = try fixture.boot(verdict: .silent)

@@ -37,11 +37,13 @@ import Testing
   }
 
   @Test func withoutTheSectionNothingIsRequiredAndDowngradesAreRefused() throws {
+    // [SEC-SIG-6]
     let policy = try Self.policy("")
     #expect(policy.trustedKeys.isEmpty && !policy.requiresSignature && !policy.allowDowngrade)
   }
 
   @Test func badKeyFilesStopTheDaemonWithTheirName() throws {
+    // [SEC-CHECK-15] [SEC-SIG-5] [SEC-ATK-36]
     let cases: [(file: String, says: String)] = [
       ("/keys/missing.pem", "cannot read /keys/missing.pem"),
       ("/keys/release.pem", "/keys/release.pem holds a private key"),
@@ -60,6 +62,7 @@ import Testing
   }
 
   @Test func badValuesAreErrorsThatNameTheKey() {
+    // [SEC-CHECK-15]
     for (toml, says) in [
       ("[trust]\nkeys = \"/keys/release.pub.pem\"", "[trust] keys must be a list"),
       ("[trust]\nkeys = [1]", "[trust] keys must hold file paths"),

@@ -91,7 +91,7 @@ import Testing
   /// The reference tool's bytes: `zstd --patch-from=RUNNING TARGET` (libzstd's refPrefix) makes a
   /// frame the device decodes as its own encoder's.
   @Test func aFrameFromZstdsOwnPatchFromIsDecoded() throws {
-    // [P-ZSTD-2]
+    // [P-ZSTD-2] [SEC-ATK-18]
     let running = try ProtocolBench(recordRunningImage: true).fixture.runningImage
     let target = Self.target(running)
     let directory = FileManager.default.temporaryDirectory.appendingPathComponent("zstd-\(UUID().uuidString)")
@@ -116,7 +116,7 @@ import Testing
   }
 
   @Test func everyBrokenRuleDropsThePartOrTheFrame() throws {
-    // [P-ZSTD-4] [P-ZSTD-6]
+    // [P-ZSTD-4] [P-ZSTD-6] [SEC-CHECK-9] [SEC-ATK-18]
     let running = try ProtocolBench(recordRunningImage: true).fixture.runningImage
     let target = Self.target(running) + DeviceFixture.image(size: 4096, seed: 32)
     let frame = try Self.frame(Array(target[0..<4096]), against: running)
@@ -178,7 +178,7 @@ import Testing
   }
 
   @Test func partsNeedFeatureBitFourAndAKnownRunningImage() throws {
-    // [P-ZSTD-4] [P-ZSTD-6]
+    // [P-ZSTD-4] [P-ZSTD-6] [SEC-CHECK-9] [SEC-ATK-18]
     let running = try ProtocolBench(recordRunningImage: true).fixture.runningImage
     let target = Self.target(running)
     let frame = try Self.frame(target, against: running)
@@ -191,7 +191,7 @@ import Testing
   }
 
   @Test func heldPartsAreBoundedAndForgottenAtADisconnectAndACommit() throws {
-    // [P-ZSTD-5]
+    // [P-ZSTD-5] [SEC-CHECK-9] [SEC-ATK-18]
     let running = try ProtocolBench(recordRunningImage: true).fixture.runningImage
     let target = DeviceFixture.image(size: 64 * 1024, seed: 33)
     var bench = try Self.bench(target: target)
@@ -216,7 +216,7 @@ import Testing
   }
 
   @Test func aFrameAgainstAnotherImageFailsItsWindowNeverStoresAWrongImage() throws {
-    // [P-ZSTD-7]
+    // [P-ZSTD-7] [SEC-CHECK-9] [SEC-ATK-18]
     let running = try ProtocolBench(recordRunningImage: true).fixture.runningImage
     let target = Self.target(running)
     let other = Array(running[500...] + running[..<500])

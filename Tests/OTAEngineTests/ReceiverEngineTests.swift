@@ -114,6 +114,7 @@ import Testing
   }
 
   @Test mutating func crcMismatchDropsTheWindowAndQueuedOnes() {
+    // [SEC-CHECK-10]
     var script = prepared()
     _ = script.take()
     var corrupt = Array(Self.image[0..<128])
@@ -153,7 +154,7 @@ import Testing
   }
 
   @Test mutating func chunksOutsideTheReceiveSpanAreDroppedAndCounted() {
-    // [P-DATA-4] [P-SPAN-1]
+    // [P-DATA-4] [P-SPAN-1] [SEC-CHECK-4]
     var script = ReceiverScript(receiveSpan: 512)
     script.send(.prepare(size: UInt32(Self.image.count), crc32: Self.crc, version: Self.version))
     _ = script.take()
@@ -180,7 +181,7 @@ import Testing
   /// (a write above them all that would open one more is dropped and counted; one below the
   /// highest takes its place), and the next window still fills and commits.
   @Test mutating func scatteredChunksStopAtTheRangeLimit() {
-    // [P-SPAN-1]
+    // [P-SPAN-1] [SEC-CHECK-4]
     var script = ReceiverScript(windowCapacity: 512, receiveSpan: 1000, maxStoredRanges: 8)
     script.send(.prepare(size: UInt32(Self.image.count), crc32: Self.crc, version: Self.version))
     _ = script.take()
@@ -231,6 +232,7 @@ import Testing
   }
 
   @Test mutating func badWindowsAreRefusedWithTheCommittedOffset() {
+    // [SEC-CHECK-10]
     var script = prepared()
     _ = script.take()
     script.send(.window(offset: 0, length: 0, crc32: 0))
@@ -340,7 +342,7 @@ import Testing
   /// A chunk that arrived but could not be written (a full disk) is the device's fault, not the
   /// link's: the window holding it fails with "storage error", at once and not after the grace.
   @Test mutating func aFailedWriteFailsItsWindowWithStorageErrorNotMissingData() {
-    // [P-STOR-2]
+    // [P-STOR-2] [SEC-ATK-41]
     var script = prepared()
     _ = script.take()
     stream(&script, 0..<256)
@@ -392,6 +394,7 @@ import Testing
   }
 
   @Test func resumesFromAJournalForTheInactiveSlotOnly() {
+    // [SEC-LIMIT-3]
     let journal = TransferJournal(
       slot: .b, state: .receiving, size: 1000, crc32: Self.crc, version: Self.version, committedOffset: 512)
     var script = ReceiverScript(running: .a, journal: journal)

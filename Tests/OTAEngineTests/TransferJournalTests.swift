@@ -19,7 +19,7 @@ import Testing
   }
 
   @Test func theOwnerIsByteSevenAndAFormatOneJournalIsStillRead() throws {
-    // [P-DISK-3] [P-SESS-5]
+    // [P-DISK-3] [P-SESS-5] [SEC-ATK-29]
     for owner in TransferOwner.allCases {
       var journal = Self.journal
       journal.owner = owner
@@ -50,7 +50,7 @@ import Testing
   }
 
   @Test func everyFlippedBitIsDetected() {
-    // [P-DISK-3]
+    // [P-DISK-3] [SEC-CHECK-14]
     let bytes = Self.journal.encoded
     for bit in 0..<(bytes.count * 8) {
       var damaged = bytes
@@ -60,6 +60,7 @@ import Testing
   }
 
   @Test func truncatedOrInconsistentRecordsAreRefused() {
+    // [SEC-LIMIT-3]
     let bytes = Self.journal.encoded
     for cut in 0..<bytes.count {
       #expect(throws: WireError.self) { try TransferJournal(bytes: Array(bytes[0..<cut])) }

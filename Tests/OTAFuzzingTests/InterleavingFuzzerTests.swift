@@ -13,6 +13,7 @@ import Testing
 struct InterleavingFuzzerTests {
   @Test(arguments: InterleavingSeeds.all.map(\.name))
   func eachSeedRunsCleanAndIsTheFileCheckedIn(name: String) throws {
+    // [SEC-ATK-29] [SEC-ATK-35]
     let seed = try #require(InterleavingSeeds.all.first { $0.name == name })
     let outcome = InterleavingFuzzer.run(seed.bytes, tracing: true)
     #expect(outcome.violations == [], "\(outcome.trace.suffix(30).joined(separator: "\n"))")
@@ -54,6 +55,7 @@ struct InterleavingFuzzerTests {
   /// The seeded part of the 10 s the test command fuzzes for: mutations of the seeds and random
   /// inputs, the same on every run.
   @Test func mutationsOfTheSeedsRunClean() {
+    // [SEC-ATK-35]
     let seeds = InterleavingSeeds.all.map(\.bytes)
     var generator = SeededGenerator(seed: 0x1A7E_41EA)
     var failures = 0

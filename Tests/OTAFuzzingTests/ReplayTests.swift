@@ -9,6 +9,7 @@ struct ReplayTests {
 
   @Test(arguments: targets)
   func seedsRunClean(target: String) throws {
+    // [SEC-ATK-62]
     let seeds = FuzzInputs.files("Seeds", target)
     #expect(seeds.count >= 3, "each target has a handful of seeds")
     let check = try #require(FuzzInputs.entries[target])
@@ -19,6 +20,7 @@ struct ReplayTests {
 
   @Test(arguments: targets)
   func regressionsRunClean(target: String) throws {
+    // [SEC-ATK-62]
     let check = try #require(FuzzInputs.entries[target])
     for regression in FuzzInputs.files("Regressions", target) {
       #expect(check(regression.bytes) == [], "Regressions/\(target)/\(regression.name)")

@@ -213,7 +213,7 @@ import Testing
   }
 
   @Test func uploadsWithFieldsOfTheWrongTypeAreInvalidValues() {
-    // [S-UP-2] [S-ERR-3]
+    // [S-UP-2] [S-ERR-3] [SEC-SMP-5]
     // "off" as text; "data" as text; "len" as text; "sha" as text; not a map
     for body in [
       CBOR.textMap(["off": .text("0"), "len": .unsigned(1), "data": .bytes([1])]),
@@ -248,6 +248,7 @@ extension String {
   }
 
   @Test func onlyImageStateReadsTheSlots() {
+    // [SEC-LIMIT-6]
     let server = SMPServer()
     let reads = Reads()
     let facts = SMPDeviceFacts(downgradesRefused: true)

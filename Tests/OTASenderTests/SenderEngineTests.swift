@@ -68,6 +68,7 @@ import Testing
   }
 
   @Test mutating func refusesARawImageForADeviceThatRequiresSignaturesBeforeAnythingMoves() {
+    // [SEC-ATK-37]
     let actions = connect(info: Self.info(flags: [.signaturesRequired]))
     #expect(Self.finished(actions) == .failed(.validationFailed(.signatureInvalid), sender.report))
     #expect(Self.controls(actions).isEmpty)

@@ -8,7 +8,7 @@ import Testing
 /// ones a central's reconnect schedule has to outlast.
 extension SocketPeripheralTests {
   @Test func byDefaultASilentConnectionHoldsTheDevice3sAndASilentCentral30s() throws {
-    // [P-TIME-12] [P-SESS-3]
+    // [P-TIME-12] [P-SESS-3] [SEC-LIMIT-4]
     let peripheral = try makePeripheral()
     let silent = try UnixSocket.connect(to: peripheral.path)
     #expect(try turn(peripheral, now: .zero).isEmpty)

@@ -50,7 +50,7 @@ import Testing
   }
 
   @Test func aConnectionSilentPastTheHelloTimeoutIsDroppedAndTheNextIsServed() throws {
-    // [P-SESS-3] [P-TIME-12]
+    // [P-SESS-3] [P-TIME-12] [SEC-ATK-47]
     let peripheral = try makePeripheral(.init(helloTimeout: .seconds(3)))
     let hog = try UnixSocket.connect(to: peripheral.path)
     #expect(try turn(peripheral, now: .zero).isEmpty)
@@ -93,7 +93,7 @@ import Testing
   /// Saying hello and then nothing holds the device as surely as saying nothing: after
   /// `idleTimeout` of silence the central is dropped; each frame it sends restarts the count.
   @Test func aCentralSilentAfterItsHelloIsDroppedAfterTheIdleTimeout() throws {
-    // [P-TIME-12]
+    // [P-TIME-12] [SEC-LIMIT-4] [SEC-ATK-48]
     let peripheral = try makePeripheral(.init(idleTimeout: .seconds(30)))
     let central = try UnixSocket.connect(to: peripheral.path)
     try central.send(.hello(mtu: 247))
@@ -115,7 +115,7 @@ import Testing
   /// A central waiting for the device (a VALIDATE that takes long: the loop answers late) is not
   /// silent: its count starts at the loop's first turn after the answer.
   @Test func aCentralWaitingOnTheDeviceIsNotCountedSilent() throws {
-    // [P-TIME-12]
+    // [P-TIME-12] [SEC-ATK-48]
     let peripheral = try makePeripheral(.init(idleTimeout: .seconds(30)))
     let central = try UnixSocket.connect(to: peripheral.path)
     try central.send(.hello(mtu: 247))
@@ -128,6 +128,7 @@ import Testing
   }
 
   @Test func aCentralThatNeverReadsIsDroppedOnceItsAnswersFillTheQueue() throws {
+    // [SEC-LIMIT-4] [SEC-ATK-49]
     let peripheral = try makePeripheral(.init(outgoingBytes: 4096))
     let flooder = try UnixSocket.connect(to: peripheral.path)
     try flooder.send(.hello(mtu: 247))
@@ -155,6 +156,7 @@ import Testing
   }
 
   @Test func aNotificationThatFindsTheQueueFullDropsTheCentral() throws {
+    // [SEC-ATK-49]
     let peripheral = try makePeripheral(.init(outgoingBytes: 2048))
     let central = try UnixSocket.connect(to: peripheral.path)
     try central.send(.hello(mtu: 247))
@@ -186,6 +188,7 @@ import Testing
 /// taken, otad out of descriptors) is never an error out of the loop.
 @Suite struct SocketPeripheralAcceptTests {
   @Test func aFailingAcceptIsADroppedPeerAndPausesTheListenerForASecond() throws {
+    // [SEC-LIMIT-5]
     let peripheral = try SocketPeripheralTests().makePeripheral()
     let listener = try #require(peripheral.descriptors.first)
     let client = try UnixSocket.connect(to: peripheral.path)

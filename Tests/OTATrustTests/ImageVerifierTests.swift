@@ -133,6 +133,7 @@ struct ImageVerifierTests {
 
   @Test(arguments: samples)
   func refusesAFlippedPayloadBit(sample: Sample) throws {
+    // [SEC-SIG-6]
     var image = try VerifierSampleImages.bytes(sample.name)
     let layout = try MCUbootImageLayout(parsing: image)
     image[Int(layout.payloadRange.upperBound) - 1] ^= 0x01
@@ -141,6 +142,7 @@ struct ImageVerifierTests {
 
   @Test(arguments: samples)
   func refusesAFlippedSHA256TLVBit(sample: Sample) throws {
+    // [SEC-SIG-2]
     var image = try VerifierSampleImages.bytes(sample.name)
     let layout = try MCUbootImageLayout(parsing: image)
     // The SHA256 TLV is the first of the unprotected area: info header 4, TLV header 4.
@@ -221,6 +223,7 @@ struct ImageVerifierTests {
   }
 
   @Test func refusesTrailingBytesInsideTheReceivedSize() throws {
+    // [SEC-LIMIT-1]
     let image = try VerifierSampleImages.bytes("mcuboot-unsigned-4099B.bin") + [1, 2, 3]
     #expect(
       try verify(image, version: Self.samples[0].version)
@@ -264,6 +267,7 @@ struct ImageVerifierTests {
 
   @Test(arguments: samples)
   func refusesAWrongPreparedVersion(sample: Sample) throws {
+    // [SEC-CHECK-11]
     let image = try VerifierSampleImages.bytes(sample.name)
     var prepared = sample.version
     prepared.build += 1
@@ -324,6 +328,7 @@ struct ImageVerifierTests {
   }
 
   @Test func refusesAnEncryptedImage() throws {
+    // [SEC-SIG-4]
     let image = try buildImage(withHash: true, flags: .encryptedAES128)
     guard case .invalid(.malformed(let message)) = try verify(image, version: .zero) else {
       Issue.record("expected malformed")
@@ -389,6 +394,7 @@ struct ImageVerifierTests {
   }
 
   @Test func imgtoolSignaturesVerifyWithTheirKeys() throws {
+    // [SEC-SIG-2]
     let ed25519 = try Self.testKey("test-ed25519")
     let p256 = try Self.testKey("test-ecdsa-p256")
     let trusted = ImagePolicy(trustedKeys: [p256, ed25519])
@@ -406,6 +412,7 @@ struct ImageVerifierTests {
   }
 
   @Test func signaturesAreRequiredOnceKeysAreTrusted() throws {
+    // [SEC-SIG-1] [SEC-SIG-3]
     let onlyP256 = ImagePolicy(trustedKeys: [try Self.testKey("test-ecdsa-p256")])
     let ed25519Image = try VerifierSampleImages.bytes("mcuboot-ed25519-100KiB.bin")
     guard
@@ -426,6 +433,7 @@ struct ImageVerifierTests {
   }
 
   @Test func versionsAndSecurityCountersAreComparedWithTheInstalledImage() throws {
+    // [SEC-DOWN-1] [SEC-DOWN-2]
     let image = try VerifierSampleImages.bytes("mcuboot-ed25519-100KiB.bin")  // 2.0.1+7, SEC_CNT 3
     let version = Self.samples[1].version
     let newer = InstalledImage(version: Version(major: 2, minor: 0, revision: 2), securityFloor: 0)
@@ -448,6 +456,7 @@ struct ImageVerifierTests {
   }
 
   @Test func aSecurityCounterOutsideTheSignedAreaIsMalformed() throws {
+    // [SEC-SIG-4]
     let image = try VerifierSampleImages.bytes("mcuboot-unsigned-4099B.bin")
     let layout = try MCUbootImageLayout(parsing: image)
     var counter: [UInt8] = []

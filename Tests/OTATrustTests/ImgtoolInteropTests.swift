@@ -51,6 +51,7 @@ struct ImgtoolInteropTests {
 
   @Test(arguments: SigningAlgorithm.allCases)
   func imgtoolsKeysAndSignedImagesVerifyHere(_ algorithm: SigningAlgorithm) throws {
+    // [SEC-SIG-2]
     let imgtool = try Imgtool.locate()
     let folder = try TemporaryDirectory(label: "otatrust")
     defer { folder.remove() }

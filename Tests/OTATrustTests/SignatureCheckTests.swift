@@ -32,6 +32,7 @@ struct SignatureCheckTests {
 
   @Test(arguments: SigningAlgorithm.allCases)
   func aValidImageVerifiesWithItsKeyAmongOthers(_ algorithm: SigningAlgorithm) throws {
+    // [SEC-SIG-2]
     let key = Self.key(algorithm)
     let image = try Self.builder.build(payload: Self.payload, signingKey: key)
     let other = ImageSigningKey.generate(.ed25519).publicKey
@@ -41,6 +42,7 @@ struct SignatureCheckTests {
 
   @Test(arguments: SigningAlgorithm.allCases)
   func aWrongKeyIsAnUntrustedKey(_ algorithm: SigningAlgorithm) throws {
+    // [SEC-SIG-3]
     let key = Self.key(algorithm)
     let image = try Self.builder.build(payload: Self.payload, signingKey: key)
     #expect(
@@ -62,6 +64,7 @@ struct SignatureCheckTests {
     ("protected SEC_CNT value", 0x80 + 2048 + 8),
   ])
   func aFlippedBitInTheSignedRangeBreaksTheSignature(place: String, offset: Int) throws {
+    // [SEC-SIG-2]
     for key in [Self.ed25519, Self.p256] {
       var image = try Self.builder.build(payload: Self.payload, signingKey: key)
       image[offset] ^= 0x08
@@ -73,6 +76,7 @@ struct SignatureCheckTests {
 
   @Test(arguments: SigningAlgorithm.allCases)
   func aFlippedBitInTheSignatureBreaksIt(_ algorithm: SigningAlgorithm) throws {
+    // [SEC-SIG-3]
     let key = Self.key(algorithm)
     var image = try Self.builder.build(payload: Self.payload, signingKey: key)
     image[image.count - 20] ^= 0x01
@@ -80,6 +84,7 @@ struct SignatureCheckTests {
   }
 
   @Test func aKeyHashOfAnUnknownKeyIsNamed() throws {
+    // [SEC-SIG-3]
     let image = try replacingUnprotectedTLVs(
       Self.builder.build(payload: Self.payload, signingKey: Self.ed25519)
     ) {
@@ -117,6 +122,7 @@ struct SignatureCheckTests {
   }
 
   @Test func aPureSignatureIsRefused() throws {
+    // [SEC-SIG-4]
     let image = try replacingUnprotectedTLVs(
       Self.builder.build(payload: Self.payload, signingKey: Self.ed25519)
     ) {
@@ -154,6 +160,7 @@ struct SignatureCheckTests {
   }
 
   @Test func keyAndSignatureTLVsInTheProtectedAreaAreRefused() throws {
+    // [SEC-SIG-4]
     let key = Self.ed25519
     let image = try assembleImage(
       payload: Self.payload, protected: [MCUbootTLV(type: .keyHash, value: key.publicKey.keyHash)]
@@ -176,6 +183,7 @@ struct SignatureCheckTests {
   }
 
   @Test func aWholePublicKeyNamesTheKeyToo() throws {
+    // [SEC-SIG-3]
     let image = try MCUbootImageBuilder(version: Self.builder.version, publicKeyFormat: .full)
       .build(payload: Self.payload, signingKey: Self.p256)
     #expect(try verdict(image, trusting: [Self.p256.publicKey]) == .verified(Self.p256.publicKey))
@@ -185,6 +193,7 @@ struct SignatureCheckTests {
   }
 
   @Test func anUnsignedImageOrAnUnsupportedSignatureIsRefused() throws {
+    // [SEC-SIG-4]
     #expect(
       try verdict(Self.builder.build(payload: Self.payload), trusting: [Self.ed25519.publicKey])
         == .rejected("the image is not signed"))
@@ -198,6 +207,7 @@ struct SignatureCheckTests {
 
   /// A second signature by a trusted key verifies even after one by an untrusted key.
   @Test func theFirstTrustedSignatureWins() throws {
+    // [SEC-SIG-3]
     let stranger = ImageSigningKey.generate(.ed25519)
     let image = try assembleImage(payload: Self.payload) { digest in
       [

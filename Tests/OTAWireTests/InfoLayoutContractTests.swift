@@ -78,7 +78,7 @@ import Testing
   }
 
   @Test func everyCodeIsTheTables() {
-    // [P-INFO-7] [P-INFO-10] [P-INFO-17] [P-INFO-20] [P-RESP-9]
+    // [P-INFO-7] [P-INFO-10] [P-INFO-17] [P-INFO-20] [P-RESP-9] [SEC-PAIR-1]
     // Flags: bit 0 on trial, bit 1 signatures required, bit 2 pairing required, bit 3 rebuilt.
     #expect(Self.field(3, 1) == [0b1101])
     let flags: [InfoRecord.Flags] = [

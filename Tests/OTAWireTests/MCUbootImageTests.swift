@@ -239,6 +239,7 @@ struct MCUbootImageTests {
   }
 
   @Test func refusesSizesThatOverflow32Bits() throws {
+    // [SEC-CHECK-11] [SEC-LIMIT-1]
     var image = try MCUbootSampleImages.bytes("mcuboot-unsigned-4099B.bin")
     image.setU32(0xffff_fe00, at: 12)  // img_size: hdr_size 0x200 + this = 2^32
     #expect(try malformedMessage(image)?.contains("overflow") == true)

@@ -25,7 +25,7 @@ import Testing
   }
 
   @Test func ordersByFieldsInTurn() {
-    // [P-GATT-8]
+    // [P-GATT-8] [SEC-DOWN-1]
     let ordered = ["0.9.9+9", "1.0.0", "1.0.0+1", "1.0.1", "1.1.0", "2.0.0"].compactMap(Version.init(text:))
     #expect(ordered.count == 6)
     #expect(ordered == ordered.sorted())

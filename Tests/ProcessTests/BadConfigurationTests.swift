@@ -46,6 +46,7 @@ import Testing
 
   @Test(arguments: daemonCases)
   func otadRefusesBeforeAnythingMoves(_ testCase: DaemonCase) throws {
+    // [SEC-CHECK-15] [SEC-ATK-43]
     let daemon = try Daemon(firmware: testCase.slotA == .firmware ? Self.firmware : nil)
     if testCase.slotA == .directory {
       try FileManager.default.createDirectory(at: daemon.slotA, withIntermediateDirectories: false)
@@ -110,6 +111,7 @@ import Testing
   /// Absurd numbers on otactl push: refused with the flag named, before it connects to the device.
   @Test(arguments: pushCases)
   func otactlRefusesAbsurdNumbersBeforeConnecting(_ flags: [String]) throws {
+    // [SEC-ATK-43]
     let daemon = try Daemon(firmware: Self.firmware)
     try daemon.start()
     let image = daemon.folder.appendingPathComponent("image.bin")

@@ -25,6 +25,7 @@ import Testing
 
   @Test(arguments: ["deleted", "zeroed"])
   func aLostBootStateKeepsTheGoodSlotAndTheNextPushWritesTheOther(damage: String) throws {
+    // [SEC-ATK-44]
     let daemon = try updatedDevice()
     let v2 = try Data(contentsOf: URL(fileURLWithPath: TrialBootProcessTests.sample("firmware-v2.bin")))
     for name in ["boot.state", "boot.state.copy"] {
@@ -66,6 +67,7 @@ import Testing
   }
 
   @Test func rotInTheRunningImageIsReportedByStatusTheBootStageAndTheHealthCheck() throws {
+    // [SEC-ATK-46]
     let daemon = try trial.device()
     // The health check prints what otad told it, and passes.
     let check = "sh -c 'echo \"image-check=$OTAD_IMAGE_CHECK\" >&2'"
@@ -109,7 +111,7 @@ import Testing
   }
 
   @Test func withoutTheBootloadersPrimaryTheDeviceWritesNothingUntilTheRunningSlotIsConfirmed() throws {
-    // [P-PREP-3]
+    // [P-PREP-3] [SEC-ATK-44]
     let daemon = try deviceWithoutEvidence()
     // Every health check fails: B (the slot the evidence chose), then A (it holds a verified image,
     // the rolled-back v3), then B again, where the state stays provisional and nothing is written.

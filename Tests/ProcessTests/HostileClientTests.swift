@@ -20,7 +20,7 @@ import Testing
   }
 
   @Test func aConnectionThatSaysNothingIsDroppedAndAPushGetsThrough() throws {
-    // [P-TIME-12]
+    // [P-TIME-12] [SEC-LIMIT-4] [SEC-ATK-47]
     let daemon = try Daemon(firmware: Self.firmware)
     try daemon.start()
     let hog = try LinkClient(path: daemon.socket)
@@ -100,6 +100,7 @@ import Testing
   }
 
   @Test func aClientThatFloodsAndNeverReadsIsDroppedAndAPushGetsThrough() throws {
+    // [SEC-LIMIT-4] [SEC-ATK-49]
     let daemon = try Daemon(firmware: Self.firmware)
     try daemon.start()
     let flooder = Flooder(path: daemon.socket, reconnect: false, duration: 60)
@@ -117,6 +118,7 @@ import Testing
   }
 
   @Test func sigtermEndsOtadWithinASecondWhileAClientFloods() throws {
+    // [SEC-LIMIT-4] [SEC-ATK-50]
     let daemon = try Daemon(firmware: Self.firmware)
     try daemon.start()
     let process = try #require(daemon.process)

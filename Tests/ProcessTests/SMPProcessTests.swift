@@ -98,7 +98,7 @@ import Testing
   }
 
   @Test func anUnsignedImageIsRefusedWithTheImageGroupsCode() throws {
-    // [S-UP-9]
+    // [S-UP-9] [SEC-SMP-1] [SEC-SMP-2]
     let smpmgr = try SMPManager.locate()
     let daemon = try device("127.0.0.24", extra: ["--trusted-key", Self.sample("keys/test-ed25519.pub.pem")])
     let upload = try smpmgr.run([
@@ -176,7 +176,7 @@ extension SMPProcessTests {
   }
 
   @Test func malformedDatagramsAreAnsweredOrDroppedAndOtadKeepsServing() throws {
-    // [S-ERR-4] [S-ERR-7]
+    // [S-ERR-4] [S-ERR-7] [SEC-SMP-4]
     let daemon = try device("127.0.0.26")
     let client = try UDPClient(address: "127.0.0.26")
     let other = try UDPClient(address: "127.0.0.26")
@@ -322,7 +322,7 @@ struct SMPResult {
 
 extension SMPProcessTests {
   @Test func anOTAPrepareIsBusyWhileAnSMPUploadIsUnderWay() throws {
-    // [S-ONE-2]
+    // [S-ONE-2] [SEC-CHECK-5]
     // [P-SESS-5]
     let smpmgr = try SMPManager.locate()
     let daemon = try device("127.0.0.27", extra: ["--window", "4KiB"])

@@ -24,7 +24,7 @@ import Testing
   /// The slot's file system takes no more past 256 KiB (RLIMIT_FSIZE: a real EFBIG from the
   /// kernel): every WINDOW past it fails as a storage error, never as "missing data".
   @Test func writesPastAFullSlotAreAStorageErrorNotTheLink() throws {
-    // [P-STOR-2]
+    // [P-STOR-2] [SEC-ATK-41]
     let daemon = try Daemon(firmware: Self.firmware)
     try presize(daemon.slotB, to: 2 << 20)
     try daemon.start(extra: ["--log-level", "info"], fileSizeLimit: 512)
@@ -52,6 +52,7 @@ import Testing
   /// PREPARE cannot size the slot (past the same limit): the device answers "storage error" each time
   /// it is asked, and otactl says the storage failed, with PREPARE named.
   @Test func aPrepareTheStorageCannotHoldSaysStorage() throws {
+    // [SEC-ATK-41]
     let daemon = try Daemon(firmware: Self.firmware)
     try daemon.start(extra: ["--log-level", "info"], fileSizeLimit: 512)
     let push = try runTool(
@@ -68,6 +69,7 @@ import Testing
 
   /// The state directory is a file, or sits under one: refused with the path and what to do.
   @Test func aStateDirectoryThatIsAFileIsRefusedWithTheReason() throws {
+    // [SEC-ATK-42]
     let file = FileManager.default.temporaryDirectory.appendingPathComponent(
       "otad-state-\(UUID().uuidString)")
     try Data("not a directory".utf8).write(to: file)
@@ -89,6 +91,7 @@ import Testing
   /// A read-only state directory (a real read-only mount) stops otad at start, not at the first PREPARE.
   @Test(.enabled(if: SmallFileSystem.isAvailable, "needs root: mount -t tmpfs"))
   func aReadOnlyStateDirectoryStopsOtadAtStart() throws {
+    // [SEC-ATK-42]
     let mount = try SmallFileSystem(options: "ro,size=64k")
     let daemon = try Daemon(firmware: Self.firmware, stateDirectory: mount.path)
     let failed = try runTool("otad", ["run"] + daemon.baseArguments)
@@ -102,6 +105,7 @@ import Testing
   /// answered "storage error", otad logs the write and its path, otactl blames the storage.
   @Test(.enabled(if: SmallFileSystem.isAvailable, "needs root: mount -t tmpfs"))
   func aFullStateDirectoryIsAStorageError() throws {
+    // [SEC-ATK-42]
     let mount = try SmallFileSystem(options: "size=64k")
     let daemon = try Daemon(firmware: Self.firmware, stateDirectory: mount.path)
     try daemon.start(extra: ["--log-level", "info"])

@@ -10,6 +10,7 @@ import Testing
 
   @Test(.enabled(if: isRoot, "a raw socket needs root"))
   func datagramsFromPortZeroLeaveOtadServing() throws {
+    // [SEC-LIMIT-5] [SEC-ATK-33]
     let address = "127.0.0.41"
     let daemon = try Daemon(capacity: "64KiB", firmware: testBytes(3000, seed: 41))
     try daemon.start(extra: ["--smp-udp", "\(address):1337", "--factory-version", "1.0.0"])
