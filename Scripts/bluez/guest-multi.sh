@@ -30,10 +30,10 @@
 #      failed", and GATEWAY-VM devices=3 seconds=N (the gateway's start to its exit). What goosebit
 #      says (M0 and M2 Finished, M1 Error with the device's reason, the rollout's counts, the
 #      hardware from the config data) test-bluez.sh checks on the host after the VM ended.
-#   7. one central at a time: while otactl on hci3 pushes a 4.0.0 image to M0 (--no-activate), a
-#      second central on hci1 connects to M0: its Info read is answered, its ABORT and STATUS are
-#      refused at the ATT level (0xFE) and never reach otad; the push completes; once it has gone,
-#      the same writes from hci1 are answered
+#   7. one central at a time: a second central on hci1 connects to M0 and reads Info; while otactl
+#      on hci3 pushes a 4.0.0 image to M0 (--no-activate), its Info read is answered and its ABORT
+#      and STATUS are refused at the ATT level (0xFE) and never reach otad; the push completes;
+#      once it has gone, a STATUS from hci1 is answered
 # Three links at once from one controller need run.sh's patched btvirt (Scripts/vm/build-btvirt.sh,
 # which run.sh --controllers 4 uses): stock btvirt 5.66 cuts every link but the first.
 # Needs BLUEOTA_BIN (where otad and otactl were built), and for step 6 GUEST_HOST_URL (run.sh
@@ -340,14 +340,23 @@ step "7. one central at a time: while otactl on $central pushes to ${names[0]}, 
   || fail "otactl image create could not make the 4.0.0 image"
 aborts_before="$(grep -cE "\] ABORT$" "$results/otad-M0.log" || true)"
 prepares_before="$(grep -cE "\] PREPARE$" "$results/otad-M0.log" || true)"
+# The second central connects first and reads Info, then waits (a push over the L2CAP channel
+# takes 2-3 s here: connecting after it began would miss it).
+rm -f "$work/intruder-ready" "$work/intruder-go"
+GUEST_CENTRAL=hci1 /usr/bin/python3 -B "$here/ota_client.py" intruder "${addresses[0]}" refused \
+  "$work/intruder-ready" "$work/intruder-go" >"$results/intruder-refused.json" 2>&1 &
+intruder=$!
+for _ in $(seq 600); do [[ -e "$work/intruder-ready" ]] && break; sleep 0.1; done
+[[ -e "$work/intruder-ready" ]] || fail "the second central did not connect: $(tail -n 3 "$results/intruder-refused.json")"
 timeout 300 "$bin/otactl" push "$work/v4.img" --adapter "$central" --device "${names[0]}" --no-activate --json \
   >"$results/push-owner.jsonl" 2>"$results/push-owner.err" &
 owner_push=$!
-for _ in $(seq 600); do (("$(grep -cE "\] PREPARE$" "$results/otad-M0.log" || true)" > prepares_before)) && break; sleep 0.1; done
+for _ in $(seq 600); do (("$(grep -cE "\] PREPARE$" "$results/otad-M0.log" || true)" > prepares_before)) && break; sleep 0.05; done
 (("$(grep -cE "\] PREPARE$" "$results/otad-M0.log" || true)" > prepares_before)) || fail "the push to ${names[0]} sent no PREPARE"
-GUEST_CENTRAL=hci1 /usr/bin/python3 -B "$here/ota_client.py" intruder "${addresses[0]}" refused \
-  | tee "$results/intruder-refused.json" | tail -n 1
-intruder_rc="${PIPESTATUS[0]}"
+touch "$work/intruder-go"
+intruder_rc=0
+wait "$intruder" || intruder_rc=$?
+tail -n 1 "$results/intruder-refused.json"
 owner_rc=0
 wait "$owner_push" || owner_rc=$?
 ((intruder_rc == 0)) || fail "the second central was not refused while the first pushed: $(tail -n 1 "$results/intruder-refused.json")"

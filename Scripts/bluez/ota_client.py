@@ -7,13 +7,14 @@
   ota_client.py raw-throughput ADDRESS N streams N bytes of write-without-response through
                                          AcquireWrite (the device drops them: no transfer is
                                          prepared) and prints the bytes per second the stack carried
-  ota_client.py intruder ADDRESS [refused|accepted]
-                                         connects as a second central while another holds the OTA
-                                         service: reads Info (always answered), then writes ABORT and
-                                         STATUS to the control point, which otad refuses at the ATT
-                                         level (0xFE, "procedure already in progress") while the other
-                                         central holds it ("refused"), or answers once it has gone
-                                         ("accepted")
+  ota_client.py intruder ADDRESS refused|accepted [READY GO]
+                                         a second central: connects and reads Info (always answered);
+                                         with READY and GO, creates READY and waits for GO to appear
+                                         (another central starts pushing meanwhile); then writes
+                                         ABORT and STATUS to the control point ("refused": otad must
+                                         refuse both at the ATT level, 0xFE, "procedure already in
+                                         progress", while the other central holds the service) or
+                                         STATUS alone ("accepted": answered once it has gone)
   ota_client.py hostile-channel ADDRESS L2CAP_RAW
                                          connects over GATT and reads Info (otad admits a channel only
                                          from the central connected on GATT), runs `L2CAP_RAW hostile
@@ -218,7 +219,7 @@ def hostile_channel(address, tool):
     return 0 if not failures else 1
 
 
-def intruder(address, expected):
+def intruder(address, expected, ready=None, go=None):
     central = Central(address)
     central.connect()
     info = bytes(central.char("info").ReadValue({}, dbus_interface=CHRC))
@@ -226,7 +227,15 @@ def intruder(address, expected):
     failures = []
     if len(info) < 70:
         failures.append(f"Info read {len(info)} bytes")
-    for written in ([0x06], [0x02]):  # ABORT, then STATUS
+    if ready and go:
+        open(ready, "w").close()
+        deadline = time.monotonic() + 120
+        while not os.path.exists(go) and time.monotonic() < deadline:
+            time.sleep(0.02)
+        # Another central pushes now: this one's reads are still answered, for its own MTU.
+        if len(bytes(central.char("info").ReadValue({}, dbus_interface=CHRC))) < 70:
+            failures.append("Info read while the other central pushed")
+    for written in ([0x06], [0x02]) if expected == "refused" else ([0x02],):  # ABORT, STATUS
         try:
             answer = central.command(written)
             result["writes"].append({"wrote": bytes(written).hex(), "answer": answer.hex()})
@@ -245,7 +254,7 @@ def intruder(address, expected):
 
 if __name__ == "__main__":
     if len(sys.argv) >= 3 and sys.argv[1] == "intruder":
-        sys.exit(intruder(sys.argv[2], sys.argv[3] if len(sys.argv) >= 4 else "refused"))
+        sys.exit(intruder(sys.argv[2], sys.argv[3] if len(sys.argv) >= 4 else "refused", *sys.argv[4:6]))
     if len(sys.argv) >= 4 and sys.argv[1] == "hostile-channel":
         sys.exit(hostile_channel(sys.argv[2], sys.argv[3]))
     if len(sys.argv) >= 3 and sys.argv[1] == "malformed":

@@ -170,9 +170,9 @@ extension DeviceService {
       FaultView.otaData(bytes, start: dataWriteStart(bytes), size: host.engine.transferStatus.size)
     case .smp(let bytes, _, _, _): FaultView.smp(bytes, imageSize: &faults.smpImageSize)
     case .nordicControl(let service, let bytes):
-      FaultView.nordicControl(service, bytes, progress: nordicDFUProgress(service))
+      FaultView.nordicControl(service, bytes, progress: nordic.progress(service))
     case .nordicPacket(let service, let bytes):
-      FaultView.nordicPacket(bytes, progress: nordicDFU[service]?.firmwareProgress)
+      FaultView.nordicPacket(bytes, progress: nordic.sessions[service]?.firmwareProgress)
     }
   }
 

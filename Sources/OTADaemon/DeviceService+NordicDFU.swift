@@ -19,63 +19,41 @@ extension DeviceService {
       return try deliver(.nordicPacket(service, bytes))
     case .nordicDFUCentralGone(let service, let central):
       // Only the session's own central ends it by going.
-      guard nordicDFUCentrals[service]?.gone(central) == true else { return false }
+      guard let output = nordic.gone(service, central: central, host: &host) else { return false }
       if recordsDataWrites { observe(.nordicDFUGone(service)) }
-      // The session's central went: the device is free for another protocol at once.
-      host.release(service.owner)
-      return try serveNordicDFU(service) { device, _ in device.disconnected() }
+      return try carryOut(output, of: service)
     default:
       return false
     }
   }
 
-  /// Whether a write from `central` belongs to the service's session (`NordicDFUCentralGate`): a
-  /// write another central's session holds is dropped and logged (the first of each at warning);
-  /// a session that was idle or quiet ends when another central takes the service over.
+  /// Whether a write from `central` belongs to the service's session (`NordicDFURoom.admit`): a
+  /// dropped one is logged (the first of each central's at warning).
   func admitNordicDFUWrite(_ service: NordicDFUService, from central: String) -> Bool {
-    var gate =
-      nordicDFUCentrals[service] ?? NordicDFUCentralGate(leaseTimeout: UpdateTransaction.leaseTimeout)
-    defer { nordicDFUCentrals[service] = gate }
-    switch gate.admit(central, now: now, sessionActive: nordicDFU[service]?.active == true) {
+    switch nordic.admit(service, from: central, now: now, host: &host) {
     case .admit:
       return true
-    case .takeOver:
-      // The earlier central's session is over (idle, or quiet past the lease): it ends here.
-      if var device = nordicDFU[service] {
-        _ = device.disconnected()
-        nordicDFU[service] = device
-      }
-      host.release(service.owner)
-      return true
-    case .refuse(let owner, let refused):
-      let line = "\(service.rawValue): a write from \(central) dropped: \(owner)'s session is under way"
-      if refused == 1 { logger.warning("\(line)") } else { logger.debug("\(line) (\(refused) dropped)") }
+    case .refused(let line, let warn):
+      if warn { logger.warning("\(line)") } else { logger.debug("\(line)") }
       return false
     }
   }
 
-  /// Runs one step of a Nordic DFU session; true when the device must restart.
-  /// A storage failure on the way is answered, when the step was a control-point command
-  /// (`answeringFailureOf` its opcode), as the service's own "operation failed", and ends the
-  /// session: it never ends the daemon.
+  /// Runs one step of a Nordic DFU session (`NordicDFURoom.step`) and carries out what it answered;
+  /// true when the device must restart.
   func serveNordicDFU(
     _ service: NordicDFUService, answeringFailureOf opcode: UInt8? = nil,
     _ step: (inout any NordicDFUSession, inout ReceiverHost) throws(StorageError) -> NordicDFUOutput
   ) throws -> Bool {
-    guard var device = nordicDFU[service] else { return false }
-    var output: NordicDFUOutput
-    do {
-      output = try step(&device, &host)
-    } catch .powerCut {
-      throw StorageError.powerCut
-    } catch {
-      output = device.disconnected()
-      output.note = "storage failed: \(error.explanation); the session ends"
-      if let opcode {
-        output.notifications = [service == .legacy ? [0x10, opcode, 0x06] : [0x60, opcode, 0x0A]]
-      }
+    guard let output = try nordic.step(service, answeringFailureOf: opcode, host: &host, step) else {
+      return false
     }
-    nordicDFU[service] = device
+    return try carryOut(output, of: service)
+  }
+
+  /// A session's output: its notes told and logged, its notifications sent (a delay fault may hold
+  /// them), its restart carried out.
+  private func carryOut(_ output: NordicDFUOutput, of service: NordicDFUService) throws -> Bool {
     if recordsDataWrites {
       if let note = output.note { observe(.nordicDFU(service, note)) }
       for notification in output.notifications where !Self.isReceipt(service, notification) {
@@ -84,7 +62,7 @@ extension DeviceService {
     }
     logStorageFailures()
     if let note = output.note { logger.notice("\(service.rawValue): \(note)") }
-    let progress = nordicDFUProgress(service)
+    let progress = nordic.progress(service)
     for notification in output.notifications {
       hold(at: .answer(Self.faultRequest(service, answering: notification), progress)) { [link] in
         link.notifyNordicDFU(service, notification)
@@ -99,12 +77,6 @@ extension DeviceService {
   }
 
   // MARK: Faults on demand (docs/APP-TESTING.md)
-
-  /// How far a session's firmware has come, for a fault's point.
-  func nordicDFUProgress(_ service: NordicDFUService) -> FaultBook.Progress {
-    guard let progress = nordicDFU[service]?.firmwareProgress else { return .start }
-    return FaultBook.Progress(end: UInt64(progress.received), imageSize: UInt64(progress.size))
-  }
 
   /// The request a notification answers, for `delay` faults: a Legacy DFU command (a packet receipt
   /// as RECEIVE FIRMWARE's), a Secure DFU one (a packet receipt as CALCULATE CHECKSUM's).
@@ -129,16 +101,10 @@ extension DeviceService {
   /// A Nordic DFU central is dropped as a fault asked: its session learns it now (what its link
   /// still delivers finds no session under way), and the link drops it.
   func dropNordicDFUCentral(_ service: NordicDFUService) throws {
-    _ = try serveNordicDFU(service) { device, _ in device.disconnected() }
-    host.release(service.owner)
-    guard let owner = nordicDFUCentrals[service]?.release() else { return }
-    link.disconnect(central: owner)
+    let (output, central) = nordic.drop(service, host: &host)
+    if let output { _ = try carryOut(output, of: service) }
+    if let central { link.disconnect(central: central) }
   }
-}
-
-extension NordicDFUService {
-  /// The update transaction's name for this service's transfers.
-  var owner: TransferOwner { self == .legacy ? .legacyDFU : .secureDFU }
 }
 
 extension DeviceService {

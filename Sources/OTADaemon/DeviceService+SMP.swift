@@ -14,9 +14,9 @@ extension DeviceService {
   func answerSMP(_ message: [UInt8], from client: String, reply: @escaping ([UInt8]) throws -> Void) throws
     -> Bool
   {
-    guard var service = smp else { return false }
-    let output = try service.answer(message, from: client, host: &host, now: now)
-    smp = service
+    guard var room = smpRoom else { return false }
+    let output = try room.answer(message, from: client, host: &host, now: now)
+    smpRoom = room
     logStorageFailures()
     if let note = output.note { logger.info("SMP: \(client): \(note)") }
     if let response = output.response {
@@ -45,7 +45,7 @@ extension DeviceService {
   /// receive that fails is its peer's loss: logged (the first at warning, the rest at debug) and
   /// counted, never thrown out of the loop.
   func serveSMPOverUDP() throws -> Bool {
-    guard let endpoint = smpUDP, let bufferSize = smp?.bufferSize else { return false }
+    guard let endpoint = smpRoom?.udp, let bufferSize = smp?.bufferSize else { return false }
     return try endpoint.serve(
       maxLength: bufferSize,
       refuse: { bytes, from in
@@ -59,8 +59,7 @@ extension DeviceService {
 
   /// A UDP peer's datagram that could not be received or answered.
   func noteUDPPeerError(_ error: SystemError) {
-    udpPeerErrors += 1
-    if udpPeerErrors == 1 {
+    if smpRoom?.notePeerError() == true {
       logger.warning("SMP over UDP: \(error) (a peer's loss; otad goes on; later ones at debug)")
     } else {
       logger.debug("SMP over UDP: \(error) (\(udpPeerErrors) so far)")
@@ -72,11 +71,13 @@ extension DeviceService {
   /// A write to the SMP characteristic: a piece of a message, put together with what the same
   /// central wrote before; each whole message answered in notifications of at most MTU − 3 bytes.
   func receiveSMPWrite(_ bytes: [UInt8], from central: String, mtu: ATTMTU) throws -> Bool {
-    guard smp != nil else {
+    guard var room = smpRoom else {
       logger.debug("SMP write ignored: SMP is off", metadata: ["device": "\(central)"])
       return false
     }
-    for outcome in smpBluetooth.receive(bytes, from: central, mtu: mtu, now: now) {
+    let outcomes = room.receive(bytes, from: central, mtu: mtu, now: now)
+    smpRoom = room
+    for outcome in outcomes {
       if try answerSMP(outcome, central: central, mtu: mtu) { return true }
     }
     return false
@@ -85,8 +86,10 @@ extension DeviceService {
   /// Gives up the partial messages whose central went quiet, answering each as a header whose
   /// length lies is answered.
   func expireSMPFragments() throws -> Bool {
-    guard let due = smpBluetooth.nextDeadline, now >= due else { return false }
-    for expired in smpBluetooth.expire(now: now) {
+    guard var room = smpRoom, let due = room.bluetooth.nextDeadline, now >= due else { return false }
+    let expired = room.bluetooth.expire(now: now)
+    smpRoom = room
+    for expired in expired {
       if try answerSMP(expired.outcome, central: expired.central, mtu: expired.mtu) { return true }
     }
     return false
@@ -101,7 +104,7 @@ extension DeviceService {
     case .message(let message):
       return try deliver(.smp(message, client: central, central: central, reply: reply))
     case .tooLarge(let header):
-      logger.warning("SMP: \(central): a header announced a message over \(smpBluetooth.maxMessage) bytes")
+      logger.warning("SMP: \(central): a header announced a message over \(smp?.bufferSize ?? 0) bytes")
       if let answer = smp?.refuseTooLarge(header) { reply(answer) }
       return false
     case .abandoned(let partial):

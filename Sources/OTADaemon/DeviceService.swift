@@ -34,15 +34,15 @@ public final class DeviceService {
   public internal(set) var restartReason = ""
   /// The storage failure logged last: its repeats (every chunk of a full disk) go to debug.
   private var lastStorageFailure: StorageError?
-  /// The SMP server, when either SMP transport is on; UDP's socket when configured; Bluetooth's
+  /// SMP, when either SMP transport is on: the server, UDP's socket when configured, Bluetooth's
   /// reassembly (its writes come from the link, when the link carries the SMP service).
-  public internal(set) var smp: SMPService?
-  let smpUDP: SMPEndpoint?
+  var smpRoom: SMPRoom?
+  /// The SMP server, when either SMP transport is on.
+  public var smp: SMPService? { smpRoom?.service }
   /// UDP datagrams that could not be received or answered (a peer's loss, never the daemon's).
-  public internal(set) var udpPeerErrors = 0
+  public var udpPeerErrors: Int { smpRoom?.udpPeerErrors ?? 0 }
   /// Requests whose handling failed (storage, a link's send): each logged, none ends the daemon.
   public internal(set) var requestFailures = 0
-  var smpBluetooth: SMPBluetoothSessions
   /// Operations rejected before this connection: its first rejection is logged at warning.
   private var rejectedAtConnect = 0
   /// What the device says it is in the Device Information Service (serial, model, hardware
@@ -50,10 +50,13 @@ public final class DeviceService {
   public let identity: DeviceIdentity
   /// Told each request, answer, connection and trial step as it happens (`otad run --trace`).
   public var observe: (DeviceActivity) -> Void = { _ in }
-  /// Nordic's Legacy and Secure DFU (docs/NORDIC-DFU.md), those the configuration serves, and the
-  /// central each one's session belongs to.
-  public var nordicDFU: [NordicDFUService: any NordicDFUSession] = [:]
-  var nordicDFUCentrals: [NordicDFUService: NordicDFUCentralGate] = [:]
+  /// Nordic's Legacy and Secure DFU (docs/NORDIC-DFU.md): their sessions and whose each one is.
+  var nordic = NordicDFURoom()
+  /// The Nordic DFU sessions the configuration serves.
+  public var nordicDFU: [NordicDFUService: any NordicDFUSession] {
+    get { nordic.sessions }
+    set { nordic.sessions = newValue }
+  }
   /// Faults on demand (docs/APP-TESTING.md), when the configuration allows them.
   var faults: FaultDecorator?
   /// Each data write is told to `observe` too (`otad run --sessions`): off, a write costs nothing more.
@@ -69,9 +72,7 @@ public final class DeviceService {
   ) {
     self.host = host
     self.identity = identity
-    self.smp = smp
-    self.smpUDP = smpUDP
-    smpBluetooth = SMPBluetoothSessions(maxMessage: smp?.bufferSize ?? SMPServerConfiguration().bufferSize)
+    smpRoom = smp.map { SMPRoom(service: $0, udp: smpUDP) }
     self.link = link
     self.logger = logger
     self.healthEnvironment = healthEnvironment
@@ -95,11 +96,12 @@ public final class DeviceService {
     }
     while true {
       let deadline = [
-        timer, link.nextDeadline, trial?.nextDeadline, smpBluetooth.nextDeadline, faults?.nextDeadline,
+        timer, link.nextDeadline, trial?.nextDeadline, smpRoom?.bluetooth.nextDeadline, faults?.nextDeadline,
       ].compactMap { $0 }.min()
       let descriptors =
         link.descriptors + (stopSignals.map { [$0.descriptor] } ?? [])
-        + (healthCheck.map { [$0.descriptor] } ?? []) + (smpUDP.map { [$0.socket.descriptor.rawValue] } ?? [])
+        + (healthCheck.map { [$0.descriptor] } ?? [])
+        + (smpRoom?.udp.map { [$0.socket.descriptor.rawValue] } ?? [])
         + (faults?.descriptors ?? [])
       let readable = try Poller.wait(
         for: descriptors, writable: link.writeDescriptors, timeout: deadline.map { max(.zero, $0 - now) })
@@ -126,7 +128,7 @@ public final class DeviceService {
       for event in events {
         if try servingPeer({ try handle(event) }) || restartIfRunningMarkedBad() { return .restart }
       }
-      if let endpoint = smpUDP, readable.contains(endpoint.socket.descriptor.rawValue),
+      if let endpoint = smpRoom?.udp, readable.contains(endpoint.socket.descriptor.rawValue),
         try servingPeer(serveSMPOverUDP)
       {
         return .restart
@@ -323,7 +325,7 @@ public final class DeviceService {
     case .smpWrite(let central, let mtu, let bytes):
       return try receiveSMPWrite(bytes, from: central, mtu: mtu)
     case .smpCentralGone(let central):
-      smpBluetooth.forget(central)
+      smpRoom?.bluetooth.forget(central)
       observe(.smpClientGone(client: central))
       logger.debug("SMP central disconnected", metadata: ["device": "\(central)"])
       return false
@@ -387,7 +389,7 @@ public final class DeviceService {
   private func dataWriteOffset(_ message: InboundMessage) -> UInt32? {
     switch message {
     case .otaData(let written): dataWriteStart(written)
-    case .nordicPacket(let service, _): nordicDFU[service]?.firmwareProgress?.received
+    case .nordicPacket(let service, _): nordic.sessions[service]?.firmwareProgress?.received
     case .otaControl, .smp, .nordicControl: nil
     }
   }
@@ -409,7 +411,7 @@ public final class DeviceService {
     case .smp(_, let client, _, let reply):
       hold(at: .answer(nil, .start)) { [logger] in Self.send(answer, reply, to: client, logger) }
     case .nordicControl(let service, let bytes):
-      let progress = nordicDFUProgress(service)
+      let progress = nordic.progress(service)
       let request = bytes.first.flatMap { Self.faultRequest(service, opcode: $0) }
       hold(at: .answer(request, progress)) { [link] in link.notifyNordicDFU(service, answer) }
     case .otaData, .nordicPacket: break
