@@ -9,6 +9,7 @@
 # the figures.
 #
 #   Scripts/bench-flood.sh [--runs 3] [--otad PATH]   # --otad: another build's otad (a before/after)
+#   BLUEOTA_BIN=DIR Scripts/bench-flood.sh           # otad and otactl from DIR (release builds), not built here
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 source Scripts/setup.sh
@@ -19,14 +20,18 @@ while [[ $# -gt 0 ]]; do
   case "$1" in
     --runs) runs="$2"; shift 2 ;;
     --otad) otad_override="$2"; shift 2 ;;
-    -h | --help) sed -n '2,12p' "$0"; exit 0 ;;
+    -h | --help) sed -n '2,13p' "$0"; exit 0 ;;
     *) echo "bench-flood: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
 done
 
-swift build -c release --product otad >/dev/null
-swift build -c release --product otactl >/dev/null
-bin="$(swift build -c release --show-bin-path)"
+if [[ -n "${BLUEOTA_BIN:-}" ]]; then
+  bin="$(cd "$BLUEOTA_BIN" && pwd)"
+else
+  swift build -c release --product otad >/dev/null
+  swift build -c release --product otactl >/dev/null
+  bin="$(swift build -c release --show-bin-path)"
+fi
 source Scripts/otad-background.sh
 otad_bin="$bin"
 if [[ -n "$otad_override" ]]; then

@@ -26,14 +26,14 @@ public final class DeviceService {
   let logger: Logger
   private let clock = ContinuousClock()
   private let started: ContinuousClock.Instant
-  private var timer: Duration?
+  var timer: Duration?
   var trial: TrialSupervisor?
-  private var healthCheck: HealthCheckProcess?
-  private let healthEnvironment: [String: String]
+  var healthCheck: HealthCheckProcess?
+  let healthEnvironment: [String: String]
   /// Why the device restarts, for the log.
   public internal(set) var restartReason = ""
   /// The storage failure logged last: its repeats (every chunk of a full disk) go to debug.
-  private var lastStorageFailure: StorageError?
+  var lastStorageFailure: StorageError?
   /// SMP, when either SMP transport is on: the server, UDP's socket when configured, Bluetooth's
   /// reassembly (its writes come from the link, when the link carries the SMP service).
   var smpRoom: SMPRoom?
@@ -44,7 +44,7 @@ public final class DeviceService {
   /// Requests whose handling failed (storage, a link's send): each logged, none ends the daemon.
   public internal(set) var requestFailures = 0
   /// Operations rejected before this connection: its first rejection is logged at warning.
-  private var rejectedAtConnect = 0
+  var rejectedAtConnect = 0
   /// What the device says it is in the Device Information Service (serial, model, hardware
   /// revision); a nil field reads empty.
   public let identity: DeviceIdentity
@@ -175,130 +175,7 @@ public final class DeviceService {
     return info
   }
 
-  // MARK: The trial
-
-  /// Feeds the trial supervisor and carries out what it asks; true when the device must restart.
-  func supervise(_ event: (inout TrialSupervisor) -> [TrialSupervisor.Action]) throws -> Bool {
-    guard var supervisor = trial else { return false }
-    let actions = event(&supervisor)
-    trial = supervisor
-    return try carryOut(actions)
-  }
-
-  private func carryOut(_ actions: [TrialSupervisor.Action]) throws -> Bool {
-    for action in actions {
-      switch action {
-      case .startHealthCheck:
-        let command = trial?.policy.healthCheck ?? "false"
-        logger.notice("running the health check", metadata: ["command": "\(command)"])
-        do {
-          healthCheck = try HealthCheckProcess(command: command, environment: healthEnvironment)
-        } catch {
-          logger.error("the health check could not start: \(error)")
-          if try supervise({ $0.healthCheckEnded(passed: false, "\(error)") }) { return true }
-        }
-      case .stopHealthCheck:
-        healthCheck?.kill()
-        healthCheck = nil
-      case .markGood where trial?.subject == .rebuiltState:
-        try host.confirmProvisional()
-        trial = nil
-        logger.notice(
-          "slot \(host.running) proved itself: the rebuilt boot state is confirmed and saved; updates go on")
-        observe(.verdict("rebuilt boot state confirmed: slot \(host.running) proved itself"))
-      case .stayProvisional(let why):
-        if let other = try host.abandonProvisional() {
-          restartReason =
-            "slot \(host.running) did not prove itself (\(why)): trying slot \(other), which holds a verified image"
-          logger.error("\(restartReason)")
-          observe(
-            .verdict("rebuilt boot state: slot \(host.running) did not prove itself; trying slot \(other)"))
-          observe(.restart(reason: restartReason))
-          link.disconnect()
-          return true
-        }
-        logger.critical(
-          """
-          slot \(host.running) did not prove itself (\(why)), and the other slot holds no image that has \
-          not failed too: the rebuilt boot state stays provisional and updates are refused until a \
-          paired central confirms it (CONFIRM) or `otad mark-good` runs
-          """)
-        observe(.verdict("rebuilt boot state still provisional: \(why)"))
-      case .markGood:
-        if try host.markGood() != nil, restartIfRunningMarkedBad() { return true }
-        trial = nil
-        let outcome = host.boot.outcome
-        logger.notice(
-          "firmware \(outcome.to) confirmed after \(outcome.attemptsUsed) boot(s): slot \(host.running) is good"
-        )
-        observe(.verdict("firmware \(outcome.to) confirmed after \(outcome.attemptsUsed) boot(s)"))
-      case .failBoot(let reason):
-        try host.failTrialBoot(reason)
-        observe(
-          .verdict(
-            host.boot.trial.map { "failed boot (\(reason)), \($0.attemptsLeft) left" }
-              ?? "marked bad (\(reason)): rolling back to slot \(host.boot.confirmed)"))
-        if let trial = host.boot.trial {
-          logger.error(
-            "firmware on slot \(host.running): \(reason); \(trial.attemptsLeft) trial boot(s) left")
-        } else {
-          logger.error(
-            "firmware on slot \(host.running) marked bad (\(reason)): rolling back to slot \(host.boot.confirmed)"
-          )
-        }
-      case .restart(let why):
-        restartReason = why
-        logger.notice("restarting: \(why)")
-        observe(.restart(reason: why))
-        link.disconnect()
-        return true
-      }
-    }
-    return false
-  }
-
-  /// What the supervisor waits for has happened some other way (CONFIRM, `otad mark-good`).
-  func confirmedElsewhere(_ supervisor: TrialSupervisor) -> Bool {
-    supervisor.subject == .trial ? !host.runningOnTrial && !host.runningMarkedBad : !host.boot.provisional
-  }
-
-  /// A confirmation found the running trial's seal broken (its slot no longer holds the bytes its
-  /// activation checked): it was marked bad instead, and the device restarts into the confirmed
-  /// slot. True when the device must restart.
-  func restartIfRunningMarkedBad() -> Bool {
-    guard host.runningMarkedBad, host.running != host.boot.confirmed else { return false }
-    healthCheck?.kill()
-    healthCheck = nil
-    trial = nil
-    restartReason =
-      "slot \(host.running) was marked bad (\(host.boot.outcome.reason)): rolling back to slot \(host.boot.confirmed)"
-    logger.error("\(restartReason)")
-    observe(.verdict("marked bad (\(host.boot.outcome.reason)): rolling back to slot \(host.boot.confirmed)"))
-    observe(.restart(reason: restartReason))
-    link.disconnect()
-    return true
-  }
-
-  /// SIGHUP: `otad mark-good` or `mark-bad` changed the boot state.
-  private func reload() throws -> Bool {
-    logger.info("reloading the boot state")
-    let keep = try host.reloadBootState()
-    if let supervisor = trial, confirmedElsewhere(supervisor) {
-      _ = try supervise { $0.confirmed() }
-      trial = nil
-    }
-    guard keep else {
-      restartReason = "slot \(host.running) was marked bad"
-      logger.notice("restarting: \(restartReason)")
-      observe(.restart(reason: restartReason))
-      link.disconnect()
-      return true
-    }
-    return false
-  }
-
-  /// Returns true when the device must restart.
-  private func handle(_ event: PeripheralEvent) throws -> Bool {
+  func handle(_ event: PeripheralEvent) throws -> Bool {
     if faults?.droppedCentral == true {
       // What the dropped central's link still held when a fault dropped it goes with the link.
       switch event {
@@ -419,87 +296,6 @@ public final class DeviceService {
   }
 
   /// A control-point request of the OTA protocol, carried out on the host.
-  private func otaControl(_ bytes: [UInt8]) throws -> Bool {
-    let restart = try apply(try host.handle(.control(bytes, now: now)))
-    if let supervisor = trial, confirmedElsewhere(supervisor) {
-      logger.notice(
-        supervisor.subject == .trial
-          ? "the central confirmed the trial: slot \(host.running) is good"
-          : "a paired central confirmed the rebuilt boot state: slot \(host.running) is good; updates go on"
-      )
-      _ = try supervise { $0.confirmed() }
-      trial = nil
-    }
-    return restart
-  }
-
-  /// A data write of the OTA protocol, carried out on the host.
-  private func otaData(_ bytes: [UInt8]) throws -> Bool {
-    let rejectedBefore = host.engine.statistics.operationsRejected
-    let restart = try apply(try host.handle(.data(bytes, now: now)))
-    logRejectedOperation(since: rejectedBefore)
-    return restart
-  }
-
-  /// The OTA central went (or a fault dropped it): the counts for the log, and the host told.
-  func handleDisconnect() throws -> Bool {
-    logger.info(
-      "central disconnected",
-      metadata: [
-        "committed": "\(host.engine.transferStatus.committedOffset)",
-        "chunks-dropped": "\(host.engine.statistics.chunksDropped)",
-        "missing-reports": "\(host.engine.statistics.missingReports)",
-        "spurious-reports": "\(host.engine.statistics.spuriousReports)",
-        "operations-applied": "\(host.engine.statistics.operationsApplied)",
-        "operations-rejected": "\(host.engine.statistics.operationsRejected)",
-        "frames-decoded": "\(host.engine.statistics.framesDecoded)",
-        "block-hash-answers": "\(host.engine.statistics.blockHashAnswers)",
-        "block-hash-bytes-read": "\(host.engine.statistics.blockHashBytesRead)",
-        "reorder-window": "\(host.engine.reorderWindow)",
-      ])
-    observe(.disconnected(committed: host.engine.transferStatus.committedOffset))
-    timer = nil
-    lastStorageFailure = nil
-    return try apply(try host.handle(.disconnected))
-  }
-
-  private func apply(_ outputs: [ReceiverHost.Output]) throws -> Bool {
-    logStorageFailures()
-    var restart = false
-    for output in outputs {
-      switch output {
-      case .notify(let bytes):
-        logResponse(bytes)
-        sendAnswer(bytes)
-      case .armTimer(let due):
-        timer = due
-      case .restart:
-        restart = true
-      }
-    }
-    if restart {
-      restartReason = "ACTIVATE: \(host.boot.plan)"
-      logger.notice("restarting into \(host.boot.plan)")
-      observe(.restart(reason: restartReason))
-      link.disconnect()
-    }
-    return restart
-  }
-
-  /// A data operation that broke a rule (hostile or broken central): the first of a connection at
-  /// warning, the rest at debug (a flood must not flood the log), the count at disconnect.
-  private func logRejectedOperation(since before: Int) {
-    let now = host.engine.statistics.operationsRejected
-    guard now > before, let rejection = host.engine.lastRejection else { return }
-    if now - rejectedAtConnect == 1 {
-      logger.warning("dropped a data operation: \(rejection)")
-    } else {
-      logger.debug("dropped a data operation: \(rejection)")
-    }
-  }
-
-  /// Each storage failure with its operation, path and strerror, and what to do: the central only
-  /// hears "storage error". A run of the same failure is logged once per connection.
   func logStorageFailures() {
     for failure in host.takeStorageFailures() {
       if failure == lastStorageFailure {
@@ -511,84 +307,4 @@ public final class DeviceService {
     }
   }
 
-  private func logRequest(_ bytes: [UInt8]) {
-    guard let request = try? Request(bytes: bytes) else { return }
-    if case .window(let offset, let length, _) = request {
-      observe(.request("WINDOW", offset: offset, length: length))
-    } else if case .prepare(let size, _, _) = request {
-      observe(.request("PREPARE", offset: nil, length: size))
-    } else {
-      observe(.request("\(request.opcode)", offset: nil, length: nil))
-    }
-    switch request {
-    case .prepare(let size, let crc32, let version):
-      logger.info(
-        "PREPARE",
-        metadata: ["size": "\(size)", "crc32": "\(String(crc32, radix: 16))", "version": "\(version)"])
-    case .window(let offset, let length, _):
-      logger.debug("WINDOW", metadata: ["offset": "\(offset)", "length": "\(length)"])
-    case .blockHashes(let asked):
-      // Up to 256 a push: debug, like WINDOW; the disconnect line counts them.
-      logger.debug(
-        "BLOCK HASHES",
-        metadata: [
-          "block-size": "\(asked.blockSize)", "first": "\(asked.firstBlock)",
-          "max-count": "\(asked.maxCount)",
-        ])
-    default:
-      logger.info("\(request.opcode)")
-    }
-  }
-
-  private func logResponse(_ bytes: [UInt8]) {
-    guard let response = try? Response(bytes: bytes) else { return }
-    let name =
-      Opcode(rawValue: response.requestOpcode)?.description
-      ?? "0x\(String(response.requestOpcode, radix: 16))"
-    observeResponse(name, response)
-    if response.status == .success {
-      if case .offset(let offset) = response.payload {
-        logger.debug("\(name) committed", metadata: ["offset": "\(offset)"])
-      } else if case .blockHashes(let page) = response.payload {
-        logger.debug(
-          "\(name) answered",
-          metadata: [
-            "first": "\(page.firstBlock)", "hashes": "\(page.hashes.count)", "total": "\(page.totalBlocks)",
-          ])
-      } else {
-        logger.info("\(name) succeeded")
-      }
-    } else {
-      let judged =
-        response.requestOpcode == Opcode.validate.rawValue
-        || response.requestOpcode == Opcode.activate.rawValue
-      if judged, let reason = host.lastImageRejection {
-        // The status says little; the reason is what the device's owner needs.
-        logger.warning("\(name) refused the image: \(reason)")
-      } else if response.status == .busy, let holder = host.transaction.lease?.owner, holder != .ota {
-        logger.warning("\(name) refused: \(holder) is updating the device (one protocol at a time)")
-      } else {
-        logger.warning("\(name) answered \(response.status)", metadata: ["payload": "\(response.payload)"])
-      }
-    }
-  }
-}
-
-extension DeviceService {
-  /// An answer, for the observer: the committed offset a window or STATUS answer carries, and the
-  /// reason VALIDATE or ACTIVATE refused the image.
-  fileprivate func observeResponse(_ name: String, _ response: Response) {
-    var offset: UInt32?
-    switch response.payload {
-    case .offset(let committed): offset = committed
-    case .status(let status): offset = status.committedOffset
-    default: offset = nil
-    }
-    let judged =
-      response.requestOpcode == Opcode.validate.rawValue || response.requestOpcode == Opcode.activate.rawValue
-    observe(
-      .response(
-        name, status: "\(response.status)", offset: offset,
-        reason: response.status != .success && judged ? host.lastImageRejection.map { "\($0)" } : nil))
-  }
 }
