@@ -51,16 +51,10 @@ public struct SWUArchive: Equatable, Sendable {
       guard bytes.count - offset >= Self.headerSize else { throw .truncated(at: offset) }
       let magic = String(decoding: bytes[offset..<offset + 6], as: UTF8.self)
       guard magic == "070701" || magic == "070702" else { throw .badMagic(at: offset) }
-      func field(_ index: Int, _ name: String) throws(Failure) -> Int {
-        let start = offset + 6 + index * 8
-        guard let value = Int(String(decoding: bytes[start..<start + 8], as: UTF8.self), radix: 16) else {
-          throw .badField(name, at: offset)
-        }
-        return value
-      }
-      let fileSize = try field(6, "file size")
-      let nameSize = try field(11, "name size")
-      let check = try field(12, "checksum")
+      let fields = try Self.fields(bytes, header: offset)
+      let fileSize = fields[6]
+      let nameSize = fields[11]
+      let check = fields[12]
       guard nameSize >= 1, nameSize <= 4096 else { throw .badField("name size", at: offset) }
       let nameStart = offset + Self.headerSize
       guard bytes.count - nameStart >= nameSize else { throw .truncated(at: nameStart) }
@@ -81,6 +75,36 @@ public struct SWUArchive: Equatable, Sendable {
     }
     guard members.first?.name == Self.descriptionName else { throw .descriptionNotFirst(members.first?.name) }
     self.members = members
+  }
+
+  /// The 13 fields of a newc header, in order, as `badField` names them.
+  static let fieldNames = [
+    "inode", "mode", "uid", "gid", "nlink", "mtime", "file size", "devmajor", "devminor", "rdevmajor",
+    "rdevminor", "name size", "checksum",
+  ]
+
+  /// The header's fields, each exactly 8 hexadecimal digits: no sign, no space, no prefix (what
+  /// `Int(_:radix:)` would take), so every value is in 0...0xFFFFFFFF.
+  static func fields(_ bytes: [UInt8], header offset: Int) throws(Failure) -> [Int] {
+    var values: [Int] = []
+    for (index, name) in fieldNames.enumerated() {
+      var value = 0
+      for byte in bytes[offset + 6 + index * 8..<offset + 14 + index * 8] {
+        guard let digit = hexDigit(byte) else { throw .badField(name, at: offset) }
+        value = value << 4 | digit
+      }
+      values.append(value)
+    }
+    return values
+  }
+
+  static func hexDigit(_ byte: UInt8) -> Int? {
+    switch byte {
+    case UInt8(ascii: "0")...UInt8(ascii: "9"): Int(byte - UInt8(ascii: "0"))
+    case UInt8(ascii: "a")...UInt8(ascii: "f"): Int(byte - UInt8(ascii: "a")) + 10
+    case UInt8(ascii: "A")...UInt8(ascii: "F"): Int(byte - UInt8(ascii: "A")) + 10
+    default: nil
+    }
   }
 
   /// The archive's bytes: 070702 headers with each member's byte sum, as SWUpdate's own tools write
