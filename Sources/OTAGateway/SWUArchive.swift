@@ -88,23 +88,12 @@ public struct SWUArchive: Equatable, Sendable {
   static func fields(_ bytes: [UInt8], header offset: Int) throws(Failure) -> [Int] {
     var values: [Int] = []
     for (index, name) in fieldNames.enumerated() {
-      var value = 0
-      for byte in bytes[offset + 6 + index * 8..<offset + 14 + index * 8] {
-        guard let digit = hexDigit(byte) else { throw .badField(name, at: offset) }
-        value = value << 4 | digit
+      guard let value = ASCIIHex.value(bytes[offset + 6 + index * 8..<offset + 14 + index * 8]) else {
+        throw .badField(name, at: offset)
       }
       values.append(value)
     }
     return values
-  }
-
-  static func hexDigit(_ byte: UInt8) -> Int? {
-    switch byte {
-    case UInt8(ascii: "0")...UInt8(ascii: "9"): Int(byte - UInt8(ascii: "0"))
-    case UInt8(ascii: "a")...UInt8(ascii: "f"): Int(byte - UInt8(ascii: "a")) + 10
-    case UInt8(ascii: "A")...UInt8(ascii: "F"): Int(byte - UInt8(ascii: "A")) + 10
-    default: nil
-    }
   }
 
   /// The archive's bytes: 070702 headers with each member's byte sum, as SWUpdate's own tools write
