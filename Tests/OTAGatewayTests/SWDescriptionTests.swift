@@ -103,4 +103,26 @@ struct SWDescriptionTests {
     #expect(value["d"] == .boolean(true))
     #expect(value["e"] == .string("A\t"))
   }
+
+  /// What libconfig's grammar does not write is refused, though Swift's number parsers would take
+  /// it: a sign after `0x` or in a `\x` escape (`Int64("-1", radix: 16)` is -1), `nan`, `inf`, hex
+  /// floats and a float too large for a double (read as infinity).
+  @Test(arguments: [
+    "a = 0x-1;", "a = 0x+5;", "a = -0x10;", "a = 0x1p3;", "a = 0xFFFFFFFFFFFFFFFF;", "a = nan;", "a = inf;",
+    "a = -infinity;", "a = 1e400;", #"a = "\x+F";"#, #"a = "\x-0";"#, #"a = "\x F";"#,
+  ])
+  func whatLibconfigDoesNotWriteIsNoValue(text: String) {
+    #expect(throws: LibconfigError.self, "\(text)") { _ = try LibconfigParser.parse(text) }
+  }
+
+  @Test func numbersInLibconfigsNotationsAreRead() throws {
+    let value = try LibconfigParser.parse("a = -7; b = +7; c = 0XfF; d = .5; e = 5.; f = 1e-3; g = 12LL;")
+    #expect(value["a"] == .integer(-7))
+    #expect(value["b"] == .integer(7))
+    #expect(value["c"] == .integer(255))
+    #expect(value["d"] == .float(0.5))
+    #expect(value["e"] == .float(5))
+    #expect(value["f"] == .float(0.001))
+    #expect(value["g"] == .integer(12))
+  }
 }
