@@ -57,7 +57,8 @@ public struct ArtifactReference: Equatable, Sendable {
       throw .artifact("the artifact \(artifact.filename) has no SHA-256 or SHA-1 hash to check it by")
     }
     let length = algorithm == .sha256 ? 64 : 40
-    guard hash.count == length, hash.allSatisfy(\.isHexDigit) else {
+    // ASCII digits only: Character.isHexDigit also takes fullwidth ones, which no digest has.
+    guard hash.utf8.count == length, hash.utf8.allSatisfy({ ASCIIHex.digit($0) != nil }) else {
       throw .artifact("the artifact's \(algorithm.rawValue) '\(hash.prefix(80))' is not \(length) hex digits")
     }
     guard let link = artifact.links["download"] ?? artifact.links["download-http"] else {
