@@ -77,6 +77,8 @@ public struct LibconfigParser {
     name: String, value: LibconfigValue
   )] {
     var result: [(name: String, value: LibconfigValue)] = []
+    // Each name checked once: against all before it, 1 MiB of settings took seconds.
+    var names: Set<String> = []
     while true {
       try skipSpace()
       guard let byte = peek else {
@@ -94,7 +96,7 @@ public struct LibconfigParser {
       }
       index += 1
       let value = try readValue()
-      if result.contains(where: { $0.name == name }) { throw fail("'\(name)' is set twice") }
+      guard names.insert(name).inserted else { throw fail("'\(name)' is set twice") }
       result.append((name, value))
       try skipSpace()
       if let end = peek, end == UInt8(ascii: ";") || end == UInt8(ascii: ",") { index += 1 }
