@@ -283,10 +283,16 @@ package.targets.append(contentsOf: [
   .target(
     name: "OTATrustFuzzing",
     dependencies: ["OTAFuzzing", "OTATrust", "OTAWire", .product(name: "Crypto", package: "swift-crypto")]),
+  // The gateway's readers of untrusted bytes (.swu, sw-description, DDI JSON): apart, because
+  // OTAGateway links swift-crypto and Foundation.
+  .target(
+    name: "OTAGatewayFuzzing",
+    dependencies: ["OTAFuzzing", "OTAGateway", "OTAWire", .product(name: "Crypto", package: "swift-crypto")]),
   .testTarget(
     name: "OTAFuzzingTests",
     dependencies: [
-      "OTAFuzzing", "OTATrustFuzzing", "OTAEngine", "OTAWire", "OTALink", "OTASocketLink", "OTATestSupport",
+      "OTAFuzzing", "OTATrustFuzzing", "OTAGatewayFuzzing", "OTAGateway", "OTAEngine", "OTAWire", "OTALink",
+      "OTASocketLink", "OTATestSupport",
     ],
     exclude: ["Seeds", "Regressions"]),
 ])
@@ -294,12 +300,14 @@ package.targets.append(contentsOf: [
 // libFuzzer executables, only when asked for (Scripts/fuzz.sh sets BLUEOTA_FUZZ=1 and builds with
 // `-sanitize=fuzzer,address` into .build-fuzz): each is a few lines around an OTAFuzzing entry.
 if Context.environment["BLUEOTA_FUZZ"] == "1" {
-  let fuzzTargets = ["wire", "mcuboot", "receiver", "trust", "cbor"]
+  let fuzzTargets = ["wire", "mcuboot", "receiver", "trust", "cbor", "swu", "libconfig", "ddi"]
+  let gatewayTargets: Set<String> = ["swu", "libconfig", "ddi"]
   package.targets.append(
     contentsOf: fuzzTargets.map { name in
       .executableTarget(
         name: "fuzz-\(name)",
-        dependencies: name == "trust" ? ["OTAFuzzing", "OTATrustFuzzing"] : ["OTAFuzzing"],
+        dependencies: ["OTAFuzzing"] + (name == "trust" ? ["OTATrustFuzzing"] : [])
+          + (gatewayTargets.contains(name) ? ["OTAGatewayFuzzing"] : []),
         path: "Sources/FuzzTargets/\(name)", swiftSettings: [.unsafeFlags(["-parse-as-library"])])
     })
   package.products.append(

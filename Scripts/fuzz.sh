@@ -15,10 +15,10 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 source Scripts/setup.sh
 
-all_targets=(wire mcuboot receiver cbor)
+all_targets=(wire mcuboot receiver cbor swu libconfig ddi)
 # trust (keys, signatures) is named on purpose: its fuzzer build compiles swift-crypto with the
 # sanitizers, about 3.5 minutes on 2 cores, too long for the test command's short run.
-known_targets=(wire mcuboot receiver trust cbor)
+known_targets=(wire mcuboot receiver trust cbor swu libconfig ddi)
 targets=()
 seconds=30
 jobs=1

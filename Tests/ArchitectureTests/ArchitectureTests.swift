@@ -52,7 +52,7 @@ import Testing
     let targets = ModuleGraph.packageTargets(try Self.text("Package.swift"))
     #expect(targets["OTAEngine"] == ["OTAWire", "OTAChecksum"])
     #expect(targets["OTATrust"] == ["OTAWire", "OTAChecksum", "Crypto"])
-    #expect(targets["FuzzTargets"] == ["OTAFuzzing", "OTATrustFuzzing"])
+    #expect(targets["FuzzTargets"] == ["OTAFuzzing", "OTATrustFuzzing", "OTAGatewayFuzzing"])
     #expect(targets["ProcessTests"] == ["OTATestSupport"])
   }
 

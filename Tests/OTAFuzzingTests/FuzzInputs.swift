@@ -1,5 +1,6 @@
 import Foundation
 import OTAFuzzing
+import OTAGatewayFuzzing
 import OTALink
 import OTATestSupport
 import OTATrustFuzzing
@@ -23,7 +24,9 @@ enum FuzzInputs {
 
   static let entries: [String: @Sendable ([UInt8]) -> [InvariantViolation]] = [
     "wire": WireFuzzer.check, "mcuboot": MCUbootFuzzer.check, "receiver": ReceiverFuzzer.check,
-    "trust": TrustFuzzer.check, "cbor": CBORFuzzer.check,
+    "trust": TrustFuzzer.check, "cbor": CBORFuzzer.check, "swu": SWUFuzzer.check,
+    "libconfig": LibconfigFuzzer.check,
+    "ddi": DDIFuzzer.check,
   ]
 }
 

@@ -5,7 +5,7 @@ import Testing
 /// Every checked-in input runs clean: the seeds, and each crasher the fuzzers found once (fixed since).
 @Suite("Fuzz seeds and regressions")
 struct ReplayTests {
-  static let targets = ["wire", "mcuboot", "receiver", "trust", "cbor"]
+  static let targets = ["wire", "mcuboot", "receiver", "trust", "cbor", "swu", "libconfig", "ddi"]
 
   @Test(arguments: targets)
   func seedsRunClean(target: String) throws {
