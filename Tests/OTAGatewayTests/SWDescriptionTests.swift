@@ -67,6 +67,24 @@ struct SWDescriptionTests {
     #expect(back.target(model: "default", revision: "anything") != nil)
   }
 
+  /// Strings read with escapes (`\n`, `\x01`) are written with escapes: a raw newline would end
+  /// the string's line, and the text pack writes would not read (found by the libconfig fuzz target,
+  /// Regressions/libconfig/escaped-newline-in-a-filename-written-raw).
+  @Test func controlCharactersAreWrittenAsEscapesThatReadBack() throws {
+    let odd = "a\nb\tc\rd\u{0C}e\u{01}f\u{7F}g\"h\\i"
+    let written = SWDescription(
+      version: odd,
+      targets: [
+        .init(board: "sim", revisions: [odd], images: [.init(filename: odd, type: odd, sha256: odd)])
+      ])
+    let text = written.text(description: odd)
+    // No control character but the text's own line ends.
+    #expect(!text.unicodeScalars.contains { ($0.value < 0x20 && $0 != "\n") || $0.value == 0x7F }, "\(text)")
+    #expect(try SWDescription(text: text) == written)
+    let read = try SWDescription(text: #"software={version="t"images:({filename="\n"})}"#)
+    #expect(try SWDescription(text: read.text(description: "")) == read)
+  }
+
   @Test(arguments: [
     ("", "no 'software' group"),
     ("software = { description = \"x\"; };", "no software.version"),
