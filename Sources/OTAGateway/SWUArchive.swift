@@ -58,8 +58,12 @@ public struct SWUArchive: Equatable, Sendable {
       guard nameSize >= 1, nameSize <= 4096 else { throw .badField("name size", at: offset) }
       let nameStart = offset + Self.headerSize
       guard bytes.count - nameStart >= nameSize else { throw .truncated(at: nameStart) }
-      guard bytes[nameStart + nameSize - 1] == 0 else { throw .badField("name", at: offset) }
-      let name = String(decoding: bytes[nameStart..<nameStart + nameSize - 1], as: UTF8.self)
+      // UTF-8 text ending at its one NUL: decoded with replacement characters, other bytes made
+      // another name (written back differently); a NUL inside, a name cpio reads as shorter.
+      let nameBytes = bytes[nameStart..<nameStart + nameSize - 1]
+      guard bytes[nameStart + nameSize - 1] == 0, !nameBytes.contains(0),
+        let name = String(validating: nameBytes, as: UTF8.self)
+      else { throw .badField("name", at: offset) }
       let dataStart = Self.padded(nameStart + nameSize)
       guard dataStart <= bytes.count, bytes.count - dataStart >= fileSize else {
         throw .truncated(at: dataStart)

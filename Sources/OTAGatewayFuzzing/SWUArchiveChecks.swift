@@ -15,8 +15,8 @@ public enum SWUArchiveChecks {
     return layout(archive, of: bytes) + roundTrip(archive)
   }
 
-  /// The members are the walk's entries before the trailer: same names, byte for byte, and the
-  /// same bytes as the input holds in each member's range.
+  /// The members are the walk's entries before the trailer: same names, byte for byte (C strings:
+  /// no NUL inside), and the same bytes as the input holds in each member's range.
   public static func layout(_ archive: SWUArchive, of bytes: [UInt8]) -> [InvariantViolation] {
     guard let entries = SWUArchiveWalk.entries(bytes) else {
       return [InvariantViolation("layout", "read, but its headers do not walk to a trailer inside the input")]
@@ -29,7 +29,7 @@ public enum SWUArchiveChecks {
     }
     var found: [InvariantViolation] = []
     for (index, (member, entry)) in zip(archive.members, members).enumerated() {
-      if Array(member.name.utf8) != entry.name {
+      if Array(member.name.utf8) != entry.name || entry.name.contains(0) {
         found.append(
           InvariantViolation(
             "member name", "member \(index) read as '\(member.name)', stored as \(entry.name)"))

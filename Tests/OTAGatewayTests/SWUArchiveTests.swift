@@ -120,6 +120,19 @@ struct SWUArchiveTests {
     }
   }
 
+  /// A member's name is UTF-8 text ending at its one NUL. Read with replacement characters, a name
+  /// of bytes that are no UTF-8 became another name, which the archive then wrote differently (found
+  /// by the swu target's layout check, Regressions/swu/member-name-not-utf8); a NUL inside it made a
+  /// name cpio and SWUpdate read as shorter.
+  @Test(arguments: [[0x66, 0x77, 0xFF, 0x62, 0x69, 0x6E], [0x66, 0x77, 0x00, 0x62, 0x69, 0x6E]])
+  func aMemberNameIsUTF8WithoutNUL(name: [UInt8]) throws {
+    var bytes = SWUArchive(members: Self.members).bytes()
+    let header = try Self.headerOffsets(bytes)[1]
+    #expect(Array(bytes[header + 110..<header + 116]) == Array("firmwa".utf8))
+    bytes.replaceSubrange(header + 110..<header + 116, with: name)
+    #expect(throws: SWUArchive.Failure.badField("name", at: header)) { _ = try SWUArchive(bytes: bytes) }
+  }
+
   /// Where each member's header starts, found by walking the archive as written (names and data
   /// padded to 4 bytes).
   static func headerOffsets(_ bytes: [UInt8]) throws -> [Int] {
