@@ -294,11 +294,16 @@ package.targets.append(contentsOf: [
       "OTAEngine", "OTAStorage", "OTAStorageTesting", "OTASimulation", "OTATrust", "OTAChecksum", "OTALink",
       "OTAWire",
     ]),
+  // The gateway's readers of untrusted bytes (.swu, sw-description, DDI JSON): apart, because
+  // OTAGateway links swift-crypto and Foundation.
+  .target(
+    name: "OTAGatewayFuzzing",
+    dependencies: ["OTAFuzzing", "OTAGateway", "OTAWire", .product(name: "Crypto", package: "swift-crypto")]),
   .testTarget(
     name: "OTAFuzzingTests",
     dependencies: [
-      "OTAFuzzing", "OTATrustFuzzing", "OTADeviceFuzzing", "OTAEngine", "OTAWire", "OTALink", "OTASocketLink",
-      "OTATestSupport",
+      "OTAFuzzing", "OTATrustFuzzing", "OTADeviceFuzzing", "OTAGatewayFuzzing", "OTAGateway", "OTAEngine",
+      "OTAWire", "OTALink", "OTASocketLink", "OTATestSupport",
     ],
     exclude: ["Seeds", "Regressions"]),
 ])
@@ -306,14 +311,17 @@ package.targets.append(contentsOf: [
 // libFuzzer executables, only when asked for (Scripts/fuzz.sh sets BLUEOTA_FUZZ=1 and builds with
 // `-sanitize=fuzzer,address` into .build-fuzz): each is a few lines around an OTAFuzzing entry.
 if Context.environment["BLUEOTA_FUZZ"] == "1" {
-  let fuzzTargets = ["wire", "mcuboot", "receiver", "trust", "cbor", "interleaving"]
+  let fuzzTargets = [
+    "wire", "mcuboot", "receiver", "trust", "cbor", "interleaving", "swu", "libconfig", "ddi",
+  ]
+  let gatewayTargets: Set<String> = ["swu", "libconfig", "ddi"]
   package.targets.append(
     contentsOf: fuzzTargets.map { name in
       .executableTarget(
         name: "fuzz-\(name)",
-        dependencies: name == "trust"
-          ? ["OTAFuzzing", "OTATrustFuzzing"]
-          : name == "interleaving" ? ["OTAFuzzing", "OTADeviceFuzzing"] : ["OTAFuzzing"],
+        dependencies: ["OTAFuzzing"] + (name == "trust" ? ["OTATrustFuzzing"] : [])
+          + (name == "interleaving" ? ["OTADeviceFuzzing"] : [])
+          + (gatewayTargets.contains(name) ? ["OTAGatewayFuzzing"] : []),
         path: "Sources/FuzzTargets/\(name)", swiftSettings: [.unsafeFlags(["-parse-as-library"])])
     })
   package.products.append(

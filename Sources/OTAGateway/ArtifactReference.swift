@@ -45,19 +45,29 @@ public struct ArtifactReference: Equatable, Sendable {
     guard artifact.size > 0, artifact.size <= maximumSize else {
       throw .artifact("the artifact \(artifact.filename) claims \(artifact.size) bytes (1 to \(maximumSize))")
     }
-    let hashes = Dictionary(artifact.hashes.map { ($0.key.lowercased(), $0.value.lowercased()) }) { a, _ in a
+    // The algorithm's name in any case ("sha256", "SHA256"): every spelling must give one value.
+    // (Keeping the first of a dictionary took whichever the process's hash seed put first.)
+    func given(_ algorithm: Algorithm) throws(GatewayRefusal) -> String? {
+      let values = Set(
+        artifact.hashes.filter { $0.key.lowercased() == algorithm.rawValue }.values.map { $0.lowercased() })
+      guard values.count <= 1 else {
+        throw .artifact(
+          "the artifact \(artifact.filename) gives \(values.count) different \(algorithm.rawValue) hashes")
+      }
+      return values.first
     }
     let algorithm: Algorithm
     let hash: String
-    if let value = hashes["sha256"] {
+    if let value = try given(.sha256) {
       (algorithm, hash) = (.sha256, value)
-    } else if let value = hashes["sha1"] {
+    } else if let value = try given(.sha1) {
       (algorithm, hash) = (.sha1, value)
     } else {
       throw .artifact("the artifact \(artifact.filename) has no SHA-256 or SHA-1 hash to check it by")
     }
     let length = algorithm == .sha256 ? 64 : 40
-    guard hash.count == length, hash.allSatisfy(\.isHexDigit) else {
+    // ASCII digits only: Character.isHexDigit also takes fullwidth ones, which no digest has.
+    guard hash.utf8.count == length, hash.utf8.allSatisfy({ ASCIIHex.digit($0) != nil }) else {
       throw .artifact("the artifact's \(algorithm.rawValue) '\(hash.prefix(80))' is not \(length) hex digits")
     }
     guard let link = artifact.links["download"] ?? artifact.links["download-http"] else {

@@ -1,19 +1,20 @@
 /// What a hawkBit DDI server answers (Direct Device Integration API, `/{tenant}/controller/v1/...`),
 /// decoded leniently: fields the gateway does not use are ignored, and those it uses are checked
 /// where they are used, so a server that adds fields keeps working and one that sends garbage is
-/// refused with the field named.
+/// refused with the field named. Codable and Equatable: what decodes encodes to JSON that decodes
+/// to an equal value (the `ddi` fuzz target checks it), and test servers can write answers.
 
 /// A link in a DDI answer's `_links`.
-public struct DDILink: Decodable, Sendable, Equatable {
+public struct DDILink: Codable, Sendable, Equatable {
   public var href: String
   public init(href: String) { self.href = href }
 }
 
 /// The answer to a poll of one target (`GET .../controller/v1/{controllerId}`): how long to sleep,
 /// and what the server wants of the target now.
-public struct DDIControllerBase: Decodable, Sendable {
-  public struct Config: Decodable, Sendable {
-    public struct Polling: Decodable, Sendable { public var sleep: String? }
+public struct DDIControllerBase: Codable, Sendable, Equatable {
+  public struct Config: Codable, Sendable, Equatable {
+    public struct Polling: Codable, Sendable, Equatable { public var sleep: String? }
     public var polling: Polling?
   }
   public var config: Config?
@@ -41,8 +42,8 @@ public struct DDIControllerBase: Decodable, Sendable {
 }
 
 /// The answer to `GET .../deploymentBase/{actionId}`: what to download and install.
-public struct DDIDeploymentBase: Decodable, Sendable {
-  public struct Deployment: Decodable, Sendable {
+public struct DDIDeploymentBase: Codable, Sendable, Equatable {
+  public struct Deployment: Codable, Sendable, Equatable {
     /// "skip", "attempt" or "forced".
     public var download: String?
     /// "skip", "attempt" or "forced": "skip" means download only, install later.
@@ -51,13 +52,13 @@ public struct DDIDeploymentBase: Decodable, Sendable {
     public var maintenanceWindow: String?
     public var chunks: [Chunk]
   }
-  public struct Chunk: Decodable, Sendable {
+  public struct Chunk: Codable, Sendable, Equatable {
     public var part: String?
     public var version: String?
     public var name: String?
     public var artifacts: [Artifact]
   }
-  public struct Artifact: Decodable, Sendable {
+  public struct Artifact: Codable, Sendable, Equatable {
     public var filename: String
     public var hashes: [String: String]
     public var size: Int
@@ -73,8 +74,8 @@ public struct DDIDeploymentBase: Decodable, Sendable {
 }
 
 /// The answer to `GET .../cancelAction/{actionId}`: the action the server stops.
-public struct DDICancelAction: Decodable, Sendable {
-  public struct Cancel: Decodable, Sendable { public var stopId: String }
+public struct DDICancelAction: Codable, Sendable, Equatable {
+  public struct Cancel: Codable, Sendable, Equatable { public var stopId: String }
   public var id: String
   public var cancelAction: Cancel
 }

@@ -77,6 +77,8 @@ public struct LibconfigParser {
     name: String, value: LibconfigValue
   )] {
     var result: [(name: String, value: LibconfigValue)] = []
+    // Each name checked once: against all before it, 1 MiB of settings took seconds.
+    var names: Set<String> = []
     while true {
       try skipSpace()
       guard let byte = peek else {
@@ -94,7 +96,7 @@ public struct LibconfigParser {
       }
       index += 1
       let value = try readValue()
-      if result.contains(where: { $0.name == name }) { throw fail("'\(name)' is set twice") }
+      guard names.insert(name).inserted else { throw fail("'\(name)' is set twice") }
       result.append((name, value))
       try skipSpace()
       if let end = peek, end == UInt8(ascii: ";") || end == UInt8(ascii: ",") { index += 1 }
@@ -198,10 +200,11 @@ public struct LibconfigParser {
         case UInt8(ascii: "f"): bytes.append(0x0C)
         case UInt8(ascii: "\\"), UInt8(ascii: "\""): bytes.append(escaped)
         case UInt8(ascii: "x"):
-          guard index + 2 <= text.count,
-            let value = UInt8(String(decoding: text[index..<index + 2], as: UTF8.self), radix: 16)
-          else { throw fail("a \\x escape needs two hexadecimal digits") }
-          bytes.append(value)
+          // Two digits, no sign: UInt8("+F", radix: 16) would take "\\x+F".
+          guard index + 2 <= text.count, let value = ASCIIHex.value(text[index..<index + 2]) else {
+            throw fail("a \\x escape needs two hexadecimal digits")
+          }
+          bytes.append(UInt8(value))
           index += 2
         default: throw fail("unknown escape '\\\(Character(UnicodeScalar(escaped)))'")
         }
@@ -221,18 +224,7 @@ public struct LibconfigParser {
       index += 1
     }
     let word = String(decoding: text[start..<index], as: UTF8.self)
-    switch word.lowercased() {
-    case "true": return .boolean(true)
-    case "false": return .boolean(false)
-    default: break
-    }
-    var digits = word
-    while let last = digits.last, last == "L" || last == "l" { digits.removeLast() }
-    if digits.lowercased().hasPrefix("0x"), let value = Int64(digits.dropFirst(2), radix: 16) {
-      return .integer(value)
-    }
-    if let value = Int64(digits) { return .integer(value) }
-    if let value = Double(word), !word.isEmpty, word.first != "+" || word.count > 1 { return .float(value) }
+    if let value = LibconfigScalar.value(word) { return value }
     throw fail(word.isEmpty ? "a value is missing" : "'\(word)' is not a value")
   }
 

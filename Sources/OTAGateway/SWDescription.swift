@@ -1,5 +1,3 @@
-import Foundation
-
 /// The part of an SWUpdate `sw-description` the gateway reads and `otactl image pack` writes: the
 /// software's version, and per board (SWUpdate's board-specific sections, `software.<board>`, or
 /// `software` itself for the board "default") the hardware revisions it is for and its images.
@@ -139,8 +137,26 @@ public struct SWDescription: Equatable, Sendable {
     return out + "};\n"
   }
 
+  /// A libconfig string that reads back as `text`: `\\` and `\"` escaped, and every control
+  /// character as libconfig's `\n`, `\t`, `\r`, `\f` or `\xNN` (a raw newline ends the string's
+  /// line, which the parser refuses, so a filename read with `\n` was written into text that did
+  /// not read).
   static func quoted(_ text: String) -> String {
-    "\"" + text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"")
-      + "\""
+    var out = "\""
+    for scalar in text.unicodeScalars {
+      switch scalar {
+      case "\\": out += "\\\\"
+      case "\"": out += "\\\""
+      case "\n": out += "\\n"
+      case "\t": out += "\\t"
+      case "\r": out += "\\r"
+      case "\u{0C}": out += "\\f"
+      case _ where scalar.value < 0x20 || scalar.value == 0x7F:
+        let hex = String(scalar.value, radix: 16, uppercase: true)
+        out += "\\x" + String(repeating: "0", count: 2 - hex.count) + hex
+      default: out.unicodeScalars.append(scalar)
+      }
+    }
+    return out + "\""
   }
 }

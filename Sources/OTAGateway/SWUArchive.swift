@@ -51,21 +51,19 @@ public struct SWUArchive: Equatable, Sendable {
       guard bytes.count - offset >= Self.headerSize else { throw .truncated(at: offset) }
       let magic = String(decoding: bytes[offset..<offset + 6], as: UTF8.self)
       guard magic == "070701" || magic == "070702" else { throw .badMagic(at: offset) }
-      func field(_ index: Int, _ name: String) throws(Failure) -> Int {
-        let start = offset + 6 + index * 8
-        guard let value = Int(String(decoding: bytes[start..<start + 8], as: UTF8.self), radix: 16) else {
-          throw .badField(name, at: offset)
-        }
-        return value
-      }
-      let fileSize = try field(6, "file size")
-      let nameSize = try field(11, "name size")
-      let check = try field(12, "checksum")
+      let fields = try Self.fields(bytes, header: offset)
+      let fileSize = fields[6]
+      let nameSize = fields[11]
+      let check = fields[12]
       guard nameSize >= 1, nameSize <= 4096 else { throw .badField("name size", at: offset) }
       let nameStart = offset + Self.headerSize
       guard bytes.count - nameStart >= nameSize else { throw .truncated(at: nameStart) }
-      guard bytes[nameStart + nameSize - 1] == 0 else { throw .badField("name", at: offset) }
-      let name = String(decoding: bytes[nameStart..<nameStart + nameSize - 1], as: UTF8.self)
+      // UTF-8 text ending at its one NUL: decoded with replacement characters, other bytes made
+      // another name (written back differently); a NUL inside, a name cpio reads as shorter.
+      let nameBytes = bytes[nameStart..<nameStart + nameSize - 1]
+      guard bytes[nameStart + nameSize - 1] == 0, !nameBytes.contains(0),
+        let name = String(validating: nameBytes, as: UTF8.self)
+      else { throw .badField("name", at: offset) }
       let dataStart = Self.padded(nameStart + nameSize)
       guard dataStart <= bytes.count, bytes.count - dataStart >= fileSize else {
         throw .truncated(at: dataStart)
@@ -81,6 +79,25 @@ public struct SWUArchive: Equatable, Sendable {
     }
     guard members.first?.name == Self.descriptionName else { throw .descriptionNotFirst(members.first?.name) }
     self.members = members
+  }
+
+  /// The 13 fields of a newc header, in order, as `badField` names them.
+  static let fieldNames = [
+    "inode", "mode", "uid", "gid", "nlink", "mtime", "file size", "devmajor", "devminor", "rdevmajor",
+    "rdevminor", "name size", "checksum",
+  ]
+
+  /// The header's fields, each exactly 8 hexadecimal digits: no sign, no space, no prefix (what
+  /// `Int(_:radix:)` would take), so every value is in 0...0xFFFFFFFF.
+  static func fields(_ bytes: [UInt8], header offset: Int) throws(Failure) -> [Int] {
+    var values: [Int] = []
+    for (index, name) in fieldNames.enumerated() {
+      guard let value = ASCIIHex.value(bytes[offset + 6 + index * 8..<offset + 14 + index * 8]) else {
+        throw .badField(name, at: offset)
+      }
+      values.append(value)
+    }
+    return values
   }
 
   /// The archive's bytes: 070702 headers with each member's byte sum, as SWUpdate's own tools write

@@ -52,7 +52,8 @@ import Testing
     let targets = ModuleGraph.packageTargets(try Self.text("Package.swift"))
     #expect(targets["OTAEngine"] == ["OTAWire", "OTAChecksum"])
     #expect(targets["OTATrust"] == ["OTAWire", "OTAChecksum", "Crypto"])
-    #expect(targets["FuzzTargets"] == ["OTAFuzzing", "OTATrustFuzzing", "OTADeviceFuzzing"])
+    #expect(
+      targets["FuzzTargets"] == ["OTAFuzzing", "OTATrustFuzzing", "OTADeviceFuzzing", "OTAGatewayFuzzing"])
     #expect(targets["ProcessTests"] == ["OTATestSupport"])
   }
 

@@ -1,6 +1,7 @@
 import Foundation
 import OTADeviceFuzzing
 import OTAFuzzing
+import OTAGatewayFuzzing
 import OTALink
 import OTATestSupport
 import OTATrustFuzzing
@@ -25,6 +26,7 @@ enum FuzzInputs {
   static let entries: [String: @Sendable ([UInt8]) -> [InvariantViolation]] = [
     "wire": WireFuzzer.check, "mcuboot": MCUbootFuzzer.check, "receiver": ReceiverFuzzer.check,
     "trust": TrustFuzzer.check, "cbor": CBORFuzzer.check, "interleaving": InterleavingFuzzer.check,
+    "swu": SWUFuzzer.check, "libconfig": LibconfigFuzzer.check, "ddi": DDIFuzzer.check,
   ]
 }
 

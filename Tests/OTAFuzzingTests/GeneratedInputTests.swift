@@ -9,7 +9,7 @@ import Testing
 struct GeneratedInputTests {
   @Test(arguments: [
     ("wire", 4000, 96), ("mcuboot", 3000, 700), ("receiver", 2000, 400), ("trust", 1500, 900),
-    ("cbor", 4000, 160),
+    ("cbor", 4000, 160), ("swu", 2000, 2100), ("libconfig", 4000, 600), ("ddi", 4000, 900),
   ])
   func generatedInputsRunClean(target: String, count: Int, maxLength: Int) throws {
     let check = try #require(FuzzInputs.entries[target])

@@ -5,7 +5,9 @@ import Testing
 /// Every checked-in input runs clean: the seeds, and each crasher the fuzzers found once (fixed since).
 @Suite("Fuzz seeds and regressions")
 struct ReplayTests {
-  static let targets = ["wire", "mcuboot", "receiver", "trust", "cbor", "interleaving"]
+  static let targets = [
+    "wire", "mcuboot", "receiver", "trust", "cbor", "interleaving", "swu", "libconfig", "ddi",
+  ]
 
   @Test(arguments: targets)
   func seedsRunClean(target: String) throws {

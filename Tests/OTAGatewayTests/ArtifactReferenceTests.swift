@@ -46,6 +46,25 @@ struct ArtifactReferenceTests {
     ),
     (ArtifactReferenceTests.artifact(hashes: #""md5": "0123""#), "no SHA-256 or SHA-1"),
     (ArtifactReferenceTests.artifact(hashes: #""sha1": "not-hex""#), "is not 40 hex digits"),
+    // Fullwidth digits are hex digits to Character.isHexDigit: such a hash was taken, and the
+    // whole artifact downloaded before it was refused for a digest it could never have.
+    (
+      ArtifactReferenceTests.artifact(hashes: #""sha1": "\#(String(repeating: "ａ", count: 40))""#),
+      "is not 40 hex digits"
+    ),
+    (
+      ArtifactReferenceTests.artifact(hashes: #""sha256": "\#(String(repeating: "１", count: 64))""#),
+      "is not 64 hex digits"
+    ),
+    // Two spellings of one algorithm that disagree: which was taken hung on the process's hash
+    // seed, so one run took the artifact and the next refused it (found by the ddi fuzz checks).
+    (
+      ArtifactReferenceTests.artifact(
+        hashes:
+          #""sha256": "\#(String(repeating: "b", count: 64))", "SHA256": "\#(String(repeating: "a", count: 40))""#
+      ),
+      "gives 2 different sha256 hashes"
+    ),
     (ArtifactReferenceTests.artifact(size: 0), "claims 0 bytes"),
     (ArtifactReferenceTests.artifact(size: 1 << 40), "claims"),
     (ArtifactReferenceTests.artifact(href: "ftp://server.example/a.swu"), "is not HTTPS"),

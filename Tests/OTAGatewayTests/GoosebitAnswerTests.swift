@@ -41,6 +41,27 @@ struct GoosebitAnswerTests {
     }
   }
 
+  /// The answers are Codable: what decodes encodes, under DDI's own names, to JSON that decodes equal.
+  @Test func capturedAnswersEncodeToJSONThatDecodesEqual() throws {
+    let folder = RepositoryRoot.url("Tests/OTAGatewayTests/Fixtures/goosebit")
+    let polls = try FileManager.default.contentsOfDirectory(atPath: folder.path).filter {
+      $0.hasPrefix("poll-")
+    }
+    for name in polls {
+      let base = try Self.fixture(name, as: DDIControllerBase.self)
+      let json = try JSONEncoder().encode(base)
+      #expect(String(decoding: json, as: UTF8.self).contains(#""_links":"#), "\(name)")
+      #expect(try JSONDecoder().decode(DDIControllerBase.self, from: json) == base, "\(name)")
+    }
+    let deployment = try Self.fixture("deployment-base.json", as: DDIDeploymentBase.self)
+    let json = try JSONEncoder().encode(deployment)
+    #expect(try JSONDecoder().decode(DDIDeploymentBase.self, from: json) == deployment)
+    #expect(
+      try ArtifactReference.choose(
+        from: JSONDecoder().decode(DDIDeploymentBase.self, from: json), serverScheme: "http"
+      ).size == 5120)
+  }
+
   @Test func everyCapturedPollDecodes() throws {
     let folder = RepositoryRoot.url("Tests/OTAGatewayTests/Fixtures/goosebit")
     let names = try FileManager.default.contentsOfDirectory(atPath: folder.path).filter {
