@@ -82,6 +82,7 @@ struct SWUArchiveTests {
   /// opened again from the cache at every start. Run in a child process: before the fix it died of
   /// "Range requires lowerBound <= upperBound"; now the field is refused by name and it exits 0.
   @Test func aNegativeFileSizeIsRefusedNotATrap() async {
+    // [SEC-ATK-63]
     await #expect(processExitsWith: .success) {
       for member in 0..<2 {
         var bytes = SWUArchive(members: SWUArchiveTests.members).bytes()
