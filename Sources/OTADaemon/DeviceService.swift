@@ -136,7 +136,8 @@ public final class DeviceService {
       if try servingPeer(expireSMPFragments) { return .restart }
       if let due = timer, now >= due {
         timer = nil
-        if try apply(try host.handle(.tick(now: now))) { return .restart }
+        // A WINDOW's grace ran out: the request of a peer like any other.
+        if try servingPeer({ try apply(try host.handle(.tick(now: now))) }) { return .restart }
       }
       if trial != nil, try supervise({ $0.tick(now: now) }) { return .restart }
     }
