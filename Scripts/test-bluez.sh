@@ -190,7 +190,7 @@ if [[ -n "$gw_vm_line" ]]; then
 fi
 stop_goosebit
 if ((run == 0)); then
-  grep -E '^FIGURES multi|"event":"summary"|otad \(kill -9\)|^BlueOTA-M[0-9]: ok|^(PASS|FAIL) gateway|^GATEWAY-VM|^gateway in the VM: |run.sh: PASS|warning: bluetoothd exited' \
+  grep -E '^FIGURES multi|"event":"summary"|otad \(kill -9\)|^BlueOTA-M[0-9]: ok|^(PASS|FAIL) (gateway|one central)|^GATEWAY-VM|^gateway in the VM: |run.sh: PASS|warning: bluetoothd exited' \
     /tmp/blueota-bluez-multi.log || true
 else
   tail -n 60 /tmp/blueota-bluez-multi.log
