@@ -152,10 +152,9 @@ extension FaultView {
   /// An SMP error answer with `rc` to `message` (Zephyr's SMP v1 `{"rc": N}`).
   static func smpRefusal(_ message: [UInt8], rc: UInt8) -> [UInt8]? {
     guard let request = try? SMPHeader(bytes: message) else { return nil }
-    let body = CBOR.map([CBOR.Entry(.text("rc"), .unsigned(UInt64(rc)))]).encoded
-    let header = SMPHeader(
-      operation: request.operation.response, version: min(request.version, 1), flags: 0,
-      length: UInt16(body.count), group: request.group, sequence: request.sequence, command: request.command)
-    return header.encoded + body
+    return SMPMessage.encoded(
+      request.operation.response, version: min(request.version, 1), group: request.group,
+      command: request.command, sequence: request.sequence,
+      .map([CBOR.Entry(.text("rc"), .unsigned(UInt64(rc)))]))
   }
 }

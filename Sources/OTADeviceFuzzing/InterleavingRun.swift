@@ -175,7 +175,7 @@ struct InterleavingRun {
     switch input.byte() % 9 {
     case 0:
       let data = image[0..<min(image.count, 700)]
-      message = Self.smpMessage(
+      message = SMPMessage.encoded(
         .write, group: 1, command: 1, sequence: smpSequence,
         .textMap([
           "image": .unsigned(0), "off": .unsigned(0), "len": .unsigned(UInt64(image.count)),
@@ -185,16 +185,16 @@ struct InterleavingRun {
     case 1, 2, 3:
       let offset = input.bool() ? smpOffset : input.int(in: 0...image.count)
       let data = image[min(offset, image.count)..<min(image.count, offset + 700)]
-      message = Self.smpMessage(
+      message = SMPMessage.encoded(
         .write, group: 1, command: 1, sequence: smpSequence,
         .textMap(["off": .unsigned(UInt64(offset)), "data": .bytes(Array(data))]))
-    case 4: message = Self.smpMessage(.read, group: 1, command: 0, sequence: smpSequence, .map([]))
+    case 4: message = SMPMessage.encoded(.read, group: 1, command: 0, sequence: smpSequence, .map([]))
     case 5:
       var entries: [CBOR.Entry] = [CBOR.Entry(.text("confirm"), .bool(input.bool()))]
       if input.bool(), let hash = smpSlotOneHash { entries.append(CBOR.Entry(.text("hash"), .bytes(hash))) }
-      message = Self.smpMessage(.write, group: 1, command: 0, sequence: smpSequence, .map(entries))
-    case 6: message = Self.smpMessage(.write, group: 1, command: 5, sequence: smpSequence, .map([]))
-    case 7: message = Self.smpMessage(.write, group: 0, command: 5, sequence: smpSequence, .map([]))
+      message = SMPMessage.encoded(.write, group: 1, command: 0, sequence: smpSequence, .map(entries))
+    case 6: message = SMPMessage.encoded(.write, group: 1, command: 5, sequence: smpSequence, .map([]))
+    case 7: message = SMPMessage.encoded(.write, group: 0, command: 5, sequence: smpSequence, .map([]))
     default: message = input.bytes(input.int(in: 0...24))
     }
     note("SMP from \(client): \(message.prefix(8).map { String($0, radix: 16) })")
@@ -215,18 +215,6 @@ struct InterleavingRun {
       }
     }
     if output.restart { try restart(verdict: input.byte(), why: "SMP reset") }
-  }
-
-  static func smpMessage(
-    _ operation: SMPOperation, group: UInt16, command: UInt8, sequence: UInt8, _ body: CBOR
-  )
-    -> [UInt8]
-  {
-    let bytes = body.encoded
-    return SMPHeader(
-      operation: operation, version: 1, length: UInt16(bytes.count), group: group, sequence: sequence,
-      command: command
-    ).encoded + bytes
   }
 
   // MARK: Nordic DFU centrals

@@ -141,7 +141,7 @@ public struct SWDescription: Equatable, Sendable {
   /// character as libconfig's `\n`, `\t`, `\r`, `\f` or `\xNN` (a raw newline ends the string's
   /// line, which the parser refuses, so a filename read with `\n` was written into text that did
   /// not read).
-  static func quoted(_ text: String) -> String {
+  public static func quoted(_ text: String) -> String {
     var out = "\""
     for scalar in text.unicodeScalars {
       switch scalar {

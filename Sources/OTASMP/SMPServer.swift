@@ -210,11 +210,9 @@ public struct SMPServer: Sendable {
     case .failure(.os(let code)):
       body = Self.groupError(request, group: SMPGroup.os, code: code.rawValue, generic: code.generic)
     }
-    let bytes = body.encoded
     let operation = request.operation.isRequest ? request.operation.response : .writeResponse
-    let header = SMPHeader(
-      operation: operation, version: min(request.version, 1), flags: 0, length: UInt16(clamping: bytes.count),
-      group: request.group, sequence: request.sequence, command: request.command)
-    return header.encoded + bytes
+    return SMPMessage.encoded(
+      operation, version: min(request.version, 1), group: request.group, command: request.command,
+      sequence: request.sequence, body)
   }
 }

@@ -28,11 +28,8 @@ import Testing
 
     mutating func message(_ operation: SMPOperation, group: UInt16, command: UInt8, _ body: CBOR) -> [UInt8] {
       sequence &+= 1
-      let bytes = body.encoded
-      return SMPHeader(
-        operation: operation, version: version, length: UInt16(bytes.count), group: group, sequence: sequence,
-        command: command
-      ).encoded + bytes
+      return SMPMessage.encoded(
+        operation, version: version, group: group, command: command, sequence: sequence, body)
     }
 
     func body(_ output: SMPDevice.Output) throws -> CBOR {

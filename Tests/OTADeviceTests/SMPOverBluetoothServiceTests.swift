@@ -32,16 +32,6 @@ import Testing
     func disconnect() {}
   }
 
-  static func message(_ operation: SMPOperation, group: UInt16, command: UInt8, sequence: UInt8, _ body: CBOR)
-    -> [UInt8]
-  {
-    let bytes = body.encoded
-    return SMPHeader(
-      operation: operation, version: 1, length: UInt16(bytes.count), group: group, sequence: sequence,
-      command: command
-    ).encoded + bytes
-  }
-
   static func pieces(_ bytes: [UInt8], of size: Int) -> [[UInt8]] {
     stride(from: 0, to: bytes.count, by: size).map { Array(bytes[$0..<min($0 + size, bytes.count)]) }
   }
@@ -63,8 +53,8 @@ import Testing
   @Test func aRequestWrittenInPiecesIsAnsweredInNotificationsOfAtMostMTUMinusThree() throws {
     // [S-BLE-4] [S-BLE-6] [S-CMD-2] [SEC-SMP-9]
     let text = String(repeating: "ping ", count: 20)
-    let echo = Self.message(.write, group: 0, command: 0, sequence: 1, .textMap(["d": .text(text)]))
-    let reset = Self.message(.write, group: 0, command: 5, sequence: 2, .textMap([:]))
+    let echo = SMPMessage.encoded(.write, group: 0, command: 0, sequence: 1, .textMap(["d": .text(text)]))
+    let reset = SMPMessage.encoded(.write, group: 0, command: 5, sequence: 2, .textMap([:]))
     let central = "/org/bluez/hci0/dev_AA"
     let writes = Self.pieces(echo, of: 20).map {
       [PeripheralEvent.smpWrite(central: central, mtu: 23, bytes: $0)]
@@ -84,11 +74,11 @@ import Testing
 
   @Test func twoCentralsWritingAtOnceGetTheirOwnAnswersAndALyingHeaderIsRefused() throws {
     // [S-BLE-4] [S-BLE-6] [SEC-SMP-9]
-    let first = Self.message(.write, group: 0, command: 0, sequence: 10, .textMap(["d": .text("one")]))
-    let second = Self.message(.write, group: 0, command: 0, sequence: 20, .textMap(["d": .text("two")]))
+    let first = SMPMessage.encoded(.write, group: 0, command: 0, sequence: 10, .textMap(["d": .text("one")]))
+    let second = SMPMessage.encoded(.write, group: 0, command: 0, sequence: 20, .textMap(["d": .text("two")]))
     let huge = SMPHeader(operation: .write, version: 1, length: 4000, group: 1, sequence: 30, command: 1)
       .encoded
-    let reset = Self.message(.write, group: 0, command: 5, sequence: 40, .textMap([:]))
+    let reset = SMPMessage.encoded(.write, group: 0, command: 5, sequence: 40, .textMap([:]))
     let (stop, link) = try run([
       [.smpWrite(central: "a", mtu: 247, bytes: Array(first[0..<6]))],
       [.smpWrite(central: "b", mtu: 247, bytes: Array(second[0..<9]))],
