@@ -142,21 +142,26 @@ public struct BootState: Equatable, Sendable {
 
   // MARK: Verbs (mcuboot's small API: invalidate, set pending, confirm, and the two endings)
 
-  /// Before a slot's first byte is overwritten it stops being bootable.
-  public mutating func invalidate(_ slot: SlotID) {
-    precondition(
-      slot != running && slot != confirmed, "the running and confirmed slots are never invalidated")
+  /// Before a slot's first byte is overwritten it stops being bootable. The running and confirmed
+  /// slots never do: asked for one of them (a state read from storage may say so where the caller's
+  /// copy did not), nothing changes and the answer is false.
+  @discardableResult
+  public mutating func invalidate(_ slot: SlotID) -> Bool {
+    guard slot != running, slot != confirmed else { return false }
     self[slot] = .empty
     if trial?.slot == slot { trial = nil }
+    return true
   }
 
   /// Arms `slot`, holding `version`, for a trial of `attempts` boots; or, when `permanent`, makes it
-  /// the confirmed slot at once (the update then counts as succeeded with no trial).
+  /// the confirmed slot at once (the update then counts as succeeded with no trial). The confirmed
+  /// slot is activated by confirming it: asked for it, nothing changes and the answer is false.
+  @discardableResult
   public mutating func activate(
     _ slot: SlotID, version: Version, size: UInt32, crc32: UInt32, securityCounter: UInt32 = 0,
     seal: [UInt8]? = nil, attempts: UInt8, permanent: Bool
-  ) {
-    precondition(slot != confirmed, "the confirmed slot is activated by confirming it")
+  ) -> Bool {
+    guard slot != confirmed else { return false }
     if permanent {
       let from = self[confirmed].version
       self[slot] = Slot(
@@ -172,6 +177,7 @@ public struct BootState: Equatable, Sendable {
         seal: seal)
       trial = Trial(slot: slot, attemptsLeft: max(1, attempts), attemptsAllowed: max(1, attempts))
     }
+    return true
   }
 
   /// The boot stage starts one boot of the trial image.

@@ -99,12 +99,30 @@ struct InterleavingRun {
     violations.append(InvariantViolation("no boot", "the device did not boot after a power cut"))
   }
 
+  /// otad starts again. A start whose storage fails ends that process, and the service manager
+  /// starts it again (`Restart=on-failure`) on the storage as the failure left it: the device never
+  /// goes on with the host of the process before (whose idea of the boot state the failed start may
+  /// have outdated). Planned faults that outlast a few starts are cleared, as a disk that recovered.
   mutating func restart(verdict: UInt8, why: String) throws(StorageError) {
     note("restart: \(why)")
     counts.restarts += 1
-    let decision = try device.restart(verdict: verdict)
-    violations += InterleavingInvariants.checkBoot(decision, device)
+    for start in 0..<Self.startsBeforeFaultsClear + 1 {
+      if start == Self.startsBeforeFaultsClear { device.medium.clearFaults() }
+      do {
+        let decision = try device.restart(verdict: verdict)
+        violations += InterleavingInvariants.checkBoot(decision, device)
+        return
+      } catch .powerCut {
+        throw .powerCut
+      } catch {
+        counts.storageFailures += 1
+        note("start failed: \(error); the service manager starts otad again")
+      }
+    }
+    violations.append(InvariantViolation("no start", "otad did not start on a storage without faults"))
   }
+
+  static let startsBeforeFaultsClear = 4
 
   // MARK: The OTA central
 

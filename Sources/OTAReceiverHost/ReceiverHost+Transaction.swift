@@ -172,7 +172,9 @@ extension ReceiverHost {
     }
     if let current = transaction.transfer { try discard(current.id) }
     if boot[other].status != .empty {
-      try changeBoot { $0.invalidate(other) }
+      var invalidated = false
+      try changeBoot { invalidated = $0.invalidate(other) }
+      if !invalidated { return .slotInUse(other, "the stored boot state says it runs or is confirmed") }
     }
     return nil
   }

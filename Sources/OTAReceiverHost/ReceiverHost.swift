@@ -397,7 +397,12 @@ public struct ReceiverHost: Sendable {
       // restart after a failure below must not resume (or activate) what it described.
       try journalStore.remove()
       if boot[journal.slot].status != .empty {
-        try changeBoot { $0.invalidate(journal.slot) }
+        // The change is made to the state read under the lock, which has the last word.
+        var invalidated = false
+        try changeBoot { invalidated = $0.invalidate(journal.slot) }
+        guard invalidated else {
+          return .failed("the stored boot state says slot \(journal.slot) runs or holds the confirmed image")
+        }
       }
       try slotWriter(journal.slot).prepare(forImageOf: UInt64(journal.size))
       try journalStore.write(journal)
@@ -428,10 +433,14 @@ public struct ReceiverHost: Sendable {
       case .invalid(let status, let reason): return .image(.invalid(status, reason: reason))
       }
       let attempts = control.attempts
+      var armed = false
       try changeBoot {
-        $0.activate(
+        armed = $0.activate(
           journal.slot, version: journal.version, size: journal.size, crc32: journal.crc32,
           securityCounter: securityCounter, seal: seal, attempts: attempts, permanent: permanent)
+      }
+      guard armed else {
+        return .failed("the stored boot state says slot \(journal.slot) is the confirmed one")
       }
       try journalStore.remove()
     case .confirm:

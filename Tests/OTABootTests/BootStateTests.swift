@@ -112,6 +112,24 @@ import Testing
     #expect(state[.b] == .empty && state.trial == nil && state.confirmed == .a)
   }
 
+  /// A state read from storage may say a slot runs where the caller's copy did not: the verbs that
+  /// would take the running or confirmed slot away refuse and change nothing (they do not trap).
+  @Test func theRunningAndConfirmedSlotsAreNeitherInvalidatedNorActivated() {
+    var begun = Self.armed()
+    begun.beginAttempt()
+    let before = begun
+    let runningB = begun.invalidate(.b)
+    let confirmedA = begun.invalidate(.a)
+    let activatedA = begun.activate(.a, version: Self.v2, size: 1, crc32: 2, attempts: 3, permanent: false)
+    #expect(!runningB, "B's trial boot began: B runs")
+    #expect(!confirmedA, "A holds the confirmed image")
+    #expect(!activatedA, "A is confirmed: confirming is how it is activated")
+    #expect(begun == before)
+    var armed = Self.armed()
+    let armedB = armed.invalidate(.b)
+    #expect(armedB && armed[.b] == .empty)
+  }
+
   @Test func markGoodWithoutARunningTrialChangesNothing() {
     let factory = BootState.factory(version: Self.v1)
     var state = factory

@@ -129,6 +129,37 @@ import Testing
   }
 
   struct SMPAnswerMissing: Error {}
+
+  /// Found by the interleaving fuzzer: the boot state on the disk said slot B's trial had begun
+  /// while the host in memory ran A (a start that could not finish recording its boot; another
+  /// process that changed the state). An OTA PREPARE or an SMP first chunk of B then trapped in
+  /// `BootState.invalidate`. The state read under the lock has the last word: the request is
+  /// answered (OTA: storage error; SMP: no free slot) and B's record stays as it was. Run in a child process: before
+  /// the fix it died of "the running and confirmed slots are never invalidated".
+  @Test func aPrepareOfASlotTheStoredStateSaysRunsIsRefusedNotATrap() async {
+    // [SEC-CHECK-5] [SEC-ATK-28]
+    await #expect(processExitsWith: .success) {
+      // Slot B armed for a trial, as this host knows it; then the stored state says B's boot began.
+      let fixture = DeviceFixture(slotCapacity: 64 * 1024)
+      var host = try SealTests.armedTrial(fixture)
+      #expect(host.running == .a && host.boot.trial?.begun == false)
+      try fixture.control.update { $0.beginAttempt() }
+      // The SMP session that armed it has fallen quiet: the device is free for the next one.
+      host.advance(to: .seconds(31))
+      _ = try host.handle(.connected(mtu: ATTMTU(247)))
+      let prepare = Request.prepare(size: 4000, crc32: 7, version: SMPDeviceTests.v2).encoded
+      let answers = try host.handle(.control(prepare, now: .seconds(31)))
+      #expect(answers == [.notify(Response(.prepare, .storageError).encoded)])
+      var smp = SMPDevice()
+      var client = SMPDeviceTests.Client()
+      let image = try SMPDeviceTests.image()
+      let first = try client.body(smp.handle(client.upload(image[0..<1000], at: 0, of: image), host: &host))
+      // SMP's own "no free slot" (img_mgmt rc 9): B is the slot the stored state says runs.
+      #expect(first == .textMap(["err": .textMap(["group": .unsigned(1), "rc": .unsigned(9)])]))
+      let stored = try fixture.control.read().state
+      #expect(stored.trial?.slot == .b && stored.trial?.begun == true && stored[.b].status == .trial)
+    }
+  }
 }
 
 /// Another central cannot end a Nordic DFU session it does not own: in the daemon's loop, a second
@@ -285,4 +316,5 @@ import Testing
         client.upload(image[3000..<4000], at: 3000, of: image), host: &host, client: "10.0.0.1:1337"))
     #expect(next == .textMap(["off": .unsigned(1000)]))
   }
+
 }
