@@ -155,6 +155,12 @@ extension BlueZCentralMachine {
   // MARK: Signals
 
   mutating func handle(_ signal: DBusSignal) {
+    if signal.member == "NameOwnerChanged", signal.arguments.count == 3,
+      signal.arguments[0].stringValue == BlueZ.service, let newOwner = signal.arguments[2].stringValue
+    {
+      bluetoothdChanged(gone: newOwner.isEmpty)
+      return
+    }
     if signal.member == "InterfacesAdded", signal.arguments.count == 2,
       let path = signal.arguments[0].objectPathValue,
       let interfaces = signal.arguments[1].dictionaryEntries
@@ -215,6 +221,25 @@ extension BlueZCentralMachine {
       }
     } else if changed["ServicesResolved"]?.boolValue == true, phase == .resolving {
       listCharacteristics()
+    }
+  }
+
+  /// bluetoothd went away (or came back): every object of the old one died with it, the link, the
+  /// devices, a discovery, and no PropertiesChanged says so. A ready link is lost; a connect under
+  /// way starts over shortly, within its deadline, on the bluetoothd its supervisor starts again.
+  mutating func bluetoothdChanged(gone: Bool) {
+    let reason = gone ? "bluetoothd stopped" : "bluetoothd restarted"
+    devices = [:]
+    staleDevices = []
+    switch phase {
+    case .idle:
+      return
+    case .ready:
+      out.append(.log(.warning, "\(reason): the link to the device went with it"))
+      lose(reason)
+    default:
+      out.append(.log(.warning, "\(reason) while connecting: starting over"))
+      startOverSoon()
     }
   }
 

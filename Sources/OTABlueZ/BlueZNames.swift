@@ -26,6 +26,11 @@ public enum BlueZ {
       .signals(sender: service, interface: DBusStandardInterface.properties, member: "PropertiesChanged"))
     try connection.addMatch(
       .signals(sender: service, interface: DBusStandardInterface.objectManager, member: "InterfacesAdded"))
+    // bluetoothd going away and coming back: its objects (and a link) die with it, unsignalled.
+    try connection.addMatch(
+      .signals(
+        sender: "org.freedesktop.DBus", interface: "org.freedesktop.DBus", member: "NameOwnerChanged",
+        arg0: service))
   }
 
   public static func adapterPath(_ name: String) -> DBusObjectPath { DBusObjectPath("/org/bluez/\(name)") }

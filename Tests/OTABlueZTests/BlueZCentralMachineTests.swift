@@ -430,6 +430,47 @@ import Testing
     #expect(script.takeEmitted() == [.disconnected("the system bus connection was lost")])
   }
 
+  /// bluetoothd 5.66 can die (docs/BLUEZ.md) and its supervisor start it again; its objects die with
+  /// it, and no PropertiesChanged says the link went down. A central waiting for the device's restart
+  /// after ACTIVATE waited for that signal until its deadline (a CI run of the multi-device VM run).
+  @Test func bluetoothdGoingAwayWhileReadyIsADisconnect() throws {
+    var script = Script()
+    try script.connectToReady()
+    _ = script.takeEmitted()
+    let actions = script.feed(.signal(Script.bluetoothdOwner(old: ":1.4", new: "")))
+    #expect(actions.contains(.closeDataSocket))
+    #expect(script.takeEmitted() == [.disconnected("bluetoothd stopped")])
+    #expect(script.machine.devices.isEmpty, "what the old bluetoothd said of its devices is gone with it")
+    // Its return finds the central idle: the sender's next connect discovers afresh.
+    script.feed(.signal(Script.bluetoothdOwner(old: "", new: ":1.9")))
+    #expect(script.takeEmitted().isEmpty && script.machine.phase == .idle)
+  }
+
+  @Test func bluetoothdGoingAwayDuringSetUpStartsOverWithinTheDeadline() throws {
+    var script = Script()
+    script.connectToDevice()
+    #expect(script.outstandingCalls == [.checkServicesResolved(Script.device)])
+    script.feed(.signal(Script.bluetoothdOwner(old: ":1.4", new: "")))
+    #expect(script.outstandingCalls.isEmpty && script.machine.phase == .idle)
+    #expect(script.machine.runningTimers == [.connectDeadline, .retryConnect])
+    #expect(script.takeEmitted().isEmpty, "not failed yet: bluetoothd is started again within seconds")
+    script.feed(.signal(Script.bluetoothdOwner(old: "", new: ":1.9")))
+    script.feed(.timerFired(.retryConnect))
+    #expect(script.outstandingCalls == [.setDiscoveryFilter])
+  }
+
+  @Test func anotherNamesOwnerChangingIsNotBluetoothd() throws {
+    var script = Script()
+    try script.connectToReady()
+    _ = script.takeEmitted()
+    script.feed(
+      .signal(
+        DBusSignal(
+          sender: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus",
+          member: "NameOwnerChanged", arguments: [.string("org.example"), .string(":1.7"), .string("")])))
+    #expect(script.takeEmitted().isEmpty && script.machine.isReady)
+  }
+
   @Test func anRSSIChangeOfAnUnknownDeviceAsksForItsProperties() {
     var script = Script()
     script.feed(.connect)

@@ -216,6 +216,13 @@ struct BlueZScript {
       arguments: [.string(interface), .vardict(changed), .strings([])])
   }
 
+  /// The bus says bluetoothd's name changed owner: `new` empty when bluetoothd went away.
+  static func bluetoothdOwner(old: String, new: String) -> DBusSignal {
+    DBusSignal(
+      sender: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus",
+      member: "NameOwnerChanged", arguments: [.string(BlueZ.service), .string(old), .string(new)])
+  }
+
   /// A descriptor to stand for AcquireWrite's socket (the machine only passes it on).
   static func socket() throws -> DBusFileDescriptor {
     let descriptor = open("/dev/null", O_RDWR)
