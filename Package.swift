@@ -71,9 +71,14 @@ let package = Package(
     .target(name: "OTASMP", dependencies: ["OTACBOR"]),
     // Image trust: signing keys (Ed25519, ECDSA P-256) in PEM, MCUboot signatures, making and signing
     // MCUboot images (otactl image), and the checks of an image in a slot (through ImageSource).
+    // Encrypted images: the device's key (X25519, P-256, RSA-2048) unwraps the AES key; AES-CTR
+    // (CryptoExtras) decrypts by offset.
     .target(
       name: "OTATrust",
-      dependencies: ["OTAWire", "OTAChecksum", .product(name: "Crypto", package: "swift-crypto")]),
+      dependencies: [
+        "OTAWire", "OTAChecksum", .product(name: "Crypto", package: "swift-crypto"),
+        .product(name: "CryptoExtras", package: "swift-crypto"),
+      ]),
     // Slots (files, block devices) and records replaced atomically.
     .target(
       name: "OTAStorage", dependencies: ["OTAWire", "OTAChecksum", "OTASystem"]),

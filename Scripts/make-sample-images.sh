@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Makes the sample firmware images under Images/ that the tests and manual trials use:
 # deterministic raw payloads, and MCUboot images built from them by the real imgtool
-# (unsigned, Ed25519-signed, ECDSA P-256-signed), plus Images/README.md describing them.
+# (unsigned, Ed25519-signed, ECDSA P-256-signed, and encrypted for a device key: X25519, P-256 and
+# RSA-2048, AES-128 and AES-256), plus Images/README.md describing them.
 #
 # Idempotent: payloads are deterministic and rewritten each run; keys are made only when
 # missing; images are made only when missing unless --force is given. Runnable from anywhere.
@@ -67,6 +68,10 @@ make_key() { # file type
 }
 make_key test-ed25519 ed25519
 make_key test-ecdsa-p256 ecdsa-p256
+# Device keys for encrypted images: the private half is what otad's [trust] decryption-key names.
+make_key test-device-x25519 x25519
+make_key test-device-ecdsa-p256 ecdsa-p256
+make_key test-device-rsa-2048 rsa-2048
 
 cat >"$keys/README.md" <<'EOF'
 # Sample signing keys — TEST KEYS ONLY
@@ -76,6 +81,10 @@ for tests. Never use them for real firmware; anyone can sign with them.
 
 - `test-ed25519.pem` / `.pub.pem`: Ed25519 (`imgtool keygen -t ed25519`), signs `mcuboot-ed25519-100KiB.bin`.
 - `test-ecdsa-p256.pem` / `.pub.pem`: ECDSA P-256 (`imgtool keygen -t ecdsa-p256`), signs `mcuboot-ecdsa-p256-1B.bin`.
+- `test-device-x25519.pem`, `test-device-ecdsa-p256.pem`, `test-device-rsa-2048.pem` (and `.pub.pem`):
+  device keys for encrypted images (`imgtool keygen -t x25519|ecdsa-p256|rsa-2048`); the
+  `mcuboot-enc-*.bin` images are encrypted for them (`imgtool sign --encrypt KEY.pub.pem`). A device
+  holds the private half (`[trust] decryption-key`, mode 0600); whoever encrypts needs the public one.
 
 Made by `Scripts/make-sample-images.sh` when missing.
 EOF
@@ -96,6 +105,13 @@ make_image mcuboot-ed25519-100KiB.bin raw-100KiB.bin 2.0.1+7 0x200 0x40000 \
   --key "$keys/test-ed25519.pem" --security-counter 3
 make_image mcuboot-ecdsa-p256-1B.bin raw-1B.bin 0.9.0+1 0x20 0x10000 \
   --key "$keys/test-ecdsa-p256.pem"
+# Encrypted images: each has a fresh AES key and ephemeral key, so --force changes every byte of them.
+make_image mcuboot-enc-x25519-100KiB.bin raw-100KiB.bin 2.1.0+0 0x200 0x40000 \
+  --key "$keys/test-ed25519.pem" --encrypt "$keys/test-device-x25519.pub.pem"
+make_image mcuboot-enc-p256-aes256-4099B.bin raw-4099B.bin 1.3.0+0 0x200 0x20000 \
+  --key "$keys/test-ecdsa-p256.pem" --encrypt "$keys/test-device-ecdsa-p256.pub.pem" --encrypt-keylen 256
+make_image mcuboot-enc-rsa-4099B.bin raw-4099B.bin 1.4.0+0 0x200 0x20000 \
+  --key "$keys/test-ed25519.pem" --encrypt "$keys/test-device-rsa-2048.pub.pem"
 
 # The sample firmware for the A/B demo and tests: three versions of a tiny application (a shell
 # script, Images/firmware/app-vN.sh), wrapped as MCUboot images signed with the test Ed25519 key.
@@ -130,6 +146,20 @@ made = {
         "MCUboot image of `raw-1B.bin`, signed with `keys/test-ecdsa-p256.pem`, smallest header "
         "(32 bytes): `imgtool create --version 0.9.0+1 --header-size 0x20 --pad-header "
         "--slot-size 0x10000 --key keys/test-ecdsa-p256.pem`",
+    "mcuboot-enc-x25519-100KiB.bin":
+        "MCUboot image of `raw-100KiB.bin`, signed with `keys/test-ed25519.pem`, encrypted for "
+        "`keys/test-device-x25519.pem` (ENC_X25519, AES-128): `imgtool create --version 2.1.0 --header-size 0x200 "
+        "--pad-header --slot-size 0x40000 --key keys/test-ed25519.pem --encrypt keys/test-device-x25519.pub.pem`",
+    "mcuboot-enc-p256-aes256-4099B.bin":
+        "MCUboot image of `raw-4099B.bin` (padded to 4112 bytes, a whole AES block), signed with "
+        "`keys/test-ecdsa-p256.pem`, encrypted for `keys/test-device-ecdsa-p256.pem` (ENC_EC256, AES-256): "
+        "`imgtool create --version 1.3.0 --header-size 0x200 --pad-header --slot-size 0x20000 --key "
+        "keys/test-ecdsa-p256.pem --encrypt keys/test-device-ecdsa-p256.pub.pem --encrypt-keylen 256`",
+    "mcuboot-enc-rsa-4099B.bin":
+        "MCUboot image of `raw-4099B.bin` (padded to 4112 bytes), signed with `keys/test-ed25519.pem`, "
+        "encrypted for `keys/test-device-rsa-2048.pem` (ENC_RSA2048, AES-128): `imgtool create --version "
+        "1.4.0 --header-size 0x200 --pad-header --slot-size 0x20000 --key keys/test-ed25519.pem --encrypt "
+        "keys/test-device-rsa-2048.pub.pem`",
 }
 for version, verdict in ((1, "the factory firmware"), (2, "passes its health check"),
                          (3, "fails its health check: a trial of it rolls back")):

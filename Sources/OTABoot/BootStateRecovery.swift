@@ -248,7 +248,7 @@ extension ImageProblem {
   var isIncompleteBytes: Bool {
     switch self {
     case .malformed, .hashMissing, .hashMismatch, .sizeMismatch, .crcMismatch: true
-    case .versionMismatch, .signatureInvalid, .downgrade, .securityCounterBackwards: false
+    case .versionMismatch, .signatureInvalid, .downgrade, .securityCounterBackwards, .cannotDecrypt: false
     }
   }
 }

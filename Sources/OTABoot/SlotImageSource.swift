@@ -26,11 +26,11 @@ extension ImageVerifier {
   public static func verify(
     reader: any SlotReader, size: UInt64, expectedCRC: UInt32, preparedVersion: Version,
     policy: ImagePolicy = .integrityOnly, installed: InstalledImage = .none, sealing: Bool = false,
-    chunkSize: Int = 1 << 20
+    payload: PayloadView = .asStored, chunkSize: Int = 1 << 20
   ) throws(StorageError) -> ImageVerdict {
     try verify(
       reader: SlotImageSource(reader), size: size, expectedCRC: expectedCRC, preparedVersion: preparedVersion,
-      policy: policy, installed: installed, sealing: sealing, chunkSize: chunkSize)
+      policy: policy, installed: installed, sealing: sealing, payload: payload, chunkSize: chunkSize)
   }
 
   public static func survey(reader: any SlotReader, policy: ImagePolicy) throws(StorageError) -> SlotEvidence

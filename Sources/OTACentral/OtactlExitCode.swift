@@ -16,6 +16,7 @@ public enum OtactlExitCode: Int32, CaseIterable, Sendable {
   case downgradeRefused = 12
   case storageFailed = 13
   case notAllConfirmed = 14
+  case cannotDecrypt = 15
   case usage = 64
 
   /// What the code means, in a few words (the help's list).
@@ -37,6 +38,7 @@ public enum OtactlExitCode: Int32, CaseIterable, Sendable {
     case .storageFailed: "the device's storage is full or failing"
     case .notAllConfirmed:
       "push to several devices: not every one ended confirmed (the summary says which and why)"
+    case .cannotDecrypt: "the device cannot decrypt the encrypted image (no decryption key, or not its key)"
     case .usage: "bad arguments, or an unreadable key (refused before anything is sent or written)"
     }
   }

@@ -7,6 +7,7 @@ extension PushFailure {
     switch self {
     case .validationFailed(.signatureInvalid), .refused(_, .signatureInvalid): .signatureInvalid
     case .validationFailed(.downgradeRefused), .refused(_, .downgradeRefused): .downgradeRefused
+    case .validationFailed(.cannotDecrypt), .refused(_, .cannotDecrypt): .cannotDecrypt
     case .windowRetriesExhausted(_, .storageError, _), .refused(_, .storageError): .storageFailed
     case .unreachable: .unreachable
     case .tooLarge: .tooLarge
@@ -57,6 +58,11 @@ extension PushFailure {
       "downgrade refused: the image is older than the firmware the device has confirmed (its version, or "
         + "its security counter). Push a newer image; a device may allow older versions ([trust] "
         + "allow-downgrade) but never a lower security counter. The running firmware is untouched."
+    case .validationFailed(.cannotDecrypt), .refused(_, .cannotDecrypt):
+      "cannot decrypt: the image is encrypted and the device cannot open it. Either it holds no decryption key "
+        + "(otactl info says whether it does; give it one with [trust] decryption-key), or the image was "
+        + "encrypted for another key (encrypt it for this device's public key: otactl image create --encrypt, "
+        + "imgtool sign --encrypt). The running firmware is untouched."
     case .validationFailed(let status):
       "validation failed (\(status)): the device does not accept this image (header, hash, version or "
         + "signature). Check the image file; the running firmware is untouched."

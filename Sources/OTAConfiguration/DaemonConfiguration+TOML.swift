@@ -24,7 +24,7 @@ extension DaemonConfiguration {
       ],
       in: "the file"
     )
-    if let trust = try Self.section(table, "trust", keys: ["keys", "allow-downgrade"]) {
+    if let trust = try Self.section(table, "trust", keys: ["keys", "allow-downgrade", "decryption-key"]) {
       try self.trust.read(trust)
     }
     if let boot = try Self.section(

@@ -24,5 +24,11 @@ extension TrustConfiguration {
       }
       allowDowngrade = flag
     }
+    if let value = table["decryption-key"] {
+      guard let path = value.string, !path.isEmpty else {
+        throw ConfigurationError("[trust] decryption-key must be the path of a PEM private key file")
+      }
+      decryptionKeyFile = path
+    }
   }
 }

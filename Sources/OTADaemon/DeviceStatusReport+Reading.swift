@@ -56,7 +56,7 @@ extension DeviceStatusReport {
       },
       securityFloor: state.securityFloor, signaturesRequired: !configuration.trust.keyFiles.isEmpty,
       trustedKeys: configuration.trust.keyFiles, downgradesAllowed: configuration.trust.allowDowngrade,
-      transfer: journal)
+      transfer: journal, decryptionKey: configuration.trust.decryptionKeyFile)
   }
 
   /// Eight lower-case hex digits, zero-padded.

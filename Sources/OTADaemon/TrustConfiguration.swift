@@ -1,20 +1,47 @@
 import OTATrust
 
-/// The `[trust]` section: which keys an image must be signed by, and whether it may be older than
-/// the confirmed one.
+/// The `[trust]` section: which keys an image must be signed by, whether it may be older than the
+/// confirmed one, and the device's own key for encrypted images.
 ///
 ///     [trust]
 ///     keys = ["/etc/otad/keys/release.pub.pem"]   # PEM public keys, Ed25519 or ECDSA P-256
 ///     allow-downgrade = false
+///     decryption-key = "/etc/otad/keys/device.pem" # PEM private key, X25519, P-256 or RSA-2048, mode 0600
 public struct TrustConfiguration: Equatable, Sendable {
   /// PEM files of trusted public keys. None: images need no signature (their hash is still checked).
   public var keyFiles: [String] = []
   public var allowDowngrade = false
+  /// The device's private key for encrypted images. None: an encrypted image is refused.
+  public var decryptionKeyFile: String?
 
   public init() {}
 
+  /// A key file as read: its text and permission bits; nil when it cannot be read.
+  public typealias ReadKeyFile = (String) -> (text: String, permissions: UInt32)?
+
   /// Reads every key file. A file that cannot be read, is no key, or is a private key (which has
-  /// no business on the device) is an error naming it.
+  /// no business on the device) is an error naming it; so is a decryption key that anyone but its
+  /// owner may read, or that is not a private key of a kind MCUboot wraps image keys for.
+  public func imagePolicy(readKeyFile: ReadKeyFile) throws(ConfigurationError) -> ImagePolicy {
+    var policy = try imagePolicy(readFile: { readKeyFile($0)?.text })
+    guard let path = decryptionKeyFile else { return policy }
+    guard let file = readKeyFile(path) else {
+      throw ConfigurationError("[trust] decryption-key: cannot read \(path)")
+    }
+    guard file.permissions & 0o077 == 0 else {
+      throw ConfigurationError(
+        "[trust] decryption-key: \(path) has mode \(String(file.permissions, radix: 8)); a private key must be "
+          + "readable by its owner only: chmod 600 \(path)")
+    }
+    do {
+      policy.decryptionKey = try ImageDecryptionKey(pem: file.text)
+    } catch {
+      throw ConfigurationError("[trust] decryption-key: \(path): \(error)")
+    }
+    return policy
+  }
+
+  /// Reads every trusted key file (the decryption key is not read here).
   public func imagePolicy(readFile: (String) -> String?) throws(ConfigurationError) -> ImagePolicy {
     var keys: [ImagePublicKey] = []
     for path in keyFiles {

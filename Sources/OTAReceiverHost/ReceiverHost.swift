@@ -43,6 +43,11 @@ public struct ReceiverHost: Sendable {
   private var gathered = ChunkGatherer()
   /// The transfer journal's file, written in place per committed window.
   var journalStore: TransferJournalStore
+  /// True while `DecryptionRecord`'s file may exist (an encrypted image decrypted, or under way).
+  var decryptionRecorded = false
+  /// Bytes an encrypted image's in-place decryption takes per block: each costs one record
+  /// replacement (holding the block) and one sync of the slot.
+  public var decryptionBlockSize = 64 * 1024
   /// The running slot's block hashes, computed on the first read and kept while the running
   /// image (slot, size, CRC32) stays the same.
   var blockHashCache: (identity: RunningImageIdentity, value: BlockHashes)?
@@ -98,6 +103,7 @@ public struct ReceiverHost: Sendable {
     let journal = loaded.value.flatMap { $0.slot != runningSlot && UInt64($0.size) <= capacity ? $0 : nil }
     if loaded.value != nil, journal == nil { try journalStore.remove() }
     transaction = UpdateTransaction(resuming: journal)
+    decryptionRecorded = try storage.records.load(DecryptionRecord.fileName) != nil
     let configuration = ReceiverConfiguration(
       slotCapacity: capacity, windowCapacity: windowCapacity, windowGrace: windowGrace, features: features,
       receiveSpan: receiveSpan)
@@ -307,6 +313,7 @@ public struct ReceiverHost: Sendable {
     if boot.runningOnTrial || running != boot.confirmed { flags.insert(.runningOnTrial) }
     if boot.provisional { flags.insert(.bootStateRebuilt) }
     if imageCheck.policy.requiresSignature { flags.insert(.signaturesRequired) }
+    if imageCheck.policy.decryptionKey != nil { flags.insert(.decryptsImages) }
     if pairingRequired { flags.insert(.pairingRequired) }
     return flags
   }
@@ -396,6 +403,7 @@ public struct ReceiverHost: Sendable {
       // An earlier transfer's journal goes first: the slot is about to change under it, and a
       // restart after a failure below must not resume (or activate) what it described.
       try journalStore.remove()
+      try forgetDecryption()
       if boot[journal.slot].status != .empty {
         // The change is made to the state read under the lock, which has the last word.
         var invalidated = false
@@ -415,8 +423,13 @@ public struct ReceiverHost: Sendable {
       try slotWriter(journal.slot).sync()
       try journalStore.write(journal)
     case .checkImage(let journal):
-      switch try checkImage(journal) {
-      case .valid: return .image(.valid)
+      // An encrypted image is checked as sent, then decrypted in place (again after a power cut
+      // from where it stopped): what VALIDATE leaves in the slot is what will run.
+      let plaintextBelow = try resumeDecryption(journal)
+      switch try checkImage(journal, plaintextBelow: plaintextBelow) {
+      case .valid:
+        try decryptInPlace(journal, from: plaintextBelow)
+        return .image(.valid)
       case .invalid(let status, let reason): return .image(.invalid(status, reason: reason))
       }
     case .recordValidated(let journal):
@@ -426,23 +439,29 @@ public struct ReceiverHost: Sendable {
       // VALIDATE (a restart in between), or the trusted keys may have.
       // The same pass seals the bytes: the boot stage boots them (and a trial is confirmed) only
       // while the slot still holds exactly these.
+      // A validated encrypted image is decrypted whole: VALIDATE records the transfer as validated
+      // only after its last block. The seal is of what will run.
+      let plaintextBelow = try decryptedPayloadEnd(journal)
       let securityCounter: UInt32
       let seal: [UInt8]?
-      switch try checkImage(journal, sealing: true) {
-      case .valid(let counter, let digest): (securityCounter, seal) = (counter, digest)
+      let storedCRC32: UInt32
+      switch try checkImage(journal, sealing: true, plaintextBelow: plaintextBelow) {
+      case .valid(let counter, let digest, let stored):
+        (securityCounter, seal, storedCRC32) = (counter, digest, stored)
       case .invalid(let status, let reason): return .image(.invalid(status, reason: reason))
       }
       let attempts = control.attempts
       var armed = false
       try changeBoot {
         armed = $0.activate(
-          journal.slot, version: journal.version, size: journal.size, crc32: journal.crc32,
+          journal.slot, version: journal.version, size: journal.size, crc32: storedCRC32,
           securityCounter: securityCounter, seal: seal, attempts: attempts, permanent: permanent)
       }
       guard armed else {
         return .failed("the stored boot state says slot \(journal.slot) is the confirmed one")
       }
       try journalStore.remove()
+      try forgetDecryption()
     case .confirm:
       // A rebuilt state is confirmed from the link only where the link authenticates the central
       // (bluetoothd passes on writes from paired centrals only); elsewhere its health check, or
@@ -454,6 +473,7 @@ public struct ReceiverHost: Sendable {
       }
     case .discard:
       try journalStore.remove()
+      try forgetDecryption()
     }
     return .done
   }
@@ -465,11 +485,11 @@ public struct ReceiverHost: Sendable {
   }
 
   /// The whole image in `journal.slot`, judged against the confirmed image.
-  private mutating func checkImage(_ journal: TransferJournal, sealing: Bool = false) throws(StorageError)
-    -> ImageCheck.Outcome
-  {
+  private mutating func checkImage(
+    _ journal: TransferJournal, sealing: Bool = false, plaintextBelow: UInt64 = 0
+  ) throws(StorageError) -> ImageCheck.Outcome {
     let outcome = try imageCheck.verify(
-      try storage.slots.reader(journal.slot), journal, boot.installed, sealing)
+      try storage.slots.reader(journal.slot), journal, boot.installed, sealing, plaintextBelow)
     if case .invalid(_, let reason) = outcome {
       lastImageRejection = reason
     } else {
@@ -491,7 +511,7 @@ public struct ReceiverHost: Sendable {
   }
 
   /// The inactive slot's writer, opened once through the one guard that refuses the running slot.
-  private mutating func slotWriter(_ slot: SlotID) throws(StorageError) -> any SlotWriter {
+  mutating func slotWriter(_ slot: SlotID) throws(StorageError) -> any SlotWriter {
     slotMayChange(slot)
     if let writer, writer.slot == slot { return writer.writer }
     let opened = try storage.slots.openForWriting(slot, running: running)

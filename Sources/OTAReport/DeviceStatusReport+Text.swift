@@ -21,6 +21,8 @@ extension DeviceStatusReport {
         + (trustedKeys.isEmpty
           ? "no signature required" : "signed by one of \(trustedKeys.joined(separator: ", "))")
         + "; downgrades \(downgradesAllowed ? "allowed" : "refused"); security counter floor \(securityFloor)"
+        + "; encrypted images "
+        + (decryptionKey.map { "decrypted with \($0)" } ?? "refused (no decryption key)")
     )
     lines += bootStateLines
     lines.append(transferLine)

@@ -162,14 +162,17 @@ public struct DeviceStatusReport: Codable, Equatable, Sendable {
   /// The PEM files of the keys images must be signed by (empty: no signature required).
   public var trustedKeys: [String]
   public var downgradesAllowed: Bool
+  /// The PEM file of the device's key for encrypted images; nil (null): encrypted images are refused.
+  public var decryptionKey: String?
   public var transfer: Transfer
 
   public init(
     running: String, confirmed: String, onTrial: Bool, bootloader: String, slots: [Slot], trial: Trial?,
     lastOutcome: Outcome, bootState: String, runningImage: String?, provisional: Bool, rebuilt: Rebuilt?,
     securityFloor: UInt32, signaturesRequired: Bool, trustedKeys: [String], downgradesAllowed: Bool,
-    transfer: Transfer
+    transfer: Transfer, decryptionKey: String? = nil
   ) {
+    self.decryptionKey = decryptionKey
     self.running = running
     self.confirmed = confirmed
     self.onTrial = onTrial
@@ -205,6 +208,7 @@ public struct DeviceStatusReport: Codable, Equatable, Sendable {
     try container.encode(signaturesRequired, forKey: .signaturesRequired)
     try container.encode(trustedKeys, forKey: .trustedKeys)
     try container.encode(downgradesAllowed, forKey: .downgradesAllowed)
+    try container.encode(decryptionKey, forKey: .decryptionKey)  // null, not absent
     try container.encode(transfer, forKey: .transfer)
   }
 }

@@ -154,10 +154,13 @@ extension SMPDevice {
     -> Result<Bool?, SMPFailure>
   {
     upload = nil
+    // Of the bytes as uploaded, as Zephyr hashes them: before VALIDATE, which decrypts an encrypted
+    // image in place (the slot then no longer holds what the client sent).
+    guard let uploaded = host.transfer(id) else { return .failure(.image(.flashWriteFailed)) }
+    let matches = try Self.matchesFullSHA(uploaded, host: host)
     switch try host.validate(id) {
-    case .success(let journal):
-      // Only an image the device keeps is worth reading a third time (after the CRC32 and the check).
-      return .success(try Self.matchesFullSHA(journal, host: host))
+    case .success:
+      return .success(matches)
     case .failure(.imageInvalid(let status, _)):
       return .failure(Self.failure(for: status))
     case .failure:

@@ -263,6 +263,11 @@ public struct SenderEngine: Sendable {
       finish(.validationFailed(.signatureInvalid), &out)
       return
     }
+    // An encrypted image to a device that holds no decryption key: refused at VALIDATE, so now.
+    if !info.flags.contains(.decryptsImages), Self.isEncryptedImage(image) {
+      finish(.validationFailed(.cannotDecrypt), &out)
+      return
+    }
     if info.runningVersion == configuration.version {
       if info.flags.contains(.runningOnTrial) {
         // An earlier push activated this very version and its trial is under way: the device would
@@ -527,9 +532,18 @@ public struct SenderEngine: Sendable {
     connectFailures = 0
   }
 
+  /// An MCUboot image whose header says its payload is encrypted.
+  static func isEncryptedImage(_ image: [UInt8]) -> Bool {
+    guard MCUbootHeader.looksLikeMCUboot(image.prefix(4)), image.count >= MCUbootHeader.byteCount else {
+      return false
+    }
+    var reader = ByteReader(Array(image.prefix(MCUbootHeader.byteCount)))
+    return (try? MCUbootHeader(from: &reader))?.isEncrypted ?? false
+  }
+
   /// The statuses with which the device judges an image (at VALIDATE, or again at ACTIVATE).
   static let imageVerdicts: Set<StatusCode> = [
-    .crcMismatch, .validationFailed, .signatureInvalid, .downgradeRefused,
+    .crcMismatch, .validationFailed, .signatureInvalid, .downgradeRefused, .cannotDecrypt,
   ]
 
   // MARK: Transfer

@@ -11,6 +11,28 @@ enum DERKeys {
     0x30, 0x2e, 0x02, 0x01, 0x00, 0x30, 0x05, 0x06, 0x03, 0x2b, 0x65, 0x70, 0x04, 0x22, 0x04, 0x20,
   ]
 
+  /// SubjectPublicKeyInfo { AlgorithmIdentifier { id-X25519 }, BIT STRING (32 bytes) }.
+  static let x25519PublicPrefix: [UInt8] = [
+    0x30, 0x2a, 0x30, 0x05, 0x06, 0x03, 0x2b, 0x65, 0x6e, 0x03, 0x21, 0x00,
+  ]
+  /// PKCS#8 PrivateKeyInfo { version 0, { id-X25519 }, OCTET STRING { OCTET STRING (32 bytes) } }:
+  /// what `imgtool keygen -t x25519` writes.
+  static let x25519PrivatePrefix: [UInt8] = [
+    0x30, 0x2e, 0x02, 0x01, 0x00, 0x30, 0x05, 0x06, 0x03, 0x2b, 0x65, 0x6e, 0x04, 0x22, 0x04, 0x20,
+  ]
+
+  /// The error for DER bytes that are not an X25519, P-256 or RSA key.
+  static func unsupportedEncryptionKeyError(_ der: [UInt8], what: String) -> KeyError {
+    if contains(der, [0x2b, 0x65, 0x70]) {
+      return .unsupported("the \(what) is Ed25519, a signing key; encryption needs X25519, P-256 or RSA-2048")
+    }
+    if contains(der, [0x2b, 0x81, 0x04, 0x00, 0x22]) {
+      return .unsupported("the \(what) is on P-384; MCUboot wraps image keys for X25519, P-256 or RSA-2048")
+    }
+    return .malformed(
+      "the \(what) is neither an X25519, a P-256 nor an RSA-2048 key (\(der.count) DER bytes)")
+  }
+
   private static let knownAlgorithms: [(oid: [UInt8], name: String)] = [
     ([0x2a, 0x86, 0x48, 0x86, 0xf7, 0x0d, 0x01, 0x01, 0x01], "RSA"),
     ([0x2b, 0x81, 0x04, 0x00, 0x22], "ECDSA P-384"),

@@ -9,10 +9,16 @@ public struct ImagePolicy: Sendable, Equatable {
   /// Accept an image whose version is lower than the confirmed one. The security counter never
   /// goes backwards, whatever this says.
   public var allowDowngrade: Bool
+  /// The device's private key for encrypted images (`[trust] decryption-key`); nil: an encrypted
+  /// image is refused.
+  public var decryptionKey: ImageDecryptionKey?
 
-  public init(trustedKeys: [ImagePublicKey] = [], allowDowngrade: Bool = false) {
+  public init(
+    trustedKeys: [ImagePublicKey] = [], allowDowngrade: Bool = false, decryptionKey: ImageDecryptionKey? = nil
+  ) {
     self.trustedKeys = trustedKeys
     self.allowDowngrade = allowDowngrade
+    self.decryptionKey = decryptionKey
   }
 
   public var requiresSignature: Bool { !trustedKeys.isEmpty }

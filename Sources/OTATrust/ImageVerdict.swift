@@ -25,12 +25,17 @@ public struct ImageReport: Sendable, Equatable {
   public var signedBy: ImagePublicKey?
   /// The SHA-256 of all `size` bytes, when the check was asked to seal them (an activation's).
   public var seal: [UInt8]?
+  /// CRC32 of the `size` bytes as the slot holds them: `crc32`, except for an encrypted image
+  /// checked as sent whose payload is (partly) decrypted in place.
+  public var storedCRC32: UInt32
 
   public init(
     kind: ImageKind, size: UInt64, crc32: UInt32, version: Version, sha256: [UInt8]?,
-    securityCounter: UInt32 = 0, signedBy: ImagePublicKey? = nil, seal: [UInt8]? = nil
+    securityCounter: UInt32 = 0, signedBy: ImagePublicKey? = nil, seal: [UInt8]? = nil,
+    storedCRC32: UInt32? = nil
   ) {
     self.seal = seal
+    self.storedCRC32 = storedCRC32 ?? crc32
     self.kind = kind
     self.size = size
     self.crc32 = crc32
@@ -61,6 +66,9 @@ public enum ImageProblem: Error, Sendable, Equatable, CustomStringConvertible {
   case downgrade(image: Version, installed: Version)
   /// The image's security counter is lower than the highest one this device confirmed.
   case securityCounterBackwards(image: UInt32, floor: UInt32)
+  /// The image is encrypted and this device cannot unwrap its key: no device key, a key of another
+  /// kind, or one the image was not encrypted for.
+  case cannotDecrypt(String)
 
   public var status: StatusCode {
     switch self {
@@ -68,6 +76,7 @@ public enum ImageProblem: Error, Sendable, Equatable, CustomStringConvertible {
     case .malformed, .hashMissing, .hashMismatch, .versionMismatch, .sizeMismatch: .validationFailed
     case .signatureInvalid: .signatureInvalid
     case .downgrade, .securityCounterBackwards: .downgradeRefused
+    case .cannotDecrypt: .cannotDecrypt
     }
   }
 
@@ -87,6 +96,7 @@ public enum ImageProblem: Error, Sendable, Equatable, CustomStringConvertible {
       "downgrade refused: the image is version \(image), lower than the confirmed \(installed)"
     case .securityCounterBackwards(let image, let floor):
       "downgrade refused: the image's security counter \(image) is lower than the device's \(floor)"
+    case .cannotDecrypt(let reason): "cannot decrypt: \(reason)"
     }
   }
 }

@@ -5,9 +5,15 @@ import OTAWire
 /// The single streaming pass of `ImageVerifier`: CRC32 of every byte, SHA-256 of MCUboot's hashed
 /// range, and a comparison of the streamed header and TLV bytes with those decoded beforehand.
 /// Holds one chunk at a time.
+///
+/// An encrypted image's payload is seen two ways in the same pass (`PayloadCipher`): the CRC32 is
+/// of the bytes as sent (ciphertext), the SHA-256 of the plaintext, as MCUboot hashes it; the
+/// slot may hold either, or plaintext up to a boundary while it is decrypted in place.
 extension ImageVerifier {
   struct StreamedDigests {
     var crc32: UInt32
+    /// CRC32 of the bytes as the slot holds them: `crc32` unless the payload is decrypted in place.
+    var storedCRC32: UInt32 = 0
     /// Present for a decoded MCUboot image.
     var sha256: SHA256Digest?
     /// True when bytes streamed from the header or TLV range differ from those decoded earlier.
@@ -19,9 +25,11 @@ extension ImageVerifier {
     var seal: [UInt8]? = nil
 
     static func compute<Source: ImageSource>(
-      reader: Source, size: UInt64, chunkSize: Int, inspection: Inspection, sealing: Bool = false
+      reader: Source, size: UInt64, chunkSize: Int, inspection: Inspection, sealing: Bool = false,
+      cipher: PayloadCipher? = nil
     ) throws(Source.ReadError) -> StreamedDigests {
       var crc = CRC32()
+      var stored = CRC32()
       var whole: SHA256? = sealing ? SHA256() : nil
       var hasher: SHA256?
       var hashedRange: Range<UInt64> = 0..<0
@@ -43,14 +51,20 @@ extension ImageVerifier {
         // A reader that returns fewer bytes than asked breaks `ImageSource`'s contract; stopping
         // here keeps the offsets below honest (and the loop finite).
         guard chunk.count == count else {
-          return StreamedDigests(crc32: crc.value, sha256: nil, slotChanged: slotChanged, shortReadAt: offset)
+          return StreamedDigests(
+            crc32: crc.value, storedCRC32: stored.value, sha256: nil, slotChanged: slotChanged,
+            shortReadAt: offset)
         }
         let chunkRange = offset..<offset + UInt64(count)
         chunk.withUnsafeBytes { buffer in
-          crc.update(buffer)
+          stored.update(buffer)
           whole?.update(bufferPointer: buffer)
-          if let hashed = local(hashedRange, in: chunkRange) {
-            hasher?.update(bufferPointer: UnsafeRawBufferPointer(rebasing: buffer[hashed]))
+        }
+        let (sent, plain) = cipher.map { $0.views(of: chunk, at: chunkRange.lowerBound) } ?? (chunk, chunk)
+        sent.withUnsafeBytes { crc.update($0) }
+        if let hashed = local(hashedRange, in: chunkRange) {
+          plain.withUnsafeBytes {
+            hasher?.update(bufferPointer: UnsafeRawBufferPointer(rebasing: $0[hashed]))
           }
         }
         for (range, bytes) in decoded {
@@ -61,7 +75,8 @@ extension ImageVerifier {
         offset = chunkRange.upperBound
       }
       return StreamedDigests(
-        crc32: crc.value, sha256: hasher.map { $0.finalize() }, slotChanged: slotChanged,
+        crc32: crc.value, storedCRC32: stored.value, sha256: hasher.map { $0.finalize() },
+        slotChanged: slotChanged,
         seal: whole.map { Array($0.finalize()) })
     }
 

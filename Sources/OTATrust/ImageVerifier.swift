@@ -29,23 +29,27 @@ public enum ImageVerifier {
   public static func verify<Source: ImageSource>(
     reader: Source, size: UInt64, expectedCRC: UInt32, preparedVersion: Version,
     policy: ImagePolicy = .integrityOnly, installed: InstalledImage = .none, sealing: Bool = false,
-    chunkSize: Int = 1 << 20
+    payload: PayloadView = .asStored, chunkSize: Int = 1 << 20
   ) throws(Source.ReadError) -> ImageVerdict {
     try verify(
       reader: reader, size: size, expectedCRC: Optional(expectedCRC), preparedVersion: preparedVersion,
-      policy: policy, installed: installed, sealing: sealing, chunkSize: chunkSize)
+      policy: policy, installed: installed, sealing: sealing, payload: payload, chunkSize: chunkSize)
   }
 
   /// As above; with no `expectedCRC` (an image judged by itself, `survey`) the CRC32 is only
   /// computed, in the same single pass.
   static func verify<Source: ImageSource>(
     reader: Source, size: UInt64, expectedCRC: UInt32?, preparedVersion: Version,
-    policy: ImagePolicy, installed: InstalledImage, sealing: Bool = false, chunkSize: Int = 1 << 20
+    policy: ImagePolicy, installed: InstalledImage, sealing: Bool = false, payload: PayloadView = .asStored,
+    chunkSize: Int = 1 << 20
   ) throws(Source.ReadError) -> ImageVerdict {
     guard size > 0 else { return .invalid(.malformed("the image is empty (0 bytes)")) }
     let inspection = try inspect(reader: reader, size: size)
+    // An encrypted image as sent: its key unwrapped first, so the one pass sees both views.
+    let cipher = payloadCipher(inspection, payload)
     let stream = try StreamedDigests.compute(
-      reader: reader, size: size, chunkSize: max(1, chunkSize), inspection: inspection, sealing: sealing)
+      reader: reader, size: size, chunkSize: max(1, chunkSize), inspection: inspection, sealing: sealing,
+      cipher: try? cipher?.get())
 
     if let offset = stream.shortReadAt {
       return .invalid(.malformed("the slot returned fewer bytes than asked at offset \(offset)"))
@@ -78,6 +82,7 @@ public enum ImageVerifier {
       return .invalid(
         .malformed("the slot changed while it was verified: header or TLV bytes differ between reads"))
     }
+    if case .failure(let problem)? = cipher { return .invalid(problem) }
     let expectedDigest: [UInt8]
     switch expectedSHA256(in: layout) {
     case .success(let digest): expectedDigest = digest
@@ -108,7 +113,37 @@ public enum ImageVerifier {
     return .valid(
       ImageReport(
         kind: .mcuboot(layout), size: size, crc32: stream.crc32, version: layout.header.version,
-        sha256: Array(digest), securityCounter: counter, signedBy: signer, seal: stream.seal))
+        sha256: Array(digest), securityCounter: counter, signedBy: signer, seal: stream.seal,
+        storedCRC32: stream.storedCRC32))
+  }
+
+  /// The cipher of the encrypted image of `size` bytes in `reader`, its key unwrapped with `key`:
+  /// nil for an image that is not encrypted (or not an MCUboot image); the reason when the key does
+  /// not open it.
+  public static func payloadCipher<Source: ImageSource>(
+    reader: Source, size: UInt64, key: ImageDecryptionKey?
+  ) throws(Source.ReadError) -> Result<PayloadCipher, ImageProblem>? {
+    payloadCipher(try inspect(reader: reader, size: size), .asSent(key: key, plaintextBelow: 0))
+  }
+
+  /// The cipher for an encrypted image checked as sent; nil for any other image or view; the
+  /// reason when its key cannot be unwrapped.
+  static func payloadCipher(_ inspection: Inspection, _ payload: PayloadView) -> Result<
+    PayloadCipher, ImageProblem
+  >? {
+    guard case .mcuboot(let layout, _, _) = inspection, layout.header.isEncrypted,
+      case .asSent(let key, let plaintextBelow) = payload
+    else { return nil }
+    guard let key else {
+      return .failure(
+        .cannotDecrypt(
+          "the image is encrypted (IMAGE_F_ENCRYPTED_*) and this device has no decryption key to open it"))
+    }
+    return key.unwrap(flags: layout.header.flags, tlvs: layout.unprotectedTLVs).map {
+      let start = UInt64(layout.header.headerSize)
+      return PayloadCipher(
+        key: $0, payload: start..<start + UInt64(layout.header.imageSize), plaintextBelow: plaintextBelow)
+    }
   }
 
   /// Downgrade and rollback protection: a version below the confirmed one unless allowed, and a
@@ -174,12 +209,6 @@ public enum ImageVerifier {
     case nil: return .raw
     case .failure(let problem)?: return .invalid(problem)
     case .success(let decoded)?: header = decoded
-    }
-    guard header.flags.isDisjoint(with: [.encryptedAES128, .encryptedAES256]) else {
-      return .invalid(
-        .malformed(
-          "the image is encrypted (flags 0x\(String(header.flags.rawValue, radix: 16))); its hash "
-            + "covers the plaintext, which this device cannot check"))
     }
     guard header.tlvOffset < size else {
       return .invalid(

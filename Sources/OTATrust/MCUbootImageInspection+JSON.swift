@@ -17,7 +17,7 @@ extension MCUbootImageInspection: Encodable {
     case ok, fileLength, trailingBytes, version, securityCounter, header, tlvs, hash, signature
     case magic, loadAddress, headerSize, imageSize, protectedTLVSize, flags, flagNames
     case area, offset, type, name, length, value
-    case result, digest, recorded, computed, reason, algorithm, keyHash
+    case result, digest, recorded, computed, reason, algorithm, keyHash, encryption
   }
 
   public func encode(to encoder: any Encoder) throws {
@@ -27,6 +27,18 @@ extension MCUbootImageInspection: Encodable {
     try root.encode(trailingByteCount, forKey: .trailingBytes)
     try root.encode("\(header.version)", forKey: .version)
     try root.encode(securityCounter, forKey: .securityCounter)
+    if let decryption {
+      // Only for an encrypted image: whether the given key opened it.
+      var object = root.nestedContainer(keyedBy: Key.self, forKey: .encryption)
+      switch decryption {
+      case .success(let algorithm):
+        try object.encode("opened", forKey: .result)
+        try object.encode(algorithm.rawValue, forKey: .algorithm)
+      case .failure(let problem):
+        try object.encode("not opened", forKey: .result)
+        try object.encode(problem.description, forKey: .reason)
+      }
+    }
 
     var headerObject = root.nestedContainer(keyedBy: Key.self, forKey: .header)
     try headerObject.encode("0x96f3b83d", forKey: .magic)

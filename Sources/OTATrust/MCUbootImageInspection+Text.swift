@@ -13,6 +13,14 @@ extension MCUbootImageInspection {
       "security counter: \(securityCounter.map { "\($0) (0x\(String($0, radix: 16)))" } ?? "none")",
       "payload:   offset 0x\(String(layout.payloadRange.lowerBound, radix: 16)), \(header.imageSize) bytes",
     ]
+    switch decryption {
+    case .success(let algorithm)?:
+      lines.append(
+        "encrypted: yes, opened with the given \(algorithm) key: hash and signature checked over the plaintext"
+      )
+    case .failure(let problem)?: lines.append("encrypted: yes, not opened: \(problem)")
+    case nil: break
+    }
     if trailingByteCount > 0 {
       lines.append("trailing:  \(trailingByteCount) bytes after the TLV areas (ignored by MCUboot)")
     }

@@ -38,6 +38,9 @@ public struct MCUbootImageInspection: Sendable {
   public let entries: [Entry]
   public let hash: HashCheck
   public let signature: SignatureCheck
+  /// For an encrypted image: whether the given decryption key opened it (the hash and signature are
+  /// then checked over the plaintext, as MCUboot checks them), or why not. nil: not encrypted.
+  public let decryption: Result<EncryptionAlgorithm, ImageProblem>?
 
   public var header: MCUbootHeader { layout.header }
   /// Bytes after the unprotected TLV area (slot padding, a trailer); MCUboot ignores them.
@@ -46,9 +49,12 @@ public struct MCUbootImageInspection: Sendable {
   /// The protected area's SEC_CNT, as MCUboot reads it; nil when there is none or it is misplaced.
   public var securityCounter: UInt32? { (try? layout.securityCounter()) ?? nil }
 
-  /// Decodes `image` (the whole file) and checks its hash and, when keys are given, its signature.
+  /// Decodes `image` (the whole file) and checks its hash and, when keys are given, its signature;
+  /// an encrypted image's over its plaintext, when `decryptionKey` opens it.
   /// Throws only when the bytes are not a well-formed MCUboot image at all.
-  public init(image: [UInt8], keys: [ImagePublicKey]) throws(ImageError) {
+  public init(image: [UInt8], keys: [ImagePublicKey], decryptionKey: ImageDecryptionKey? = nil)
+    throws(ImageError)
+  {
     guard MCUbootHeader.looksLikeMCUboot(image) else {
       throw .notMCUboot("it does not start with the magic 0x96f3b83d (a raw payload?)")
     }
@@ -60,8 +66,21 @@ public struct MCUbootImageInspection: Sendable {
     fileLength = image.count
     entries = Self.entries(of: layout)
 
+    var image = image
+    if layout.header.isEncrypted, let decryptionKey {
+      let opened = decryptionKey.unwrap(flags: layout.header.flags, tlvs: layout.unprotectedTLVs)
+      decryption = opened.map { _ in decryptionKey.algorithm }
+      if case .success(let contentKey) = opened {
+        let payload = Int(layout.payloadRange.lowerBound)..<Int(layout.payloadRange.upperBound)
+        image.replaceSubrange(payload, with: contentKey.crypt(Array(image[payload]), atPayloadOffset: 0))
+      }
+    } else if layout.header.isEncrypted {
+      decryption = .failure(.cannotDecrypt("no decryption key given (--decryption-key)"))
+    } else {
+      decryption = nil
+    }
     let hashed = image[0..<Int(layout.header.hashedLength)]
-    let (hash, digest) = Self.checkHash(layout, hashed: hashed)
+    let (hash, digest) = Self.checkHash(layout, hashed: hashed, decryption: decryption)
     self.hash = hash
     signature =
       if keys.isEmpty {
@@ -102,11 +121,12 @@ public struct MCUbootImageInspection: Sendable {
   }
 
   /// The hash verdict, and the digest when it matches (what the signature must be over).
-  private static func checkHash(_ layout: MCUbootImageLayout, hashed: ArraySlice<UInt8>)
-    -> (HashCheck, SHA256Digest?)
-  {
-    if !layout.header.flags.isDisjoint(with: [.encryptedAES128, .encryptedAES256]) {
-      return (.uncheckable("the payload is encrypted; MCUboot hashes the plaintext"), nil)
+  private static func checkHash(
+    _ layout: MCUbootImageLayout, hashed: ArraySlice<UInt8>,
+    decryption: Result<EncryptionAlgorithm, ImageProblem>?
+  ) -> (HashCheck, SHA256Digest?) {
+    if case .failure(let problem)? = decryption {
+      return (.uncheckable("the payload is encrypted and MCUboot hashes the plaintext; \(problem)"), nil)
     }
     let recorded = layout.unprotectedArea.values(of: .sha256)
     guard recorded.count == 1, let value = recorded.first else {

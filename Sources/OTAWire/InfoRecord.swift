@@ -39,6 +39,8 @@ public struct InfoRecord: Equatable, Sendable {
     /// settling which slot was the good one: PREPARE is refused until an operator confirms the
     /// running slot on the device (`otad mark-good`).
     public static let bootStateRebuilt = Flags(rawValue: 1 << 3)
+    /// The device holds a decryption key: VALIDATE accepts MCUboot images encrypted for it.
+    public static let decryptsImages = Flags(rawValue: 1 << 4)
   }
 
   public var protocolVersion: UInt8 = InfoRecord.protocolVersion

@@ -109,6 +109,9 @@ public struct MCUbootHeader: Sendable, Hashable {
 
 extension MCUbootHeader {
   /// `IMAGE_F_*` bits. Unknown bits are kept in `rawValue` and survive a decode/encode round trip.
+  /// The payload is encrypted (IMAGE_F_ENCRYPTED_AES128 or _AES256).
+  public var isEncrypted: Bool { !flags.isDisjoint(with: [.encryptedAES128, .encryptedAES256]) }
+
   public struct Flags: OptionSet, Sendable, Hashable {
     public let rawValue: UInt32
     public init(rawValue: UInt32) { self.rawValue = rawValue }

@@ -28,6 +28,10 @@ public struct MCUbootTLVType: RawRepresentable, Sendable, Hashable, CustomString
   public static let encryptedX25519 = Self(rawValue: 0x33)
   public static let encryptedX25519SHA512 = Self(rawValue: 0x34)
   public static let dependency = Self(rawValue: 0x40)
+  /// The TLVs that carry an image's AES key wrapped for a device key.
+  public static let encryptedKeyTypes: [Self] = [
+    .encryptedRSA2048, .encryptedKW, .encryptedEC256, .encryptedX25519, .encryptedX25519SHA512,
+  ]
   public static let securityCounter = Self(rawValue: 0x50)
   public static let bootRecord = Self(rawValue: 0x60)
   public static let decompressedSize = Self(rawValue: 0x70)

@@ -13,6 +13,9 @@ public enum StatusCode: UInt8, Sendable, CaseIterable, CustomStringConvertible {
   case downgradeRefused = 0x0A
   case storageError = 0x0B
   case busy = 0x0C
+  /// The image is encrypted and the device cannot open it: it has no decryption key, or the image's
+  /// AES key is wrapped for another kind of key or for another device.
+  case cannotDecrypt = 0x0D
 
   public var description: String {
     switch self {
@@ -29,6 +32,7 @@ public enum StatusCode: UInt8, Sendable, CaseIterable, CustomStringConvertible {
     case .downgradeRefused: "downgrade refused"
     case .storageError: "storage error"
     case .busy: "busy"
+    case .cannotDecrypt: "cannot decrypt"
     }
   }
 }

@@ -56,6 +56,10 @@ struct InfoCommand: ParsableCommand {
       "requires: "
         + (info.flags.contains(.signaturesRequired) ? "signed images" : "no signature")
         + (info.flags.contains(.pairingRequired) ? ", a paired (bonded) central to write" : ", no pairing"))
+    print(
+      "encrypted images: "
+        + (info.flags.contains(.decryptsImages)
+          ? "accepted (the device holds a decryption key)" : "refused (the device holds no decryption key)"))
     if info.flags.contains(.bootStateRebuilt) {
       print(
         "boot state: rebuilt after it was lost; updates are refused until the running firmware proves "

@@ -18,6 +18,8 @@ struct InfoJSON: Encodable {
   let runningVersion: String
   let onTrial: Bool
   let signaturesRequired: Bool
+  /// Info flag bit 4: the device holds a decryption key for encrypted images.
+  let decryptsImages: Bool
   let pairingRequired: Bool
   let bootStateRebuilt: Bool
   let slotVersions: [String]
@@ -47,6 +49,7 @@ struct InfoJSON: Encodable {
     runningVersion = "\(info.runningVersion)"
     onTrial = info.flags.contains(.runningOnTrial)
     signaturesRequired = info.flags.contains(.signaturesRequired)
+    decryptsImages = info.flags.contains(.decryptsImages)
     pairingRequired = info.flags.contains(.pairingRequired)
     bootStateRebuilt = info.flags.contains(.bootStateRebuilt)
     slotVersions = info.slotVersions.values.map { "\($0)" }

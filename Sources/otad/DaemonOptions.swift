@@ -117,6 +117,13 @@ struct DaemonOptions: ParsableArguments {
   @Flag(name: .customLong("allow-downgrade"), help: "Accept images older than the confirmed one.")
   var allowDowngrade = false
 
+  @Option(
+    name: .customLong("decryption-key"),
+    help:
+      "The device's PEM private key for encrypted images (X25519, P-256 or RSA-2048, mode 0600; [trust] decryption-key)."
+  )
+  var decryptionKey: String?
+
   @Flag(
     name: .customLong("legacy-dfu"),
     help: "Also serve Nordic's Legacy DFU over Bluetooth (docs/NORDIC-DFU.md).")
@@ -212,6 +219,7 @@ struct DaemonOptions: ParsableArguments {
       if let restart { configuration.boot.restart = try BootConfiguration.restart(restart) }
       configuration.trust.keyFiles += trustedKeys
       if allowDowngrade { configuration.trust.allowDowngrade = true }
+      if let decryptionKey { configuration.trust.decryptionKeyFile = decryptionKey }
       if allowFaults { configuration.faultsAllowed = true }
       if legacyDFU { configuration.legacyDFU = true }
       if secureDFU { configuration.secureDFU = true }
@@ -252,8 +260,11 @@ struct DaemonOptions: ParsableArguments {
 
   static func imagePolicy(_ configuration: DaemonConfiguration) throws -> ImagePolicy {
     do {
-      return try configuration.trust.imagePolicy { path in
-        (try? FileSystem.readFile(path)).flatMap { String(validating: $0, as: UTF8.self) }
+      return try configuration.trust.imagePolicy { (path: String) -> (text: String, permissions: UInt32)? in
+        guard let status = (try? FileSystem.status(ofPath: path)) ?? nil,
+          let text = (try? FileSystem.readFile(path)).flatMap({ String(validating: $0, as: UTF8.self) })
+        else { return nil }
+        return (text, status.permissions)
       }
     } catch {
       throw ValidationError("\(error)")

@@ -51,7 +51,7 @@ import Testing
   @Test func theManifestIsReadWithItsDependencies() throws {
     let targets = ModuleGraph.packageTargets(try Self.text("Package.swift"))
     #expect(targets["OTAEngine"] == ["OTAWire", "OTAChecksum"])
-    #expect(targets["OTATrust"] == ["OTAWire", "OTAChecksum", "Crypto"])
+    #expect(targets["OTATrust"] == ["OTAWire", "OTAChecksum", "Crypto", "CryptoExtras"])
     #expect(
       targets["FuzzTargets"] == ["OTAFuzzing", "OTATrustFuzzing", "OTADeviceFuzzing", "OTAGatewayFuzzing"])
     #expect(targets["ProcessTests"] == ["OTATestSupport"])

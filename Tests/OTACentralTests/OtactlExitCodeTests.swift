@@ -27,14 +27,14 @@ import Testing
       .windowRetriesExhausted(offset: 0, status: .storageError, attempts: 8),
       .validationFailed(.validationFailed), .validationFailed(.signatureInvalid),
       .validationFailed(.downgradeRefused), .timedOut(.validating), .refused(.prepare, .invalidState),
-      .protocolError("x"), .deviceBusy(attempts: 9, waited: .seconds(11)),
+      .protocolError("x"), .deviceBusy(attempts: 9, waited: .seconds(11)), .validationFailed(.cannotDecrypt),
     ]
     let statuses = failures.map(\.exitStatus)
     #expect(!statuses.contains(.success) && !statuses.contains(.usage))
     #expect(
       statuses == [
         .unreachable, .tooLarge, .transferFailed, .storageFailed, .validationFailed, .signatureInvalid,
-        .downgradeRefused, .timedOut, .refused, .refused, .refused,
+        .downgradeRefused, .timedOut, .refused, .refused, .refused, .cannotDecrypt,
       ])
   }
 }

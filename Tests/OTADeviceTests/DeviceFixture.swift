@@ -44,6 +44,8 @@ struct DeviceFixture {
   /// Writes need an authenticated link (`--require-pairing`): then a slot nobody adopted offers
   /// its bytes to copies and BLOCK HASHES.
   var pairingRequired = false
+  /// An encrypted image's in-place decryption block (the daemon's is 64 KiB).
+  var decryptionBlockSize = 64 * 1024
 
   var control: BootControl {
     BootControl(
@@ -78,6 +80,7 @@ struct DeviceFixture {
       var host = try ReceiverHost(
         storage: storage, control: control, running: decision.run, windowCapacity: windowCapacity,
         imageCheck: .standard(policy), pairingRequired: pairingRequired, features: features)
+      host.decryptionBlockSize = decryptionBlockSize
       try onBoot?(host)
       // The daemon supervises a provisional rebuilt state's running slot as it does a trial: a
       // health check that passes confirms it (one that fails leaves it provisional).

@@ -43,7 +43,8 @@ import Testing
         "  ▶ slot B: firmware 2.0.1+7, on trial  (/var/lib/otad/slot-b.img, 16777216 bytes)",
         "trial: slot B, 1 of 3 boot(s) used",
         "last update: none",
-        "trust: signed by one of /etc/otad/key.pem; downgrades refused; security counter floor 0",
+        "trust: signed by one of /etc/otad/key.pem; downgrades refused; security counter floor 0; "
+          + "encrypted images refused (no decryption key)",
         "transfer: receiving firmware 2.1.0+0 into slot A: 65536 of 103068 bytes committed (63%)",
       ])
   }
@@ -60,7 +61,7 @@ import Testing
       Set(object.keys) == [
         "running", "confirmed", "onTrial", "bootloader", "slots", "trial", "lastOutcome", "bootState",
         "runningImage", "provisional", "securityFloor", "signaturesRequired", "trustedKeys",
-        "downgradesAllowed",
+        "downgradesAllowed", "decryptionKey",
         "transfer",
       ])
     #expect(object["runningImage"] is NSNull, "null, not absent")

@@ -5,6 +5,7 @@ import OTASender
 import OTASimulation
 import OTASocketLink
 import OTAStorage
+import OTATrust
 import OTAWire
 import Testing
 
@@ -19,8 +20,12 @@ import Testing
 
   /// How the update's bytes travel: plain chunks, compressed operations, or a delta against the
   /// running image (copies and patches read slot A while B is written).
-  enum Transfer { case plain, compressed, delta }
+  /// `encrypted`: an MCUboot image encrypted for the device's key, decrypted in place after the
+  /// transfer in blocks of 1 KiB.
+  enum Transfer { case plain, compressed, delta, encrypted }
   var transfer: Transfer = .plain
+  /// After every reboot, the in-place decryption's record (if any) is overwritten with garbage.
+  var damageDecryptionRecord = false
 
   /// The running image slot A holds (nil: the fixture's own random one).
   static let deltaBase = DeltaFixture.base(size: 5000, seed: 78)
@@ -31,20 +36,43 @@ import Testing
     case .plain: Self.plainImage
     case .compressed: DeltaFixture.compressible(size: 6000, seed: 79)
     case .delta: DeltaFixture.edited(Self.deltaBase, seed: 80)
+    case .encrypted: Self.encryptedImage
     }
   }
+
+  /// What slot B holds once the update is in: the image, or for an encrypted one its plaintext.
+  var installed: [UInt8] { transfer == .encrypted ? Self.decryptedImage : image }
+
+  static let deviceKey = try! ImageDecryptionKey.generate(.x25519)
+  static let encryptedImage = try! MCUbootImageBuilder(
+    version: newVersion, encryptFor: deviceKey.encryptionKey
+  )
+  .build(payload: DeviceFixture.image(size: 5000, seed: 81))
+  static let decryptedImage: [UInt8] = {
+    let layout = try! MCUbootImageLayout(parsing: encryptedImage)
+    let key = try! deviceKey.unwrap(flags: layout.header.flags, tlvs: layout.unprotectedTLVs).get()
+    let range = Int(layout.header.headerSize)..<Int(layout.header.headerSize) + Int(layout.header.imageSize)
+    var bytes = encryptedImage
+    bytes.replaceSubrange(range, with: key.crypt(Array(bytes[range]), atPayloadOffset: 0))
+    return bytes
+  }()
 
   /// Pushes the image to a fresh device whose trial gets `verdict`, with a power cut planned at `cut`
   /// (nil: none), checking every boot on the way. Returns the fixture, the run and the storage
   /// operations the device had done before the push.
-  func push(cutAt cut: Int?, seed: UInt64?, verdict: DeviceFixture.TrialVerdict) throws
+  func push(cutAt cut: Int?, seed: UInt64?, verdict: DeviceFixture.TrialVerdict, expectSuccess: Bool? = nil)
+    throws
     -> (
       fixture: DeviceFixture, run: (result: Simulation.Result, report: SenderReport?, device: ReceiverHost?),
       start: Int
     )
   {
-    let fixture = DeviceFixture(
+    var fixture = DeviceFixture(
       slotCapacity: 8192, windowCapacity: Self.windowCapacity, runningImage: runningImage)
+    if transfer == .encrypted {
+      fixture.policy.decryptionKey = Self.deviceKey
+      fixture.decryptionBlockSize = 1024
+    }
     if transfer == .delta { try fixture.recordRunningImage() }
     let start = fixture.medium.operationCount
     if let cut { fixture.medium.inject(.powerCut, atOperation: cut) }
@@ -52,8 +80,13 @@ import Testing
       image, version: Self.newVersion,
       conditions: LinkConditions(mtu: 185), faults: DeviceFaults(restartTime: .milliseconds(50)), seed: 1,
       bases: transfer == .delta ? [BaseImage(bytes: Self.deltaBase, name: "base")] : [], powerCutSeed: seed,
-      limit: .seconds(600), verdict: verdict, expectSuccess: verdict == .passes
-    ) { host in try checkBootsAGoodImage(host, fixture, cut: cut) }
+      limit: .seconds(600), verdict: verdict, expectSuccess: expectSuccess ?? (verdict == .passes)
+    ) { host in
+      try checkBootsAGoodImage(host, fixture, cut: cut)
+      if damageDecryptionRecord, try fixture.medium.load(DecryptionRecord.fileName) != nil {
+        try fixture.medium.replace(DecryptionRecord.fileName, with: [UInt8](repeating: 0x5A, count: 40))
+      }
+    }
     return (fixture, run, start)
   }
 
@@ -82,12 +115,13 @@ import Testing
     #expect(
       device.boot.confirmed == .b && !device.runningOnTrial, "cut at \(String(describing: cut)): confirmed")
     #expect(device.boot.outcome.result == .succeeded && device.boot.outcome.to == Self.newVersion)
-    #expect(Array(fixture.medium.slotBytes(.b).prefix(image.count)) == image)
+    #expect(Array(fixture.medium.slotBytes(.b).prefix(image.count)) == installed)
     #expect(fixture.runningSlotUntouched, "cut at \(String(describing: cut)): slot A was written")
     switch transfer {
     case .plain: #expect(run.report?.transferMode == .plain)
     case .compressed: #expect(run.report?.transferMode == .compressed)
     case .delta: #expect(run.report?.transferMode == .delta(base: 0))
+    case .encrypted: break  // plain or compressed, as the sender finds best (the header's fill compresses)
     }
     return Work(operations: fixture.medium.operationCount - start, powerCuts: result.powerCuts)
   }
@@ -113,7 +147,10 @@ import Testing
   /// Whatever the boot state says runs must hold a complete, good image, and so must the confirmed slot.
   /// The journal, written in place, never claims a byte that is not durable in the slot.
   func checkBootsAGoodImage(_ host: ReceiverHost, _ fixture: DeviceFixture, cut: Int?) throws {
-    if let transfer = host.engine.transfer {
+    if let transfer = host.engine.transfer,
+      self.transfer != .encrypted || transfer.committedOffset < transfer.size
+    {
+      // (Once an encrypted image is whole, its decryption changes what the slot holds.)
       let committed = Int(transfer.committedOffset)
       #expect(
         transfer.slot == .b && transfer.size == UInt32(image.count), "cut at \(String(describing: cut))")
@@ -138,7 +175,7 @@ import Testing
     } else {
       #expect(host.boot[.b].version == Self.newVersion, "cut at \(String(describing: cut))")
       #expect(
-        Array(bytes.prefix(image.count)) == image, "cut at \(String(describing: cut)): B runs torn")
+        Array(bytes.prefix(image.count)) == installed, "cut at \(String(describing: cut)): B runs torn")
     }
   }
 
@@ -172,9 +209,10 @@ import Testing
   /// The loop again for a delta (copies and patches read the running slot while the other is
   /// written) and for a compressed transfer: the bytes an operation produces are stored exactly as
   /// a chunk's, so every cut still ends with the exact new image, slot A never written.
-  @Test(arguments: [Transfer.delta, .compressed])
+  @Test(arguments: [Transfer.delta, .compressed, .encrypted])
   func aCutAtEveryStorageOperationOfAnOperationsTransferStillEndsWithTheNewImage(_ transfer: Transfer) throws
   {
+    // [SEC-ENC-4]
     let tests = PowerCutTests(transfer: transfer)
     let total = try tests.update(cutAt: nil, seed: nil).operations
     #expect(total > 40, "the update touches storage \(total) times")
@@ -185,6 +223,36 @@ import Testing
     }
     // The operations only carry the bytes: slot B still gets every window of the new image.
     #expect(cuts >= tests.cutFloor, "\(cuts) cuts, fewer than two for each of the image's windows")
+  }
+
+  /// The encrypted loop again, the decryption's record damaged after every restart: the device can
+  /// no longer tell which part of the payload it decrypted, so the check of the image as sent fails
+  /// (the push exits as validation failed) and the transfer is dropped; slot A is never written, the
+  /// device runs what it ran, and the next push installs the image.
+  @Test func aDamagedDecryptionRecordCostsAPushNeverAGoodImage() throws {
+    // [SEC-ENC-4]
+    let tests = PowerCutTests(transfer: .encrypted, damageDecryptionRecord: true)
+    let total = try tests.update(cutAt: nil, seed: nil).operations
+    var failedPushes = 0
+    for cut in stride(from: 0, to: total, by: 2) {
+      let (fixture, run, _) = try tests.push(cutAt: cut, seed: nil, verdict: .passes, expectSuccess: false)
+      if case .failed(let failure, _) = run.result.outcome {
+        failedPushes += 1
+        #expect(
+          failure == .validationFailed(.crcMismatch) || failure == .validationFailed(.validationFailed),
+          "cut at \(cut): \(failure)")
+        #expect(run.device?.running == .a && run.device?.boot.confirmed == .a, "cut at \(cut)")
+        #expect(fixture.runningSlotUntouched, "cut at \(cut)")
+        let again = try fixture.push(
+          tests.image, version: Self.newVersion, conditions: LinkConditions(mtu: 185), seed: 2)
+        #expect(
+          again.device?.running == .b && again.device?.boot.confirmed == .b, "cut at \(cut): the next push")
+      }
+      #expect(
+        Array(fixture.medium.slotBytes(.b).prefix(tests.image.count)) == tests.installed,
+        "cut at \(cut): slot B does not hold the plaintext")
+    }
+    #expect(failedPushes > 0, "some cut fell inside the decryption")
   }
 
   /// The same, where a cut keeps a random part of what was not yet synced, torn at sector bounds.

@@ -6,6 +6,7 @@ import OTASMP
 import OTASMPServer
 import OTAStorage
 import OTAStorageTesting
+import OTATestSupport
 import OTATrust
 import OTAWire
 import Testing
@@ -237,6 +238,43 @@ import Testing
     let accepted = try Self.upload(signed, device: &device, host: &host, client: &client)
     #expect(accepted["off"] == .unsigned(UInt64(signed.count)))
     #expect(try Self.states(&device, &host, &client).count == 2)
+  }
+
+  /// imgtool's encrypted sample, uploaded unchanged as smpmgr and mcumgr-toolkit upload it, to a
+  /// device that holds its key: slot 1 shows the image's own (plaintext) hash, holds the plaintext,
+  /// and a test, reset and confirm make it run confirmed. Without the key the upload is refused at
+  /// its end, as an unsigned one is where keys are trusted, and nothing is pending.
+  @Test func anEncryptedImageUploadsAndRunsDecryptedWithTheDevicesKey() throws {
+    // [SEC-ENC-1]
+    let image = try RepositoryRoot.bytes("Images/mcuboot-enc-p256-aes256-4099B.bin")
+    let layout = try MCUbootImageLayout(parsing: image)
+    var fixture = DeviceFixture(slotCapacity: 64 * 1024, windowCapacity: 4096)
+    var host = try fixture.makeHost()
+    var device = SMPDevice()
+    var client = Client()
+    let refused = try Self.upload(image, device: &device, host: &host, client: &client)
+    #expect(refused["err"] != nil, "no key: \(refused)")
+    #expect(try Self.states(&device, &host, &client).count == 1)
+
+    fixture.policy.decryptionKey = try ImageDecryptionKey(
+      pem: RepositoryRoot.text("Images/keys/test-device-ecdsa-p256.pem"))
+    host = try fixture.makeHost()
+    device = SMPDevice()
+    let last = try Self.upload(image, device: &device, host: &host, client: &client)
+    #expect(last["off"] == .unsigned(UInt64(image.count)))
+    let states = try Self.states(&device, &host, &client)
+    let hash = try #require(states.last?["hash"]?.bytesValue)
+    #expect(hash == layout.unprotectedArea.values(of: .sha256).first, "the image's hash, of its plaintext")
+    let start = Int(layout.header.headerSize)
+    let payload = try RepositoryRoot.bytes("Images/raw-4099B.bin")
+    #expect(Array(fixture.medium.slotBytes(.b)[start..<start + payload.count]) == payload)
+    _ = try device.handle(
+      client.message(
+        .write, group: 1, command: 0, .textMap(["hash": .bytes(hash), "confirm": .bool(false)])),
+      host: &host)
+    #expect(try device.handle(client.message(.write, group: 0, command: 5, .map([])), host: &host).restart)
+    host = try fixture.boot(verdict: .passes)
+    #expect(host.running == .b && host.boot.confirmed == .b && host.boot[.b].version.major == 1)
   }
 
   @Test func anUploadThatIsNoMCUbootImageIsRefusedAtItsFirstChunk() throws {

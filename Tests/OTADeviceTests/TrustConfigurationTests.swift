@@ -76,4 +76,44 @@ import Testing
       }
     }
   }
+
+  // MARK: - The decryption key
+
+  static let device = try! ImageDecryptionKey.generate(.x25519)
+  static let keyFiles: [String: (text: String, permissions: UInt32)] = [
+    "/keys/device.pem": (device.pem, 0o600),
+    "/keys/device-readable.pem": (device.pem, 0o644),
+    "/keys/device-group.pem": (device.pem, 0o640),
+    "/keys/device.pub.pem": (device.encryptionKey.pem, 0o600),
+    "/keys/signing.pem": (release.pem, 0o600),
+  ]
+
+  static func decryptionPolicy(_ path: String) throws -> ImagePolicy {
+    try DaemonConfiguration(toml: "[trust]\ndecryption-key = \"\(path)\"").trust.imagePolicy(
+      readKeyFile: { keyFiles[$0] })
+  }
+
+  @Test func theDecryptionKeyIsReadFromAFileOnlyItsOwnerMayRead() throws {
+    // [SEC-ENC-2]
+    #expect(try Self.decryptionPolicy("/keys/device.pem").decryptionKey == Self.device)
+    let cases: [(file: String, says: String)] = [
+      (
+        "/keys/device-readable.pem",
+        "has mode 644; a private key must be readable by its owner only: chmod 600"
+      ),
+      ("/keys/device-group.pem", "has mode 640"),
+      ("/keys/device.pub.pem", "this is a public key"),
+      ("/keys/signing.pem", "Ed25519, a signing key"),
+      ("/keys/missing.pem", "cannot read /keys/missing.pem"),
+    ]
+    for (file, says) in cases {
+      #expect {
+        try Self.decryptionPolicy(file)
+      } throws: { error in
+        String(describing: error).contains(says)
+          && String(describing: error).contains("[trust] decryption-key")
+      }
+    }
+    #expect(try Self.policy("").decryptionKey == nil)
+  }
 }

@@ -74,11 +74,35 @@ import Testing
     #expect(Self.controls(actions).isEmpty)
     // An MCUboot image goes ahead: only the device can check its signature.
     var mcuboot = SenderEngine(
-      image: [0x3d, 0xb8, 0xf3, 0x96] + Self.image, configuration: SenderConfiguration(version: Self.version))
+      image: Self.mcubootHeader(flags: 0), configuration: SenderConfiguration(version: Self.version))
     _ = mcuboot.handle(.start(now: now))
     _ = mcuboot.handle(.connected(mtu: 247, now: now))
     #expect(
       Self.controls(mcuboot.handle(.info(Self.info(flags: [.signaturesRequired]), now: now))) == [.status])
+  }
+
+  /// The image's bytes with an MCUboot header whose flags are `flags` in front (the rest: Self.image).
+  static func mcubootHeader(flags: UInt32) -> [UInt8] {
+    var image = [0x3d, 0xb8, 0xf3, 0x96] + Self.image
+    image.replaceSubrange(16..<20, with: withUnsafeBytes(of: flags.littleEndian, Array.init))
+    return image
+  }
+
+  @Test func refusesAnEncryptedImageForADeviceWithoutADecryptionKeyBeforeAnythingMoves() {
+    // [P-VAL-10]
+    for (flags, expectStatus) in [(InfoRecord.Flags(), false), ([.decryptsImages], true)] {
+      var sender = SenderEngine(
+        image: Self.mcubootHeader(flags: 0x04), configuration: SenderConfiguration(version: Self.version))
+      _ = sender.handle(.start(now: .zero))
+      _ = sender.handle(.connected(mtu: 247, now: .zero))
+      let actions = sender.handle(.info(Self.info(flags: flags), now: .zero))
+      if expectStatus {
+        #expect(Self.controls(actions) == [.status], "a device with a key: the push goes ahead")
+      } else {
+        #expect(Self.finished(actions) == .failed(.validationFailed(.cannotDecrypt), sender.report))
+        #expect(Self.controls(actions).isEmpty)
+      }
+    }
   }
 
   @Test mutating func streamsWithinCreditAndPipelinesTwoWindows() {

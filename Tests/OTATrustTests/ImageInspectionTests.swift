@@ -81,7 +81,9 @@ struct ImageInspectionTests {
     encrypted[16] = 0x04
     #expect(
       try MCUbootImageInspection(image: encrypted, keys: []).hash
-        == .uncheckable("the payload is encrypted; MCUboot hashes the plaintext"))
+        == .uncheckable(
+          "the payload is encrypted and MCUboot hashes the plaintext; cannot decrypt: no decryption key given "
+            + "(--decryption-key)"))
     let noHash = try replacingUnprotectedTLVs(unsigned) { _ in [] }
     #expect(
       try MCUbootImageInspection(image: noHash, keys: []).hash == .uncheckable("the image has no SHA256 TLV"))

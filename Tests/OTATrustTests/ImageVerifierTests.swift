@@ -327,14 +327,19 @@ struct ImageVerifierTests {
     #expect(message.contains("SHA512"))
   }
 
-  @Test func refusesAnEncryptedImage() throws {
+  @Test func refusesAnEncryptedImageWithoutADecryptionKey() throws {
     // [SEC-SIG-4]
     let image = try buildImage(withHash: true, flags: .encryptedAES128)
-    guard case .invalid(.malformed(let message)) = try verify(image, version: .zero) else {
-      Issue.record("expected malformed")
+    guard
+      case .invalid(.cannotDecrypt(let message)) = try verify(
+        image, version: .zero, payload: .asSent(key: nil, plaintextBelow: 0))
+    else {
+      Issue.record("expected cannotDecrypt")
       return
     }
-    #expect(message.contains("encrypted"))
+    #expect(message.contains("encrypted") && message.contains("no decryption key"))
+    // As stored (MCUboot's primary slot: the payload already plaintext), it is hashed as it lies.
+    #expect(try verify(image, version: .zero, payload: .asStored).isValid)
   }
 
   // MARK: - Reads
@@ -375,15 +380,14 @@ struct ImageVerifierTests {
 
   private func verify(
     _ image: [UInt8], crc: UInt32? = nil, version: Version, policy: ImagePolicy = .integrityOnly,
-    installed: InstalledImage = .none, chunkSize: Int = 1 << 20
+    installed: InstalledImage = .none, payload: PayloadView = .asStored, chunkSize: Int = 1 << 20
   ) throws -> ImageVerdict {
     // Reads may be one chunk, the 32-byte header, or the TLV areas (at most 2 * 65535 bytes).
     let limit = max(chunkSize, MCUbootHeader.byteCount, MCUbootImageLayout.maximumTLVAreasLength)
     return try ImageVerifier.verify(
       reader: SliceSlotReader(image, largestRead: limit), size: UInt64(image.count),
       expectedCRC: crc ?? CRC32.checksum(image), preparedVersion: version, policy: policy,
-      installed: installed,
-      chunkSize: chunkSize)
+      installed: installed, payload: payload, chunkSize: chunkSize)
   }
 
   // MARK: - Trust: imgtool's signatures, downgrades, security counters
@@ -558,7 +562,7 @@ private struct TwoFacedSlotReader: ImageSource {
 
 /// The committed sample images, found relative to this file: Tests/OTATrustTests/ → package root.
 extension ImageVerdict {
-  fileprivate var isValid: Bool { if case .valid = self { true } else { false } }
+  var isValid: Bool { if case .valid = self { true } else { false } }
 }
 
 private enum VerifierSampleImages {

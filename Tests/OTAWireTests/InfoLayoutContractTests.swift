@@ -79,12 +79,13 @@ import Testing
 
   @Test func everyCodeIsTheTables() {
     // [P-INFO-7] [P-INFO-10] [P-INFO-17] [P-INFO-20] [P-RESP-9] [SEC-PAIR-1]
-    // Flags: bit 0 on trial, bit 1 signatures required, bit 2 pairing required, bit 3 rebuilt.
+    // Flags: bit 0 on trial, bit 1 signatures required, bit 2 pairing required, bit 3 rebuilt,
+    // bit 4 decrypts images.
     #expect(Self.field(3, 1) == [0b1101])
     let flags: [InfoRecord.Flags] = [
-      .runningOnTrial, .signaturesRequired, .pairingRequired, .bootStateRebuilt,
+      .runningOnTrial, .signaturesRequired, .pairingRequired, .bootStateRebuilt, .decryptsImages,
     ]
-    #expect(flags.map(\.rawValue) == [1, 2, 4, 8])
+    #expect(flags.map(\.rawValue) == [1, 2, 4, 8, 16])
     #expect(DeviceState.allCases.map(\.rawValue) == [0, 1, 2, 3, 4])
     #expect(
       DeviceState.allCases.map(\.description) == [

@@ -45,9 +45,11 @@ import Testing
     #expect(throws: WireError.trailingBytes(count: 1)) { try Response(bytes: [0x60, 0x04, 0x08, 0x00]) }
   }
 
-  @Test func badMarkerAndStatusAreRefused() {
+  @Test func badMarkerAndStatusAreRefused() throws {
     #expect(throws: WireError.self) { try Response(bytes: [0x61, 0x02, 0x00]) }
-    #expect(throws: WireError.self) { try Response(bytes: [0x60, 0x02, 0x0D]) }
+    #expect(throws: WireError.self) { try Response(bytes: [0x60, 0x02, 0x0E]) }
+    // [P-RESP-8]
+    #expect(try Response(bytes: [0x60, 0x04, 0x0D]) == Response(.validate, .cannotDecrypt))
   }
 
   @Test func everyResponseFitsMTU23AndEveryPrefixIsRefused() throws {

@@ -97,6 +97,35 @@ import Testing
     #expect(daemon.stop() == 0)
   }
 
+  /// smpmgr uploads imgtool's encrypted sample unchanged; otad holds its key, checks it over the
+  /// plaintext, decrypts it in place, and the test, reset and health check end on it confirmed.
+  @Test func smpmgrUpgradesToAnEncryptedImage() throws {
+    // [SEC-ENC-1]
+    let smpmgr = try SMPManager.locate()
+    let factory = try Data(contentsOf: URL(fileURLWithPath: Self.sample("firmware-v1.bin")))
+    let daemon = try Daemon(capacity: "256KiB", firmware: [UInt8](factory))
+    let key = daemon.folder.appendingPathComponent("device.pem").path
+    try Data(contentsOf: URL(fileURLWithPath: Self.sample("keys/test-device-x25519.pem"))).write(
+      to: URL(fileURLWithPath: key))
+    try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: key)
+    try daemon.start(extra: [
+      "--smp-udp", "127.0.0.26:1337", "--health-check", "true", "--factory-version", "1.0.0",
+      "--decryption-key", key,
+    ])
+    let upgrade = try smpmgr.run([
+      "--ip", "127.0.0.26", "upgrade", "--slot", "1", Self.sample("mcuboot-enc-x25519-100KiB.bin"),
+    ])
+    #expect(upgrade.status == 0, "\(upgrade.output)\n\(daemon.log)")
+    let status = try daemon.waitForStatus { $0["confirmed"] as? String == "B" }
+    #expect(status["running"] as? String == "B", "\(daemon.log)")
+    let states = try smpmgr.run(["--ip", "127.0.0.26", "image", "state-read"])
+    #expect(states.imageState(slot: 0).contains("version='2.1.0'"), "\(states.output)")
+    let payload = try Data(contentsOf: URL(fileURLWithPath: Self.sample("raw-100KiB.bin")))
+    #expect(
+      daemon.slotBytes(daemon.slotB, count: 0x200 + payload.count).dropFirst(0x200).elementsEqual(payload))
+    #expect(daemon.stop() == 0)
+  }
+
   @Test func anUnsignedImageIsRefusedWithTheImageGroupsCode() throws {
     // [S-UP-9] [SEC-SMP-1] [SEC-SMP-2]
     let smpmgr = try SMPManager.locate()
