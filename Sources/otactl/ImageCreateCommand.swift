@@ -17,7 +17,12 @@ struct ImageCreateCommand: ParsableCommand {
       the vector-table alignment MCUboot's Cortex-M examples need); it is what imgtool's examples and
       this project's sample images use.
 
+      With --encrypt DEVICE.pub.pem the payload is encrypted for that device key, as
+      `imgtool sign --encrypt` does: padded to a whole AES block, hashed and signed in clear, then
+      AES-CTR with a fresh key, wrapped for the device in an ENC_X25519, ENC_EC256 or ENC_RSA2048 TLV.
+
       Example: otactl image create app.bin app.img --version 1.2.3+4 --key release.pem --security-counter auto
+               otactl image create app.bin app.img --version 1.2.3 --key release.pem --encrypt device.pub.pem
       """)
 
   @Argument(help: "The raw payload (the firmware), read as is.")
@@ -47,7 +52,16 @@ struct ImageCreateCommand: ParsableCommand {
   @Option(help: "How the image names its key: hash (KEYHASH, the default) or full (PUBKEY).")
   var publicKeyFormat = PublicKeyFormat.hash
 
+  @Option(help: "Encrypt the payload for this device key (PEM public key, X25519, P-256 or RSA-2048).")
+  var encrypt: String?
+
+  @Option(help: "The AES key's length with --encrypt: 128 (the default, as imgtool) or 256.")
+  var encryptKeylen = 128
+
   func validate() throws {
+    guard encryptKeylen == 128 || encryptKeylen == 256 else {
+      throw ValidationError("--encrypt-keylen is 128 or 256, not \(encryptKeylen)")
+    }
     guard UInt32(exactly: loadAddress.value) != nil else {
       throw ValidationError("--load-address \(loadAddress) does not fit MCUboot's 32-bit load_addr")
     }
@@ -61,14 +75,18 @@ struct ImageCreateCommand: ParsableCommand {
     } catch {
       throw ImageCommandExit.fail("create", error.message, .imageUnusable)
     }
+    let encryptionKey: ImageEncryptionKey?
     do {
       signingKey = try key.map { path throws(ImageFiles.Failure) in try ImageFiles.signingKey(path) }
+      encryptionKey = try encrypt.map { path throws(ImageFiles.Failure) in try ImageFiles.encryptionKey(path)
+      }
     } catch {
       throw ImageCommandExit.fail("create", error.message, .usage)
     }
     let builder = MCUbootImageBuilder(
       version: version, headerSize: Int(clamping: headerSize.value), loadAddress: UInt32(loadAddress.value),
-      securityCounter: securityCounter, publicKeyFormat: publicKeyFormat)
+      securityCounter: securityCounter, publicKeyFormat: publicKeyFormat, encryptFor: encryptionKey,
+      encryptionKeyBits: encryptKeylen)
     let image: [UInt8]
     do {
       image = try builder.build(payload: bytes, signingKey: signingKey)
@@ -89,6 +107,8 @@ struct ImageCreateCommand: ParsableCommand {
     print(
       "\(output): MCUboot image \(version), \(image.count) bytes (payload \(bytes.count) at 0x"
         + "\(String(headerSize.value, radix: 16)))\(counter), "
-        + (signingKey.map { "signed with the \($0.publicKey)" } ?? "unsigned"))
+        + (signingKey.map { "signed with the \($0.publicKey)" } ?? "unsigned")
+        + (encryptionKey.map { ", encrypted (AES-\(encryptKeylen)) for the \($0.algorithm) device key" } ?? "")
+    )
   }
 }

@@ -28,6 +28,26 @@ enum ImageFiles {
     }
   }
 
+  /// A device's public key for encrypted images, or its private key whose public half is taken.
+  static func encryptionKey(_ path: String) throws(Failure) -> ImageEncryptionKey {
+    let bytes = try read(path, what: "key file")
+    do {
+      return try ImageEncryptionKey(pem: String(decoding: bytes, as: UTF8.self))
+    } catch {
+      throw Failure(message: "\(path): \(error)")
+    }
+  }
+
+  /// A device's private key for encrypted images.
+  static func decryptionKey(_ path: String) throws(Failure) -> ImageDecryptionKey {
+    let bytes = try read(path, what: "key file")
+    do {
+      return try ImageDecryptionKey(pem: String(decoding: bytes, as: UTF8.self))
+    } catch {
+      throw Failure(message: "\(path): \(error)")
+    }
+  }
+
   /// A public key, or a private key whose public half is taken.
   static func publicKey(_ path: String) throws(Failure) -> ImagePublicKey {
     let bytes = try read(path, what: "key file")

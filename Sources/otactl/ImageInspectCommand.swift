@@ -13,8 +13,11 @@ struct ImageInspectCommand: ParsableCommand {
       keys, followed by a signature of the image's SHA-256 that verifies with it. Like
       `imgtool dumpinfo IMAGE` plus `imgtool verify -k KEY IMAGE`.
 
+      An encrypted image's hash and signature cover its plaintext: give the device's private key
+      (--decryption-key) to check them; without it, or when it does not open the image, exit 15.
+
       Exit 0 when the structure and hash are good and, if keys were given, a signature verifies;
-      10 malformed or not MCUboot; 11 hash mismatch; 12 no signature verifies.
+      10 malformed or not MCUboot; 6 hash mismatch; 11 no signature verifies; 15 cannot decrypt.
 
       Example: otactl image inspect app.img --key release.pub.pem --json
       """)
@@ -27,14 +30,21 @@ struct ImageInspectCommand: ParsableCommand {
     help: "A public key (or private key file) to check the signature with; repeatable.")
   var keys: [String] = []
 
+  @Option(help: "The device's private key, to open an encrypted image (PEM: X25519, P-256 or RSA-2048).")
+  var decryptionKey: String?
+
   @Flag(help: "Print JSON instead of text.")
   var json = false
 
   func run() throws {
     let publicKeys: [ImagePublicKey]
+    let deviceKey: ImageDecryptionKey?
     let bytes: [UInt8]
     do {
       publicKeys = try keys.map { path throws(ImageFiles.Failure) in try ImageFiles.publicKey(path) }
+      deviceKey = try decryptionKey.map { path throws(ImageFiles.Failure) in
+        try ImageFiles.decryptionKey(path)
+      }
     } catch {
       throw ImageCommandExit.fail("inspect", error.message, .usage)
     }
@@ -45,7 +55,7 @@ struct ImageInspectCommand: ParsableCommand {
     }
     let inspection: MCUbootImageInspection
     do {
-      inspection = try MCUbootImageInspection(image: bytes, keys: publicKeys)
+      inspection = try MCUbootImageInspection(image: bytes, keys: publicKeys, decryptionKey: deviceKey)
     } catch {
       throw ImageCommandExit.fail("inspect", "\(image): \(error)", .imageUnusable)
     }
@@ -55,6 +65,9 @@ struct ImageInspectCommand: ParsableCommand {
       print(String(decoding: try encoder.encode(inspection), as: UTF8.self))
     } else {
       print(inspection.text)
+    }
+    if case .failure(let problem)? = inspection.decryption {
+      throw ImageCommandExit.fail("inspect", "\(image): \(problem)", .cannotDecrypt)
     }
     guard case .matches = inspection.hash else {
       throw ImageCommandExit.fail("inspect", "\(image): hash \(inspection.hashSummary)", .validationFailed)
