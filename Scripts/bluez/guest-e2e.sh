@@ -27,6 +27,8 @@
 #      required), an unsigned MCUboot image by otad at VALIDATE (both "signature invalid", exit 11),
 #      an imgtool-signed one is taken and confirmed, an older signed one is refused (exit 12); otad
 #      runs with --no-l2cap here: otactl says it stays on GATT, and --data-path l2cap fails
+#   9b. encrypted images: imgtool's samples for an X25519, a P-256 and an RSA-2048 device key, each
+#      installed by otad holding that key; the X25519 one refused (exit 15) by otad holding the RSA key
 #  10. otad restarted with --require-pairing: an unpaired central reads Info but cannot write; no
 #      PREPARE reaches otad
 #  11. SMP over Bluetooth: otad on a fresh device; smpclient's BLE transport (bleak) uploads an
@@ -51,7 +53,7 @@
 #      resumes; 5.0.0 confirmed)
 # BLUEOTA_E2E_SCOPE=bearer (test-bluez.sh's EATT-off run, `run.sh --env BLUEOTA_E2E_SCOPE=bearer`) runs
 # only the steps whose outcome can depend on the ATT bearer (EATT's several bearers or one): 1, 2, 3,
-# 3b, 4, 4b, 4c, 5, 8 (its GATT half) and 11. It skips 2b, 5a, 5b, 6, 7, 8's channel half, 9, 10 and 12,
+# 3b, 4, 4b, 4c, 5, 8 (its GATT half) and 11. It skips 2b, 5a, 5b, 6, 7, 8's channel half, 9, 9b, 10 and 12,
 # each with a line saying so and why: advertising, the Device Information read, the L2CAP channel's
 # SDUs, bluetoothd's restart, the power cycle, the signature checks and the faults (which act in otad)
 # do not depend on the bearer,
@@ -526,6 +528,45 @@ if in_scope 9 "otad's signature and downgrade checks do not depend on the ATT be
   grep -q "offers no L2CAP channel" "$results/push-strict.jsonl" || fail "--data-path l2cap did not say why it failed"
 fi
 
+if in_scope 9b "decrypting an image happens in otad, after the transfer, whatever the ATT bearer"; then
+  step "9b. encrypted images: imgtool's, for an X25519, a P-256 and an RSA-2048 device key"
+  # [SEC-ENC-1] [SEC-ENC-3]: each installed and confirmed by a device holding its key; refused with
+  # 0x0D (exit 15) by one holding another key, before anything is activated.
+  # with_key KEY: otad again, trusting the test signing keys, decrypting with Images/keys/KEY.pem
+  # (copied with mode 0600: otad refuses a private key others may read).
+  with_key() {
+    before="$(registered)"
+    kill "$otad"
+    wait "$otad" || true
+    install -m 600 "$root/Images/keys/$1.pem" "$work/$1.pem"
+    "$bin/otad" run --adapter hci0 --name BlueOTA-VM "${device[@]}" --log-level debug --allow-downgrade \
+      --trusted-key "$root/Images/keys/test-ed25519.pub.pem" --trusted-key "$root/Images/keys/test-ecdsa-p256.pub.pem" \
+      --decryption-key "$work/$1.pem" >>"$results/otad.log" 2>&1 &
+    otad=$!
+    for _ in $(seq 300); do (("$(registered)" > before)) && break; sleep 0.05; done
+    (("$(registered)" > before)) || fail "otad did not advertise with the decryption key $1"
+  }
+  for pair in test-device-x25519:mcuboot-enc-x25519-100KiB.bin:2.1.0 \
+    test-device-ecdsa-p256:mcuboot-enc-p256-aes256-4099B.bin:1.3.0 test-device-rsa-2048:mcuboot-enc-rsa-4099B.bin:1.4.0; do
+    IFS=: read -r key image version <<<"$pair"
+    with_key "$key"
+    "$bin/otactl" push "$root/Images/$image" --device "$address" --adapter "$central" --json \
+      >"$results/push-$key.jsonl" || fail "the push of $image to a device holding $key failed: $(tail -n 1 "$results/push-$key.jsonl")"
+    tail -n 1 "$results/push-$key.jsonl"
+    grep -q "\"runningVersion\":\"$version+0\"" "$results/push-$key.jsonl" || fail "$image ($version) does not run"
+    grep -q '"confirmed":true' "$results/push-$key.jsonl" || fail "$image was not confirmed"
+  done
+  # The device now holds the RSA key: the X25519 image goes whole, and VALIDATE refuses it.
+  code=0
+  "$bin/otactl" push "$root/Images/mcuboot-enc-x25519-100KiB.bin" --force --device "$address" --adapter "$central" \
+    --json >"$results/push-wrong-key.jsonl" 2>"$results/push-wrong-key.err" || code=$?
+  ((code == 15)) || fail "an image for another device key exited $code, expected 15: $(tail -n 1 "$results/push-wrong-key.jsonl")"
+  grep -q "cannot decrypt: the image's key is wrapped as ENC_X25519" "$results/otad.log" \
+    || fail "otad did not log why it refused the image for another key"
+  "$bin/otactl" info --device "$address" --adapter "$central" | tee "$results/info-after-wrong-key.txt"
+  grep -q "running: slot ., version 1.4.0" "$results/info-after-wrong-key.txt" || fail "the refused image changed what runs"
+fi
+
 if in_scope 10 "EATT needs an encrypted link, so an unpaired central has one ATT bearer in either run"; then
   step "10. paired-only writes: an unpaired central may read, not write"
   # [SEC-CHECK-1] [SEC-PAIR-1] [SEC-PAIR-2] [SEC-PAIR-3] [SEC-ATK-40]: an unpaired central.
@@ -546,7 +587,8 @@ if in_scope 10 "EATT needs an encrypted link, so an unpaired central has one ATT
     || fail "Info's first read on a fresh connection gives a chunk size for the minimum MTU"
   prepares="$(grep -c "PREPARE" "$results/otad.log" || true)"
   unpaired=0
-  # --force: the device already runs 3.0.0 confirmed, and otactl would otherwise send nothing.
+  # --force: otactl sends whatever the device runs (1.4.0 since step 9b; 3.0.0 would otherwise be
+  # already there and nothing sent).
   # --max-reconnects 1 (two attempts, as step 9's strict push): bluetoothd refuses the writes of an
   # unpaired central on every attempt alike, and otactl's default of eight more attempts added
   # about half a minute without checking anything more (the note on pairing, the refused channel
