@@ -12,7 +12,7 @@ import Testing
 @Suite("encrypted images, opened by a second implementation")
 struct EncryptedImageOracleTests {
   static let script = """
-    import struct, sys
+    struct, sys = __import__("struct"), __import__("sys")
     from cryptography.hazmat.primitives import hashes, hmac, serialization
     from cryptography.hazmat.primitives.asymmetric import ec, padding, x25519
     from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
