@@ -127,6 +127,10 @@ extension SMPDevice {
     if upload.upgrade, header.version <= host.boot[host.running].version {
       return .failure(.image(.currentVersionIsNewer))
     }
+    // An encrypted image this device could never open: refused before a byte of it is written.
+    if header.isEncrypted, host.imageCheck.policy.decryptionKey == nil {
+      return .failure(.image(.invalidImageHeader))
+    }
     try? host.storage.records.remove(SMPUploadRecord.name)
     self.upload = nil
     switch try host.begin(.smp, size: size, crc32: 0, version: header.version) {

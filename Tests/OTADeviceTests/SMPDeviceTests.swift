@@ -245,7 +245,7 @@ import Testing
   /// and a test, reset and confirm make it run confirmed. Without the key the upload is refused at
   /// its end, as an unsigned one is where keys are trusted, and nothing is pending.
   @Test func anEncryptedImageUploadsAndRunsDecryptedWithTheDevicesKey() throws {
-    // [SEC-ENC-1]
+    // [SEC-ENC-1] [S-UP-10]
     let image = try RepositoryRoot.bytes("Images/mcuboot-enc-p256-aes256-4099B.bin")
     let layout = try MCUbootImageLayout(parsing: image)
     var fixture = DeviceFixture(slotCapacity: 64 * 1024, windowCapacity: 4096)
@@ -253,8 +253,11 @@ import Testing
     var device = SMPDevice()
     var client = Client()
     let refused = try Self.upload(image, device: &device, host: &host, client: &client)
-    #expect(refused["err"] != nil, "no key: \(refused)")
+    // No key: the first chunk is refused, nothing is written.
+    #expect(
+      refused == .textMap(["err": .textMap(["group": .unsigned(1), "rc": .unsigned(22)])]), "\(refused)")
     #expect(try Self.states(&device, &host, &client).count == 1)
+    #expect(fixture.medium.slotBytes(.b).allSatisfy { $0 == 0 })
 
     fixture.policy.decryptionKey = try ImageDecryptionKey(
       pem: RepositoryRoot.text("Images/keys/test-device-ecdsa-p256.pem"))

@@ -73,6 +73,40 @@ import Testing
     #expect(daemon.stop() == 0)
   }
 
+  /// mcumgr-toolkit uploads imgtool's encrypted sample (P-256, AES-256) unchanged to otad holding
+  /// its key: slot 1 shows the image's own hash (of the plaintext), and a test, reset and confirm
+  /// end on it. Without the key the first chunk is refused: image rc 22.
+  @Test func anEncryptedImageUploadsAndEndsConfirmed() throws {
+    // [SEC-ENC-1] [S-UP-10]
+    let toolkit = try MCUmgrToolkit.locate()
+    let image = Self.sample("mcuboot-enc-p256-aes256-4099B.bin")
+    let without = try device("127.0.0.47", verdict: nil)
+    let refused = try toolkit.step("127.0.0.47", "upload", image)
+    #expect(refused["ok"] as? Bool != true, "\(refused)")
+    #expect("\(refused)".contains("22") || "\(refused)".contains("INVALID_IMAGE_HEADER"), "\(refused)")
+    #expect(without.stop() == 0)
+
+    let address = "127.0.0.48"
+    let factory = try Data(contentsOf: URL(fileURLWithPath: Self.sample("firmware-v1.bin")))
+    let daemon = try Daemon(capacity: "64KiB", firmware: [UInt8](factory))
+    let key = daemon.folder.appendingPathComponent("device.pem").path
+    try Data(contentsOf: URL(fileURLWithPath: Self.sample("keys/test-device-ecdsa-p256.pem"))).write(
+      to: URL(fileURLWithPath: key))
+    try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: key)
+    try daemon.start(extra: arguments(address, ["--decryption-key", key, "--allow-downgrade"], verdict: nil))
+    let upload = try toolkit.step(address, "upload", image)
+    #expect(upload["ok"] as? Bool == true, "\(upload)\n\(daemon.log)")
+    let state = try toolkit.step(address, "state")
+    #expect(Self.states(state) == ["1.0.0 confirmed,active", "1.3.0 "], "\(state)")
+    let hash = try #require(((state["images"] as? [[String: Any]])?.last?["hash"]) as? String)
+    _ = try toolkit.step(address, "test", hash)
+    _ = try toolkit.step(address, "reset")
+    _ = try daemon.waitForStatus { $0["running"] as? String == "B" && $0["onTrial"] as? Bool == true }
+    let confirmed = try toolkit.step(address, "confirm")
+    #expect(Self.states(confirmed) == ["1.3.0 confirmed,active", "1.0.0 "], "\(confirmed)")
+    #expect(daemon.stop() == 0)
+  }
+
   @Test func firmwareUpdateLetsTheTrialDecideOrWithForceConfirmSwitchesForGood() throws {
     let toolkit = try MCUmgrToolkit.locate()
     for (address, force) in [("127.0.0.43", false), ("127.0.0.44", true)] {
