@@ -6,7 +6,7 @@ import OTATrust
 ///     [trust]
 ///     keys = ["/etc/otad/keys/release.pub.pem"]   # PEM public keys, Ed25519 or ECDSA P-256
 ///     allow-downgrade = false
-///     decryption-key = "/etc/otad/keys/device.pem" # PEM private key, X25519, P-256 or RSA-2048, mode 0600
+///     decryption-key = "/etc/otad/keys/device.pem" # X25519, P-256, RSA-2048 (PEM) or AES-KW (base64), mode 0600
 public struct TrustConfiguration: Equatable, Sendable {
   /// PEM files of trusted public keys. None: images need no signature (their hash is still checked).
   public var keyFiles: [String] = []
@@ -34,7 +34,7 @@ public struct TrustConfiguration: Equatable, Sendable {
           + "readable by its owner only: chmod 600 \(path)")
     }
     do {
-      policy.decryptionKey = try ImageDecryptionKey(pem: file.text)
+      policy.decryptionKey = try ImageDecryptionKey(keyFile: file.text)
     } catch {
       throw ConfigurationError("[trust] decryption-key: \(path): \(error)")
     }

@@ -5,7 +5,8 @@ import OTAWire
 /// The device's private key for encrypted images: what unwraps the AES key imgtool wrapped for it
 /// (`imgtool sign --encrypt PUBLIC`). X25519 (ENC_X25519, ENC_X25519_SHA512), P-256 (ENC_EC256) and
 /// RSA-2048 (ENC_RSA2048, OAEP with SHA-256), read from the PKCS#8 PEM files `imgtool keygen -t
-/// x25519|ecdsa-p256|rsa-2048` and `otactl image keygen --encryption` write (SEC1 and PKCS#1 too).
+/// x25519|ecdsa-p256|rsa-2048` and `otactl image keygen` write (SEC1 and PKCS#1 too); and a shared
+/// AES key-wrap key (ENC_KW, RFC 3394, 16 or 32 bytes), read from base64 text as MCUboot keeps it.
 public struct ImageDecryptionKey: Sendable, Equatable {
   /// The raw private key (X25519, P-256) or its DER (RSA): swift-crypto's key types are not all
   /// Sendable, so each use rebuilds the key from these bytes.
@@ -13,6 +14,7 @@ public struct ImageDecryptionKey: Sendable, Equatable {
     case x25519(raw: [UInt8])
     case p256(raw: [UInt8])
     case rsa2048(der: [UInt8])
+    case aesKW(kek: [UInt8])
   }
 
   let key: Key
@@ -32,7 +34,35 @@ public struct ImageDecryptionKey: Sendable, Equatable {
       } catch {
         throw .malformed("making an RSA-2048 key failed: \(error)")
       }
+    case .aesKW:
+      return ImageDecryptionKey(kek: SymmetricKey(size: .bits128).withUnsafeBytes(Array.init))
     }
+  }
+
+  private init(kek: [UInt8]) {
+    key = .aesKW(kek: kek)
+    encryptionKey = ImageEncryptionKey(kek: kek)
+  }
+
+  /// A key file's text: a PEM private key, or a key-wrap key in base64 (16 or 32 bytes).
+  public init(keyFile text: String) throws(KeyError) {
+    guard text.contains("-----BEGIN") else {
+      self.init(kek: try Self.keyWrapKey(text))
+      return
+    }
+    try self.init(pem: text)
+  }
+
+  /// The bytes of a key-wrap key written as base64 (MCUboot's `enc-aes128kw.b64`).
+  static func keyWrapKey(_ text: String) throws(KeyError) -> [UInt8] {
+    let compact = String(text.filter { !$0.isWhitespace })
+    guard let bytes = Base64.decode(compact) else {
+      throw .notPEM("neither a PEM block nor base64 (an AES key-wrap key is its 16 or 32 bytes in base64)")
+    }
+    guard bytes.count == 16 || bytes.count == 32 else {
+      throw .malformed("an AES key-wrap key is 16 or 32 bytes; this base64 holds \(bytes.count)")
+    }
+    return bytes
   }
 
   private init(x25519: Curve25519.KeyAgreement.PrivateKey) {
@@ -105,6 +135,7 @@ public struct ImageDecryptionKey: Sendable, Equatable {
       (try? P256.KeyAgreement.PrivateKey(rawRepresentation: raw))?.pemRepresentation ?? ""
     case .rsa2048(let der):
       (try? _RSA.Encryption.PrivateKey(derRepresentation: der))?.pkcs8PEMRepresentation ?? ""
+    case .aesKW(let kek): Base64.encode(kek) + "\n"
     }
   }
 
@@ -178,6 +209,15 @@ public struct ImageDecryptionKey: Sendable, Equatable {
         let plain = try? own.decrypt(tlv.value, padding: .PKCS1_OAEP_SHA256)
       else { return .failure(wrongKey) }
       return .success(Array(plain))
+    case .aesKW(let kek):
+      guard tlv.value.count == keyLength + 8 else {
+        return .failure(lengthProblem(tlv, expected: keyLength + 8))
+      }
+      // RFC 3394's integrity check fails for another key-wrap key or an altered TLV.
+      guard let plain = try? AES.KeyWrap.unwrap(tlv.value, using: SymmetricKey(data: kek)) else {
+        return .failure(wrongKey)
+      }
+      return .success(plain.withUnsafeBytes(Array.init))
     }
   }
 

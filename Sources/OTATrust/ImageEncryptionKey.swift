@@ -10,6 +10,8 @@ public struct ImageEncryptionKey: Sendable, Equatable {
     case x25519(raw: [UInt8])
     case p256(x963: [UInt8])
     case rsa2048(spki: [UInt8])
+    /// Symmetric: the same key wraps and unwraps (no public half).
+    case aesKW(kek: [UInt8])
   }
 
   let key: Key
@@ -19,7 +21,19 @@ public struct ImageEncryptionKey: Sendable, Equatable {
     case .x25519: .x25519
     case .p256: .p256
     case .rsa2048: .rsa2048
+    case .aesKW: .aesKW
     }
+  }
+
+  init(kek: [UInt8]) { key = .aesKW(kek: kek) }
+
+  /// A key file's text: a PEM public (or private) key, or a key-wrap key in base64.
+  public init(keyFile text: String) throws(KeyError) {
+    guard text.contains("-----BEGIN") else {
+      self.init(kek: try ImageDecryptionKey.keyWrapKey(text))
+      return
+    }
+    try self.init(pem: text)
   }
 
   init(x25519: Curve25519.KeyAgreement.PublicKey) { key = .x25519(raw: Array(x25519.rawRepresentation)) }
@@ -54,7 +68,8 @@ public struct ImageEncryptionKey: Sendable, Equatable {
     }
   }
 
-  /// `PUBLIC KEY` PEM (SubjectPublicKeyInfo), as `imgtool getpub -e pem` writes it.
+  /// `PUBLIC KEY` PEM (SubjectPublicKeyInfo), as `imgtool getpub -e pem` writes it; for a key-wrap
+  /// key, the key itself in base64 (it has no public half).
   public var pem: String {
     switch key {
     case .x25519(let raw): PEMBlock(label: "PUBLIC KEY", der: DERKeys.x25519PublicPrefix + raw).text
@@ -62,6 +77,7 @@ public struct ImageEncryptionKey: Sendable, Equatable {
       // The bytes came from a live key: rebuilding it cannot fail.
       (try? P256.KeyAgreement.PublicKey(x963Representation: x963))?.pemRepresentation ?? ""
     case .rsa2048(let spki): PEMBlock(label: "PUBLIC KEY", der: spki).text
+    case .aesKW(let kek): Base64.encode(kek) + "\n"
     }
   }
 
@@ -91,6 +107,14 @@ public struct ImageEncryptionKey: Sendable, Equatable {
       let value = Self.seal(
         contentKey, shared: shared, ephemeral: Array(ephemeral.publicKey.x963Representation))
       return MCUbootTLV(type: .encryptedEC256, value: value)
+    case .aesKW(let kek):
+      do {
+        let wrapped = try AES.KeyWrap.wrap(
+          SymmetricKey(data: contentKey.bytes), using: SymmetricKey(data: kek))
+        return MCUbootTLV(type: .encryptedKW, value: Array(wrapped))
+      } catch {
+        throw .malformed("AES key wrap failed: \(error)")
+      }
     case .rsa2048(let spki):
       do {
         let device = try _RSA.Encryption.PublicKey(derRepresentation: spki)

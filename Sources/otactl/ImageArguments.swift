@@ -4,12 +4,14 @@ import OTATrust
 extension SigningAlgorithm: ExpressibleByArgument {}
 
 /// `image keygen --type`: a signing key (ed25519, ecdsa-p256) or a device key for encrypted images
-/// (x25519, rsa-2048; an ecdsa-p256 key serves either way), named as `imgtool keygen -t` names them.
+/// (x25519, rsa-2048; an ecdsa-p256 key serves either way), named as `imgtool keygen -t` names them;
+/// aes-kw, a shared AES key-wrap key (MCUboot's ENC_KW), which imgtool does not make.
 enum KeyType: String, ExpressibleByArgument, CaseIterable {
   case ed25519
   case ecdsaP256 = "ecdsa-p256"
   case x25519
   case rsa2048 = "rsa-2048"
+  case aesKW = "aes-kw"
 }
 
 extension PublicKeyFormat: ExpressibleByArgument {}

@@ -19,7 +19,8 @@ struct ImageCreateCommand: ParsableCommand {
 
       With --encrypt DEVICE.pub.pem the payload is encrypted for that device key, as
       `imgtool sign --encrypt` does: padded to a whole AES block, hashed and signed in clear, then
-      AES-CTR with a fresh key, wrapped for the device in an ENC_X25519, ENC_EC256 or ENC_RSA2048 TLV.
+      AES-CTR with a fresh key, wrapped for the device in an ENC_X25519, ENC_EC256 or ENC_RSA2048 TLV
+      (or, given a key-wrap key in base64 from `image keygen --type aes-kw`, ENC_KW).
 
       Example: otactl image create app.bin app.img --version 1.2.3+4 --key release.pem --security-counter auto
                otactl image create app.bin app.img --version 1.2.3 --key release.pem --encrypt device.pub.pem
@@ -52,7 +53,9 @@ struct ImageCreateCommand: ParsableCommand {
   @Option(help: "How the image names its key: hash (KEYHASH, the default) or full (PUBKEY).")
   var publicKeyFormat = PublicKeyFormat.hash
 
-  @Option(help: "Encrypt the payload for this device key (PEM public key, X25519, P-256 or RSA-2048).")
+  @Option(
+    help:
+      "Encrypt the payload for this device key (PEM public key: X25519, P-256, RSA-2048; or an AES-KW key).")
   var encrypt: String?
 
   @Option(help: "The AES key's length with --encrypt: 128 (the default, as imgtool) or 256.")

@@ -32,7 +32,7 @@ enum ImageFiles {
   static func encryptionKey(_ path: String) throws(Failure) -> ImageEncryptionKey {
     let bytes = try read(path, what: "key file")
     do {
-      return try ImageEncryptionKey(pem: String(decoding: bytes, as: UTF8.self))
+      return try ImageEncryptionKey(keyFile: String(decoding: bytes, as: UTF8.self))
     } catch {
       throw Failure(message: "\(path): \(error)")
     }
@@ -42,7 +42,7 @@ enum ImageFiles {
   static func decryptionKey(_ path: String) throws(Failure) -> ImageDecryptionKey {
     let bytes = try read(path, what: "key file")
     do {
-      return try ImageDecryptionKey(pem: String(decoding: bytes, as: UTF8.self))
+      return try ImageDecryptionKey(keyFile: String(decoding: bytes, as: UTF8.self))
     } catch {
       throw Failure(message: "\(path): \(error)")
     }

@@ -20,13 +20,16 @@ struct ImageKeygenCommand: ParsableCommand {
       goes on the device ([trust] decryption-key, mode 0600); the public key is what images are
       encrypted for (otactl image create --encrypt, imgtool sign --encrypt).
 
+      aes-kw: a 16-byte AES key-wrap key in base64 (MCUboot's ENC_KW, as its enc-aes128kw.b64). It
+      is symmetric: the same secret file goes on the device and to whoever encrypts; no --public.
+
       Examples: otactl image keygen --type ed25519 --key release.pem --public release.pub.pem
                 otactl image keygen --type x25519 --key device.pem --public device.pub.pem
       """)
 
   @Option(
     name: .customLong("type"),
-    help: "The key type: ed25519 or ecdsa-p256 (signing), x25519 or rsa-2048 (device).")
+    help: "The key type: ed25519 or ecdsa-p256 (signing), x25519, rsa-2048 or aes-kw (device).")
   var type: KeyType
 
   @Option(help: "Where to write the private key (created with mode 0600).")
@@ -41,6 +44,10 @@ struct ImageKeygenCommand: ParsableCommand {
   func validate() throws {
     if let publicKey, publicKey == key {
       throw ValidationError("--key and --public name the same file; give two paths")
+    }
+    if publicKey != nil, type == .aesKW {
+      throw ValidationError(
+        "an aes-kw key has no public half: the one secret file encrypts and decrypts; drop --public")
     }
   }
 
@@ -67,9 +74,10 @@ struct ImageKeygenCommand: ParsableCommand {
       let algorithm: SigningAlgorithm = type == .ed25519 ? .ed25519 : .ecdsaP256
       let signingKey = ImageSigningKey.generate(algorithm)
       return (signingKey.pem, signingKey.publicKey.pem, "\(algorithm) key \(signingKey.publicKey.shortID)")
-    case .x25519, .rsa2048:
+    case .x25519, .rsa2048, .aesKW:
       do {
-        let deviceKey = try ImageDecryptionKey.generate(type == .x25519 ? .x25519 : .rsa2048)
+        let deviceKey = try ImageDecryptionKey.generate(
+          type == .x25519 ? .x25519 : type == .rsa2048 ? .rsa2048 : .aesKW)
         return (
           deviceKey.pem, deviceKey.encryptionKey.pem, "\(deviceKey.algorithm) device key for encrypted images"
         )

@@ -120,7 +120,7 @@ struct DaemonOptions: ParsableArguments {
   @Option(
     name: .customLong("decryption-key"),
     help:
-      "The device's PEM private key for encrypted images (X25519, P-256 or RSA-2048, mode 0600; [trust] decryption-key)."
+      "The device's key for encrypted images: X25519, P-256 or RSA-2048 (PEM), AES-KW (base64); mode 0600 ([trust] decryption-key)."
   )
   var decryptionKey: String?
 

@@ -17,8 +17,10 @@ struct EncryptedImageOracleTests {
     from cryptography.hazmat.primitives.asymmetric import ec, padding, x25519
     from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
     from cryptography.hazmat.primitives.kdf.hkdf import HKDF
+    from cryptography.hazmat.primitives.keywrap import aes_key_unwrap
     image = open(sys.argv[1], "rb").read()
-    key = serialization.load_pem_private_key(open(sys.argv[2], "rb").read(), None)
+    text = open(sys.argv[2], "rb").read()
+    key = serialization.load_pem_private_key(text, None) if text.startswith(b"-----") else __import__("base64").b64decode(text)
     magic, load, hdr, protected, size, flags = struct.unpack_from("<IIHHII", image, 0)
     assert magic == 0x96F3B83D
     keylen = 32 if flags & 0x08 else 16
@@ -30,7 +32,9 @@ struct EncryptedImageOracleTests {
         kind, length = struct.unpack_from("<HH", image, p)
         tlvs[kind] = image[p + 4:p + 4 + length]
         p += 4 + length
-    if 0x30 in tlvs:
+    if 0x31 in tlvs:
+        content = aes_key_unwrap(key, tlvs[0x31])
+    elif 0x30 in tlvs:
         content = key.decrypt(tlvs[0x30], padding.OAEP(mgf=padding.MGF1(hashes.SHA256()), algorithm=hashes.SHA256(), label=None))
     else:
         if 0x33 in tlvs:
@@ -92,6 +96,7 @@ struct EncryptedImageOracleTests {
     #expect(names.first == "SHA256" && names.contains("ED25519"), "\(names)")
     #expect(
       names.last
-        == ["x25519": "ENCX25519", "ecdsa-p256": "ENCEC256", "rsa-2048": "ENCRSA2048"][algorithm.rawValue])
+        == ["x25519": "ENCX25519", "ecdsa-p256": "ENCEC256", "rsa-2048": "ENCRSA2048", "aes-kw": "ENCKW"][
+          algorithm.rawValue])
   }
 }
