@@ -139,6 +139,43 @@ import Testing
     }
   }
 
+  /// One encrypted image (imgtool's X25519 sample) to three devices at once: two hold the key and
+  /// confirm it, one holds none and is refused before anything is sent to it (exit 15 in its line
+  /// of the summary); the push exits 14.
+  @Test func anEncryptedImageToDevicesWithAndWithoutItsKey() throws {
+    // [SEC-ENC-1]
+    let daemons = try (0..<3).map { _ in try Daemon(firmware: Self.firmware) }
+    for (index, daemon) in daemons.enumerated() {
+      guard index != 1 else {
+        try daemon.start()
+        continue
+      }
+      let key = daemon.folder.appendingPathComponent("device.pem").path
+      try Data(RepositoryRoot.bytes("Images/keys/test-device-x25519.pem")).write(
+        to: URL(fileURLWithPath: key))
+      try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: key)
+      try daemon.start(extra: ["--decryption-key", key])
+    }
+    let image = RepositoryRoot.url("Images/mcuboot-enc-x25519-100KiB.bin").path
+    let result = try runTool(
+      "otactl",
+      ["push", image, "--link", "mtu=247,interval=2ms,packets=8", "--json"]
+        + daemons.flatMap { ["--device", $0.socket] })
+    #expect(result.status == 14, "\(result.output)\n\(result.errors)")
+    let outcome = devices(summary(result))
+    #expect(outcome.map { $0["ok"] as? Bool } == [true, false, true], "\(outcome)")
+    #expect(outcome[1]["exitCode"] as? Int == 15, "cannot decrypt: \(outcome[1])")
+    for (index, daemon) in daemons.enumerated() {
+      let running = try running(daemon)
+      if index == 1 {
+        #expect(running.slot == "A" && running.version != "2.1.0+0", "device 1 runs what it ran: \(running)")
+      } else {
+        #expect(running.slot == "B" && running.version == "2.1.0+0", "device \(index): \(running)")
+      }
+      #expect(daemon.stop() == 0)
+    }
+  }
+
   /// The same device named twice, however spelled (here once through a symbolic link to its
   /// folder, once in a --devices file), is a usage error: nothing is sent to anyone.
   @Test func theSameDeviceTwiceIsRefusedBeforeAnythingIsSent() throws {
