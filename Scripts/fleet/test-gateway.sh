@@ -2,7 +2,8 @@
 # otactl gateway end to end, on the simulated link: a real goosebit (hawkBit's DDI API, PyPI) on
 # 127.0.0.1, five otad devices, one rollout; then a DDI server that misbehaves on purpose
 # (fake_ddi.py). Prints PASS/FAIL lines and exits non-zero when any check fails.
-#   1. goosebit: an MCUboot image 2.0.0+0 packed by `otactl image pack` for board blueota-sim 1.0,
+#   1. goosebit: an MCUboot image 2.0.0+0, encrypted for the devices' key (otactl image create
+#      --encrypt), packed by `otactl image pack` for board blueota-sim 1.0,
 #      uploaded, one rollout. Devices sim-000..sim-004 (slot A 1.0.0), each naming itself by its
 #      serial (otad --serial): sim-003's new firmware fails its health check, sim-004 is other
 #      hardware (model other-board), which goosebit itself never offers the release. The gateway
@@ -62,7 +63,7 @@ start_device() { # index serial model health-check
   [[ -f "$dir/a.img" ]] || cp "$root/Images/firmware-v1.bin" "$dir/a.img"
   "$bin/otad" run --slot-a "$dir/a.img" --slot-b "$dir/b.img" --capacity 1MiB --state-dir "$dir/state" \
     --socket "$work/sockets/$2.sock" --serial "$2" --model "$3" --hardware-revision 1.0 --attempts 1 \
-    --health-check "$4" --log-level info >>"$dir/otad.log" 2>&1 &
+    --health-check "$4" --decryption-key "$work/images/device.pem" --log-level info >>"$dir/otad.log" 2>&1 &
   pids+=($!)
   for _ in $(seq 250); do [[ -S "$work/sockets/$2.sock" ]] && return 0; sleep 0.02; done
   echo "otad $2 did not start:" >&2
@@ -71,9 +72,13 @@ start_device() { # index serial model health-check
 }
 info_of() { "$bin/otactl" info --device "$work/sockets/$1.sock" --json 2>/dev/null; }
 
-# The release: an MCUboot image 2.0.0+0 of 128 KiB, packed for blueota-sim 1.0.
+# The release: an MCUboot image 2.0.0+0 of 128 KiB, encrypted for the fleet's X25519 device key
+# (each otad holds it: --decryption-key), packed for blueota-sim 1.0. goosebit, the gateway's cache
+# and the link see only ciphertext; each device decrypts it after its checks.
 head -c 131072 "$root/Images/raw-1MiB.bin" >"$work/images/payload.bin"
-"$bin/otactl" image create "$work/images/payload.bin" "$work/images/fw-2.0.0.img" --version 2.0.0+0 >/dev/null
+"$bin/otactl" image keygen --type x25519 --key "$work/images/device.pem" --public "$work/images/device.pub.pem" >/dev/null
+"$bin/otactl" image create "$work/images/payload.bin" "$work/images/fw-2.0.0.img" --version 2.0.0+0 \
+  --encrypt "$work/images/device.pub.pem" >/dev/null
 check "otactl image pack makes the .swu" \
   "$bin/otactl" image pack "$work/images/fw-2.0.0.img" "$work/images/fw-2.0.0.swu" --board blueota-sim --revision 1.0
 "$bin/otactl" image pack "$work/images/fw-2.0.0.img" "$work/images/fw-rpi4.swu" --board rpi4 --revision 1.4 >/dev/null
@@ -120,6 +125,12 @@ for id in sim-000 sim-001 sim-002; do
   check "$id: the device runs 2.0.0+0, confirmed" \
     test "$(info_of $id | python3 -c 'import json,sys; i=json.load(sys.stdin); print(i["runningVersion"], i["onTrial"])')" = "2.0.0+0 False"
 done
+# The release traveled encrypted and was decrypted on the device: the image goosebit holds has no
+# plaintext in it, sim-000's slot B holds the plaintext after the 512-byte header.
+check "the released image carries ciphertext, not the payload" \
+  bash -c '! cmp -s <(tail -c +513 "$0" | head -c 131072) "$1"' "$work/images/fw-2.0.0.img" "$work/images/payload.bin"
+check "sim-000: slot B holds the plaintext (decrypted with the device's key after its checks)" \
+  bash -c 'cmp -s <(tail -c +513 "$0" | head -c 131072) "$1"' "$work/dev/sim-000/b.img" "$work/images/payload.bin"
 log_of() { admin device "$1" | python3 -c 'import json,sys; print(json.load(sys.stdin).get("log") or "")'; }
 check "sim-003: goosebit shows the error with the device's reason (health check failed)" \
   bash -c "test '$(state sim-003 last_state)' = Error && grep -q 'health check failed' <<<\"\$0\"" "$(log_of sim-003)"
