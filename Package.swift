@@ -193,7 +193,7 @@ let package = Package(
     .executableTarget(
       name: "ota-lab",
       dependencies: [
-        "OTALab", "OTAReport", "OTADaemon", "OTAFaults", "OTAStorage", "OTASystem",
+        "OTALab", "OTAReport", "OTADaemon", "OTAFaults", "OTAStorage", "OTASystem", "OTATrust", "OTAWire",
         .product(name: "FlyingFox", package: "FlyingFox"),
         .product(name: "FlyingSocks", package: "FlyingFox"),
         .product(name: "ArgumentParser", package: "swift-argument-parser"),

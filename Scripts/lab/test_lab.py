@@ -4,7 +4,7 @@ by selenium against ota-lab. The page loads with no network (every host but the 
 resolves to nothing, and every resource it loaded is checked to come from ota-lab), each button
 works, a push fills slot B window by window, a dropped link and a power cut during a transfer show
 the resume, v3 ends rolled back with its reason, a flipped byte fails VALIDATE, an unsigned image is
-refused. Screenshots go to a new temporary directory (its path is printed), so a test run changes
+refused, an encrypted image travels as ciphertext and lands as plaintext. Screenshots go to a new temporary directory (its path is printed), so a test run changes
 no tracked file; `--shots docs/lab` regenerates the ones docs/LAB.md shows.
 
   python3 Scripts/lab/test_lab.py [--bin .build/debug] [--shots DIR]
@@ -240,6 +240,21 @@ def main():
         time.sleep(0.6)
         check("clear the faults: none left", "cleared 1 fault" in text("actions"), text("actions"))
         shot("08-fault")
+
+        # An encrypted image: ciphertext in the file and on the air, plaintext in the slot.
+        click("push-encrypted")
+        lab.wait("encrypted started", lambda s: push(s).get("label") == "push encrypted", 30)
+        state = lab.wait("encrypted confirmed", lambda s: push(s).get("label") == "push encrypted"
+                         and push(s).get("result") is not None, 120)
+        check("push v2.1 encrypted: it runs confirmed (exit 0)", push(state)["result"]["exitCode"] == 0, push(state))
+        state = lab.wait("the encryption shown", lambda s: s.get("encryption"), 10)
+        shown = state.get("encryption") or {}
+        check("the slot holds the plaintext (the app's script), the air carried ciphertext",
+              shown.get("inSlotText", "").startswith("#!/bin/sh") and shown.get("onAir") != shown.get("inSlot"), shown)
+        time.sleep(0.6)
+        check("the page shows both", text("on-air") == shown.get("onAir") and text("in-slot") == shown.get("inSlot"),
+              text("encryption"))
+        shot("09-encrypted")
 
     except Exception as error:  # a wait that timed out, a missing element: one failure, with why
         check("the lab session ran to its end", False, repr(error))

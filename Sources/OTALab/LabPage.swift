@@ -38,6 +38,7 @@ public enum LabPage {
     <section id="slots-section"><h2>Slots</h2><div class="slots" id="slots"></div>
       <div id="transfer"></div>
       <div class="cells" id="cells"></div>
+      <div id="encryption"></div>
       <div class="legend"><i style="background:#2b7a3d"></i>committed (checked)<i style="background:#f0c420"></i>in flight<i style="background:#b3261e"></i>failed check<i style="background:#6aa84f;outline:2px solid #b3261e"></i>resent<i style="background:#e3e6eb"></i>empty</div>
     </section>
     <section><h2>Boot state</h2><table id="boot"></table></section>
@@ -47,6 +48,7 @@ public enum LabPage {
       <button id="push-v2" data-action="push-v2">Push v2 (good)</button>
       <button id="push-v3" data-action="push-v3">Push v3 (fails its self-test)</button>
       <button id="push-unsigned" data-action="push-unsigned">Push an unsigned image</button>
+      <button id="push-encrypted" data-action="push-encrypted">Push v2.1 encrypted</button>
       <button id="drop-link" data-action="drop-link">Drop the link</button>
       <button id="power-cut" data-action="power-cut">Power cut</button>
       <button id="flip-byte" data-action="flip-byte">Flip a byte in the inactive slot</button>
@@ -155,6 +157,8 @@ public enum LabPage {
       document.body.dataset.at = s.at;
       $('summary').textContent = s.status ? `running ${s.status.running} · firmware ${(s.status.slots.find(x => x.running) || {}).version} · ${s.push ? s.push.label + ': ' + s.push.phase : 'idle'}` : (s.statusError || 'reading the device…');
       drawSlots(s); drawBoot(s); drawPush(s); drawLink(s);
+      const x = s.encryption;
+      $('encryption').innerHTML = x ? `encrypted v2.1, its first payload bytes: on the air <code id="on-air">${esc(x.onAir)}</code> (ciphertext), in slot ${esc(x.slot)} <code id="in-slot">${esc(x.inSlot)}</code> <code>${esc(x.inSlotText)}</code> (decrypted by the device after its checks)` : '';
       $('events').innerHTML = s.events.slice().reverse().map(e => `<li>${esc(e[0])} s <b>${esc(e[1])}</b> ${esc(e[2])}</li>`).join('');
       $('actions').innerHTML = s.actions.map(a => `<li>${esc(a)}</li>`).join('');
     }

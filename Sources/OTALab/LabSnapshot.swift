@@ -34,6 +34,30 @@ public struct LabSnapshot: Codable, Equatable, Sendable {
     public var outcomeTo: String?
   }
 
+  /// The encrypted sample, once a slot holds it: its first payload bytes as they travel (the image
+  /// file, the air: ciphertext) and as the slot holds them (decrypted after the device's checks).
+  public struct Encryption: Codable, Equatable, Sendable {
+    public var slot: String
+    /// Hex.
+    public var onAir: String
+    /// Hex.
+    public var inSlot: String
+    /// The slot's bytes as text where printable, `.` elsewhere: the app's script shows through.
+    public var inSlotText: String
+
+    public init(slot: String, onAir: [UInt8], inSlot: [UInt8]) {
+      self.slot = slot
+      self.onAir = Self.hex(onAir)
+      self.inSlot = Self.hex(inSlot)
+      inSlotText = String(inSlot.map { (0x20..<0x7f).contains($0) ? Character(UnicodeScalar($0)) : "." })
+    }
+
+    static func hex(_ bytes: [UInt8]) -> String {
+      let digits = Array("0123456789abcdef")
+      return String(bytes.flatMap { [digits[Int($0 >> 4)], digits[Int($0 & 0x0f)]] })
+    }
+  }
+
   /// Seconds since the lab started.
   public var at: Double
   public var otadRunning: Bool
@@ -49,6 +73,7 @@ public struct LabSnapshot: Codable, Equatable, Sendable {
   public var events: [[String]]
   /// What the lab was asked to do, newest last.
   public var actions: [String]
+  public var encryption: Encryption?
 
   public static let eventLimit = 40
 
@@ -56,8 +81,9 @@ public struct LabSnapshot: Codable, Equatable, Sendable {
     at: Double, startedAt: UInt64, otadRunning: Bool, powerCuts: Int, status: DeviceStatusReport?,
     statusError: String?, deviceEvents digest: DeviceEventDigest, push: PushProgress?, link: Link,
     windowCapacity: Int,
-    actions: [String]
+    actions: [String], encryption: Encryption? = nil
   ) {
+    self.encryption = encryption
     self.at = at
     self.otadRunning = otadRunning
     self.powerCuts = powerCuts

@@ -10,6 +10,7 @@ enum LabAction: String, CaseIterable {
   case pushV2 = "push-v2"
   case pushV3 = "push-v3"
   case pushUnsigned = "push-unsigned"
+  case pushEncrypted = "push-encrypted"
   case pushBig = "push-big"
   case dropLink = "drop-link"
   case powerCut = "power-cut"
@@ -31,6 +32,10 @@ enum LabAction: String, CaseIterable {
       try model.central.start(
         label: "push unsigned", image: "mcuboot-unsigned-4099B.bin", link: model.link.conditions)
       return "push an MCUboot image without a signature"
+    case .pushEncrypted:
+      try model.central.start(
+        label: "push encrypted", image: model.device.paths.encryptedImage, link: model.link.conditions)
+      return "push v2.1 (2.1.0, signed, encrypted for the device's X25519 key)"
     case .pushBig:
       guard let bigImage else { throw LabError("start ota-lab with --big-image FILE for this one") }
       try model.central.start(label: "push big", image: bigImage, link: model.link.conditions)

@@ -4,6 +4,8 @@ import OTAFaults
 import OTAReport
 import OTAStorage
 import OTASystem
+import OTATrust
+import OTAWire
 import Synchronization
 
 /// The simulated device: otad with file slots in the lab's folder, the simulated link on a Unix
@@ -35,6 +37,7 @@ final class LabDevice: Sendable {
       (try? FileSystem.readFile(path)).flatMap { String(validating: $0, as: UTF8.self) }
     }
     try FileSystem.makeDirectories(paths.state)
+    try Self.makeEncryptedImage(paths)
     // otad creates slot B at its first start; the status reader opens both.
     try FileSystem.writeFile(paths.slotB, [])
     reader = try Daemon(layout: layout, configuration: configuration, policy: policy)
@@ -45,10 +48,30 @@ final class LabDevice: Sendable {
       "run", "--slot-a", paths.slotA, "--slot-b", paths.slotB, "--capacity", capacity, "--state-dir",
       paths.state,
       "--socket", paths.socket, "--trusted-key", paths.trustedKey, "--health-check", paths.healthCheck,
+      "--decryption-key", paths.deviceKey,
       "--attempts", "2", "--window", window, "--log-level", "info", "--trace", paths.deviceTrace,
       // The lab is a test device: its fault buttons set faults through otad's fault control.
       "--allow-faults",
     ]
+  }
+
+  /// The device's key (mode 0600) and the encrypted image made for it: firmware 2.0.0's payload
+  /// (its app and assets) as 2.1.0, signed with the test key, encrypted as `otactl image create
+  /// --encrypt` does. Its payload is ciphertext in the file and on the air, plaintext in the slot.
+  static func makeEncryptedImage(_ paths: LabPaths) throws {
+    let keyText = try FileSystem.readFile(paths.image("keys/test-device-x25519.pem"))
+    try FileSystem.writeFile(paths.deviceKey, keyText, mode: 0o600)
+    let deviceKey = try ImageDecryptionKey(keyFile: String(decoding: keyText, as: UTF8.self))
+    let signer = try ImageSigningKey(
+      pem: String(decoding: try FileSystem.readFile(paths.image("keys/test-ed25519.pem")), as: UTF8.self))
+    let v2 = try FileSystem.readFile(paths.image("firmware-v2.bin"))
+    let layout = try MCUbootImageLayout(parsing: v2)
+    let payload = Array(v2[Int(layout.payloadRange.lowerBound)..<Int(layout.payloadRange.upperBound)])
+    let image = try MCUbootImageBuilder(
+      version: Version(major: 2, minor: 1, revision: 0), headerSize: Int(layout.header.headerSize),
+      encryptFor: deviceKey.encryptionKey
+    ).build(payload: payload, signingKey: signer)
+    try FileSystem.writeFile(paths.encryptedImage, image)
   }
 
   /// Starts otad and waits (up to 20 s) for its socket.

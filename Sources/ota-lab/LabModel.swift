@@ -62,6 +62,21 @@ final class LabModel: Sendable {
     }
   }
 
+  /// The encrypted sample's first payload bytes in its file and in the slot that holds it (the one
+  /// whose version is 2.1.0), or nil while no slot does.
+  func encryption(_ status: DeviceStatusReport?) -> LabSnapshot.Encryption? {
+    guard let slot = status?.slots.first(where: { $0.version == "2.1.0+0" }),
+      let image = try? Data(contentsOf: URL(fileURLWithPath: device.paths.encryptedImage)),
+      let held = try? Data(contentsOf: URL(fileURLWithPath: slot.path)), image.count >= 32 + 16,
+      held.count >= 32 + 16
+    else { return nil }
+    // The payload starts after the header: hdr_size, a little-endian u16 at offset 8.
+    let start = Int(image[8]) | Int(image[9]) << 8
+    guard image.count >= start + 16, held.count >= start + 16 else { return nil }
+    return LabSnapshot.Encryption(
+      slot: slot.slot, onAir: Array(image[start..<start + 16]), inSlot: Array(held[start..<start + 16]))
+  }
+
   /// The state as JSON, at most `refresh` old.
   func snapshotJSON() -> Data {
     cache.withLock { cache in
@@ -80,7 +95,8 @@ final class LabModel: Sendable {
         link: LabSnapshot.Link(
           mtu: link.mtu, intervalMilliseconds: link.intervalMilliseconds, loss: link.loss,
           conditions: link.conditions),
-        windowCapacity: windowCapacity, actions: actions.withLock { $0 })
+        windowCapacity: windowCapacity, actions: actions.withLock { $0 },
+        encryption: encryption(status))
       cache.json = (try? JSONEncoder().encode(snapshot)) ?? Data("{}".utf8)
       cache.built = now
       return cache.json

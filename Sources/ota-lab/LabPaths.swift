@@ -18,6 +18,11 @@ struct LabPaths: Sendable {
   var otactl: String { bin + "/otactl" }
   func image(_ name: String) -> String { images + "/" + name }
   var trustedKey: String { images + "/keys/test-ed25519.pub.pem" }
+  /// The device's key for encrypted images: the test X25519 key, copied with mode 0600 (otad refuses
+  /// one that others may read).
+  var deviceKey: String { folder + "/device.pem" }
+  /// Firmware 2.0.0's payload as 2.1.0, signed with the test key and encrypted for the device's key.
+  var encryptedImage: String { folder + "/firmware-v2.1-encrypted.bin" }
   var healthCheck: String { "sh " + images + "/firmware/health-check.sh" }
 
   /// `images` nil: ./Images, else the Images folder of the checkout ota-lab was built in.

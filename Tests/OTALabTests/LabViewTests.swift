@@ -70,7 +70,10 @@ import Testing
   @Test func thePageFetchesNothingFromElsewhere() {
     #expect(!LabPage.html.contains("http://") && !LabPage.html.contains("https://"))
     #expect(!LabPage.html.contains("<script src") && !LabPage.html.contains("<link"))
-    for action in ["push-v2", "push-v3", "push-unsigned", "drop-link", "power-cut", "flip-byte", "set-loss"] {
+    for action in [
+      "push-v2", "push-v3", "push-unsigned", "push-encrypted", "drop-link", "power-cut", "flip-byte",
+      "set-loss",
+    ] {
       #expect(LabPage.html.contains("data-action=\"\(action)\""), "\(action)")
     }
   }
