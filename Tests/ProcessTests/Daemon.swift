@@ -110,6 +110,16 @@ final class Daemon {
     return status
   }
 
+  /// A test device key from Images/keys (`name`, without `.pem`) copied into the daemon's folder
+  /// with `mode` (otad refuses a private key others may read); returns its path, for
+  /// `--decryption-key`.
+  func deviceKey(_ name: String, mode: Int = 0o600) throws -> String {
+    let path = folder.appendingPathComponent("\(name).pem").path
+    try Data(RepositoryRoot.bytes("Images/keys/\(name).pem")).write(to: URL(fileURLWithPath: path))
+    try FileManager.default.setAttributes([.posixPermissions: mode], ofItemAtPath: path)
+    return path
+  }
+
   func status() throws -> [String: Any] {
     let result = try runTool("otad", ["status"] + baseArguments + ["--json"])
     guard result.status == 0,

@@ -8,18 +8,10 @@ import Testing
   static let image = RepositoryRoot.url("Images/mcuboot-enc-x25519-100KiB.bin").path
   static let signer = RepositoryRoot.url("Images/keys/test-ed25519.pub.pem").path
 
-  /// The device key copied beside the daemon with `mode`.
-  func deviceKey(in daemon: Daemon, mode: Int) throws -> String {
-    let path = daemon.folder.appendingPathComponent("device.pem").path
-    try Data(RepositoryRoot.bytes("Images/keys/test-device-x25519.pem")).write(to: URL(fileURLWithPath: path))
-    try FileManager.default.setAttributes([.posixPermissions: mode], ofItemAtPath: path)
-    return path
-  }
-
   @Test func otadWithItsKeyInstallsTheImageAsItsPlaintext() throws {
     // [SEC-ENC-1] [SEC-ENC-2]
     let daemon = try Daemon(firmware: testBytes(4000, seed: 46))
-    let key = try deviceKey(in: daemon, mode: 0o644)
+    let key = try daemon.deviceKey("test-device-x25519", mode: 0o644)
     let refused = try runTool(
       "otad", ["run"] + daemon.baseArguments + ["--decryption-key", key], timeout: 20)
     #expect(refused.status == 64 && refused.errors.contains("chmod 600"), "\(refused.errors)")

@@ -150,11 +150,7 @@ import Testing
         try daemon.start()
         continue
       }
-      let key = daemon.folder.appendingPathComponent("device.pem").path
-      try Data(RepositoryRoot.bytes("Images/keys/test-device-x25519.pem")).write(
-        to: URL(fileURLWithPath: key))
-      try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: key)
-      try daemon.start(extra: ["--decryption-key", key])
+      try daemon.start(extra: ["--decryption-key", try daemon.deviceKey("test-device-x25519")])
     }
     let image = RepositoryRoot.url("Images/mcuboot-enc-x25519-100KiB.bin").path
     let result = try runTool(

@@ -89,10 +89,7 @@ import Testing
     let address = "127.0.0.48"
     let factory = try Data(contentsOf: URL(fileURLWithPath: Self.sample("firmware-v1.bin")))
     let daemon = try Daemon(capacity: "64KiB", firmware: [UInt8](factory))
-    let key = daemon.folder.appendingPathComponent("device.pem").path
-    try Data(contentsOf: URL(fileURLWithPath: Self.sample("keys/test-device-ecdsa-p256.pem"))).write(
-      to: URL(fileURLWithPath: key))
-    try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: key)
+    let key = try daemon.deviceKey("test-device-ecdsa-p256")
     try daemon.start(extra: arguments(address, ["--decryption-key", key, "--allow-downgrade"], verdict: nil))
     let upload = try toolkit.step(address, "upload", image)
     #expect(upload["ok"] as? Bool == true, "\(upload)\n\(daemon.log)")

@@ -104,10 +104,7 @@ import Testing
     let smpmgr = try SMPManager.locate()
     let factory = try Data(contentsOf: URL(fileURLWithPath: Self.sample("firmware-v1.bin")))
     let daemon = try Daemon(capacity: "256KiB", firmware: [UInt8](factory))
-    let key = daemon.folder.appendingPathComponent("device.pem").path
-    try Data(contentsOf: URL(fileURLWithPath: Self.sample("keys/test-device-x25519.pem"))).write(
-      to: URL(fileURLWithPath: key))
-    try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: key)
+    let key = try daemon.deviceKey("test-device-x25519")
     try daemon.start(extra: [
       "--smp-udp", "127.0.0.26:1337", "--health-check", "true", "--factory-version", "1.0.0",
       "--decryption-key", key,
