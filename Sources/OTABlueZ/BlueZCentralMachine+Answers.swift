@@ -86,6 +86,14 @@ extension BlueZCentralMachine {
 
   mutating func failed(_ call: BlueZCall, _ error: BlueZError, _ raw: DBusError) {
     let detail = "\(raw.name): \(raw.message)"
+    // ATT's Invalid Handle (0x01): the handles BlueZ cached for this device are not the device's
+    // (a peripheral that registered its GATT application again, and no Service Changed reached the
+    // cache). Every later attempt would meet them again: forget the device at the next one, so
+    // discovery finds it, and its services, afresh (seen in the VM: a gateway's every poll failed).
+    if raw.message.contains("ATT error: 0x01"), let device {
+      out.append(.log(.info, "\(call.method): invalid handle: forgetting \(device) at the next attempt"))
+      staleDevices.insert(device)
+    }
     switch (call, error) {
     case (.setDiscoveryFilter, .inProgress), (.startDiscovery, .inProgress):
       // Already discovering: fine.

@@ -170,6 +170,34 @@ import Testing
     #expect(script.outstanding.isEmpty && script.machine.phase == .discovering)
   }
 
+  /// ATT's Invalid Handle on set-up: the handles BlueZ cached are not the device's (its otad
+  /// registered its application again). The VM saw a gateway fail every poll on them; the device
+  /// is now forgotten at the next attempt, so discovery resolves its services afresh.
+  @Test func anInvalidHandleForgetsTheDeviceAtTheNextAttempt() {
+    var script = Script()
+    script.connectToDevice()
+    _ = script.listCharacteristics()
+    #expect(script.outstandingCalls.contains(.startNotify))
+    script.fail(.startNotify, "org.bluez.Error.Failed", "Operation failed with ATT error: 0x01")
+    #expect(
+      script.takeEmitted() == [.connectFailed("StartNotify failed: Operation failed with ATT error: 0x01")])
+    #expect(script.machine.staleDevices == [Script.device])
+
+    script.sent = []
+    script.feed(.connect)
+    script.reply(.setDiscoveryFilter)
+    script.reply(.startDiscovery)
+    script.reply(
+      .listDevices, [Script.managedObjects([Script.device: [BlueZ.device: Script.deviceProperties()]])])
+    #expect(script.sent.map(\.method) == ["RemoveDevice"])
+    // Another ATT error (here 0x0e, unlikely error) is no reason to forget the device.
+    var other = Script()
+    other.connectToDevice()
+    _ = other.listCharacteristics()
+    other.fail(.startNotify, "org.bluez.Error.Failed", "Operation failed with ATT error: 0x0e")
+    #expect(other.machine.staleDevices.isEmpty)
+  }
+
   @Test func noReplyToConnectFailsTheConnect() {
     var script = Script()
     script.connectToKnownDevice()
@@ -180,7 +208,7 @@ import Testing
   @Test func aLinkGoingDownDuringSetUpStartsOverUntilTheDeadline() throws {
     var script = Script()
     script.connectToDevice()
-    script.listCharacteristics()
+    _ = script.listCharacteristics()
     // bluetoothd's GATT client says "Not connected" under the generic Failed name.
     let answer = script.fail(.startNotify, "org.bluez.Error.Failed", "Not connected")
     #expect(answer.contains(.startTimer(.retryConnect, after: .milliseconds(500))))
@@ -241,7 +269,7 @@ import Testing
   @Test func aDisconnectWhileACallIsPendingCancelsItAndStartsOver() throws {
     var script = Script()
     script.connectToDevice()
-    script.listCharacteristics()
+    _ = script.listCharacteristics()
     script.reply(.startNotify)
     let acquire = try #require(script.pending(.acquireWrite))
     let dropped = script.feed(
