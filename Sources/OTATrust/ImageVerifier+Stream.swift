@@ -29,7 +29,8 @@ extension ImageVerifier {
       cipher: PayloadCipher? = nil
     ) throws(Source.ReadError) -> StreamedDigests {
       var crc = CRC32()
-      var stored = CRC32()
+      // The slot's own bytes differ from the bytes as sent only under a cipher: a second CRC32 then.
+      var stored: CRC32? = cipher == nil ? nil : CRC32()
       var whole: SHA256? = sealing ? SHA256() : nil
       var hasher: SHA256?
       var hashedRange: Range<UInt64> = 0..<0
@@ -52,12 +53,12 @@ extension ImageVerifier {
         // here keeps the offsets below honest (and the loop finite).
         guard chunk.count == count else {
           return StreamedDigests(
-            crc32: crc.value, storedCRC32: stored.value, sha256: nil, slotChanged: slotChanged,
+            crc32: crc.value, storedCRC32: stored?.value ?? crc.value, sha256: nil, slotChanged: slotChanged,
             shortReadAt: offset)
         }
         let chunkRange = offset..<offset + UInt64(count)
         chunk.withUnsafeBytes { buffer in
-          stored.update(buffer)
+          stored?.update(buffer)
           whole?.update(bufferPointer: buffer)
         }
         let (sent, plain) = cipher.map { $0.views(of: chunk, at: chunkRange.lowerBound) } ?? (chunk, chunk)
@@ -75,7 +76,7 @@ extension ImageVerifier {
         offset = chunkRange.upperBound
       }
       return StreamedDigests(
-        crc32: crc.value, storedCRC32: stored.value, sha256: hasher.map { $0.finalize() },
+        crc32: crc.value, storedCRC32: stored?.value ?? crc.value, sha256: hasher.map { $0.finalize() },
         slotChanged: slotChanged,
         seal: whole.map { Array($0.finalize()) })
     }

@@ -65,16 +65,26 @@ final class LabModel: Sendable {
   /// The encrypted sample's first payload bytes in its file and in the slot that holds it (the one
   /// whose version is 2.1.0), or nil while no slot does.
   func encryption(_ status: DeviceStatusReport?) -> LabSnapshot.Encryption? {
+    // Built up to five times a second: only the header's two bytes and the sixteen are read.
     guard let slot = status?.slots.first(where: { $0.version == "2.1.0+0" }),
-      let image = try? Data(contentsOf: URL(fileURLWithPath: device.paths.encryptedImage)),
-      let held = try? Data(contentsOf: URL(fileURLWithPath: slot.path)), image.count >= 32 + 16,
-      held.count >= 32 + 16
+      let header = Self.bytes(device.paths.encryptedImage, at: 8, count: 2)
     else { return nil }
     // The payload starts after the header: hdr_size, a little-endian u16 at offset 8.
-    let start = Int(image[8]) | Int(image[9]) << 8
-    guard image.count >= start + 16, held.count >= start + 16 else { return nil }
-    return LabSnapshot.Encryption(
-      slot: slot.slot, onAir: Array(image[start..<start + 16]), inSlot: Array(held[start..<start + 16]))
+    let start = UInt64(header[0]) | UInt64(header[1]) << 8
+    guard let onAir = Self.bytes(device.paths.encryptedImage, at: start, count: 16),
+      let inSlot = Self.bytes(slot.path, at: start, count: 16)
+    else { return nil }
+    return LabSnapshot.Encryption(slot: slot.slot, onAir: onAir, inSlot: inSlot)
+  }
+
+  /// Exactly `count` bytes of the file at `path` from `offset`; nil when they are not there.
+  static func bytes(_ path: String, at offset: UInt64, count: Int) -> [UInt8]? {
+    guard let file = FileHandle(forReadingAtPath: path) else { return nil }
+    defer { try? file.close() }
+    guard (try? file.seek(toOffset: offset)) != nil, let data = try? file.read(upToCount: count),
+      data.count == count
+    else { return nil }
+    return Array(data)
   }
 
   /// The state as JSON, at most `refresh` old.

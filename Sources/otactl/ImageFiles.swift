@@ -20,39 +20,31 @@ enum ImageFiles {
 
   /// A private key (PKCS#8 PEM, as imgtool and `otactl image keygen` write it).
   static func signingKey(_ path: String) throws(Failure) -> ImageSigningKey {
-    let bytes = try read(path, what: "key file")
-    do {
-      return try ImageSigningKey(pem: String(decoding: bytes, as: UTF8.self))
-    } catch {
-      throw Failure(message: "\(path): \(error)")
-    }
+    try key(path) { text throws(KeyError) in try ImageSigningKey(pem: text) }
   }
 
   /// A device's public key for encrypted images, or its private key whose public half is taken.
   static func encryptionKey(_ path: String) throws(Failure) -> ImageEncryptionKey {
-    let bytes = try read(path, what: "key file")
-    do {
-      return try ImageEncryptionKey(keyFile: String(decoding: bytes, as: UTF8.self))
-    } catch {
-      throw Failure(message: "\(path): \(error)")
-    }
+    try key(path) { text throws(KeyError) in try ImageEncryptionKey(keyFile: text) }
   }
 
   /// A device's private key for encrypted images.
   static func decryptionKey(_ path: String) throws(Failure) -> ImageDecryptionKey {
-    let bytes = try read(path, what: "key file")
-    do {
-      return try ImageDecryptionKey(keyFile: String(decoding: bytes, as: UTF8.self))
-    } catch {
-      throw Failure(message: "\(path): \(error)")
-    }
+    try key(path) { text throws(KeyError) in try ImageDecryptionKey(keyFile: text) }
   }
 
   /// A public key, or a private key whose public half is taken.
   static func publicKey(_ path: String) throws(Failure) -> ImagePublicKey {
+    try key(path) { text throws(KeyError) in try ImagePublicKey(pem: text) }
+  }
+
+  /// The key file at `path` read by `parse`; its failure named with the path.
+  private static func key<Key>(_ path: String, _ parse: (String) throws(KeyError) -> Key) throws(Failure)
+    -> Key
+  {
     let bytes = try read(path, what: "key file")
     do {
-      return try ImagePublicKey(pem: String(decoding: bytes, as: UTF8.self))
+      return try parse(String(decoding: bytes, as: UTF8.self))
     } catch {
       throw Failure(message: "\(path): \(error)")
     }
