@@ -57,6 +57,27 @@ import Testing
     #expect(targets["ProcessTests"] == ["OTATestSupport"])
   }
 
+  /// Issue 48: README's layout names every source target, so a newcomer's map has no blank rooms.
+  @Test func theReadmeLayoutNamesEveryTarget() throws {
+    let targets = ModuleGraph.packageTargets(try Self.text("Package.swift")).keys
+    let missing = Self.unnamedTargets(targets, in: try Self.text("README.md"))
+    #expect(missing.isEmpty, "README.md's Layout does not name: \(missing.joined(separator: ", "))")
+  }
+
+  /// The source targets (test targets aside) that the text's Layout section does not name in backticks.
+  static func unnamedTargets(_ targets: some Sequence<String>, in readme: String) -> [String] {
+    let layout =
+      readme.components(separatedBy: "\n## Layout").dropFirst().first?
+      .components(separatedBy: "\n## ").first ?? ""
+    return targets.filter { !$0.hasSuffix("Tests") && !layout.contains("`\($0)`") }.sorted()
+  }
+
+  @Test func aTargetTheLayoutLeavesOutIsNamed() {
+    let readme = "# X\n## Layout\n`OTAWire`, `otad`\n## License\n`OTAEngine`\n"
+    #expect(
+      Self.unnamedTargets(["OTAWire", "OTAEngine", "otad", "OTAWireTests"], in: readme) == ["OTAEngine"])
+  }
+
   /// Issue 16's rule: the lab's web server is ota-lab's alone; the daemon and the central link none.
   @Test func onlyTheLabLinksAWebServer() throws {
     let targets = ModuleGraph.packageTargets(try Self.text("Package.swift"))
