@@ -230,6 +230,13 @@ let package = Package(
     .testTarget(name: "OTALabTests", dependencies: ["OTALab", "OTAReport"]),
     .testTarget(name: "OTALoggingTests", dependencies: ["OTALogging", "OTASystem"]),
     .testTarget(name: "OTAVersionTests", dependencies: ["OTAVersion"]),
+    // Every otad, otactl and ota-lab command line in README.md and docs/*.md parsed by the programs'
+    // own parsers (imported from the executables), without running it.
+    .testTarget(
+      name: "DocCommandLineTests",
+      dependencies: [
+        "otad", "otactl", "ota-lab", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+      ]),
     .testTarget(
       name: "OTASocketLinkTests",
       dependencies: [
