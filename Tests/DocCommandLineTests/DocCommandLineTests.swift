@@ -123,3 +123,18 @@ import Testing
     #expect(skipped.count == 2)
   }
 }
+
+/// docs/OTAD.md's table of exit codes is otad's own list.
+@Suite struct OtadExitCodeDocTests {
+  @Test func theDocListsEveryCodeOtadHasAndNoOther() throws {
+    let text = try String(
+      contentsOf: DocCommandLineTests.root.appendingPathComponent("docs/OTAD.md"), encoding: .utf8)
+    let section = try #require(text.components(separatedBy: "## Exit codes").dropFirst().first)
+      .components(separatedBy: "\n## ")[0]
+    let codes = section.split(separator: "\n").compactMap { line -> Int32? in
+      guard line.hasPrefix("| ") else { return nil }
+      return Int32(line.dropFirst(2).prefix { $0.isNumber })
+    }
+    #expect(codes == OtadExitCode.allCases.map(\.rawValue))
+  }
+}
