@@ -2,7 +2,7 @@ import Foundation
 import OTAVersion
 import Testing
 
-@Suite struct VersionTests {
+@Suite struct BuildVersionTests {
   @Test func theLineNamesTheProgramReleaseAndCommit() {
     #expect(BlueOTAVersion.line("otad", release: "0.4.0", commit: "9ad4bd7") == "otad 0.4.0 (commit 9ad4bd7)")
     #expect(BlueOTAVersion.line("otactl", release: "0.4.0", commit: nil) == "otactl 0.4.0 (unknown commit)")
