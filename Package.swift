@@ -43,6 +43,10 @@ let package = Package(
     // The one system layer: file descriptors, errno, durable writes, poll, signals, spawn, sockets,
     // every call behind one seam that tests can trace or fail. The only target that reaches the OS.
     .target(name: "OTASystem", dependencies: ["CLinux", "CBluetooth"]),
+    // The log handler of the programs that run as services: sd-daemon(3) priorities on the journal's
+    // stream (JOURNAL_STREAM), swift-log's StreamLogHandler's lines anywhere else.
+    .target(
+      name: "OTALogging", dependencies: ["OTASystem", .product(name: "Logging", package: "swift-log")]),
     // Test support for every test target: the repository root, temporary folders, hex, seeded test
     // data, a log-capturing handler, and the decoder verifier (every split, every prefix). otad links
     // no test support.
@@ -173,6 +177,7 @@ let package = Package(
       dependencies: [
         "OTADaemon", "OTAConfiguration", "OTAReport", "OTABoot", "OTALink", "OTASocketLink", "OTAStorage",
         "OTASystem", "OTATrust", "OTAWire", "OTABlueZ", "OTADBus", "OTATrace", "OTAFaults", "OTANordicDFU",
+        "OTALogging", "OTAVersion",
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
         .product(name: "Logging", package: "swift-log"),
       ]),
@@ -182,7 +187,7 @@ let package = Package(
         "OTACentral", "OTASender", "OTADeltaPlan", "OTALink", "OTASocketLink", "OTASystem", "OTAWire",
         "OTABlueZ",
         "OTADBus",
-        "OTATrust", "OTATrace", "OTAReport", "OTAGateway", "OTAGatewayHTTP",
+        "OTATrust", "OTATrace", "OTAReport", "OTAGateway", "OTAGatewayHTTP", "OTALogging", "OTAVersion",
         .product(name: "Crypto", package: "swift-crypto"),
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
         .product(name: "Logging", package: "swift-log"),
@@ -194,6 +199,7 @@ let package = Package(
       name: "ota-lab",
       dependencies: [
         "OTALab", "OTAReport", "OTADaemon", "OTAFaults", "OTAStorage", "OTASystem", "OTATrust", "OTAWire",
+        "OTAVersion",
         .product(name: "FlyingFox", package: "FlyingFox"),
         .product(name: "FlyingSocks", package: "FlyingFox"),
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -222,6 +228,15 @@ let package = Package(
     .testTarget(name: "OTATraceTests", dependencies: ["OTATrace"]),
     .testTarget(name: "OTAReportTests", dependencies: ["OTAReport"]),
     .testTarget(name: "OTALabTests", dependencies: ["OTALab", "OTAReport"]),
+    .testTarget(name: "OTALoggingTests", dependencies: ["OTALogging", "OTASystem"]),
+    .testTarget(name: "OTAVersionTests", dependencies: ["OTAVersion"]),
+    // Every otad, otactl and ota-lab command line in README.md and docs/*.md parsed by the programs'
+    // own parsers (imported from the executables), without running it.
+    .testTarget(
+      name: "DocCommandLineTests",
+      dependencies: [
+        "otad", "otactl", "ota-lab", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+      ]),
     .testTarget(
       name: "OTASocketLinkTests",
       dependencies: [
@@ -267,6 +282,10 @@ let package = Package(
       dependencies: [
         "OTAStorage", "OTAStorageTesting", "OTAWire", "OTAChecksum", "OTASystem", "OTATestSupport",
       ]),
+    // The release and the build's commit, for every program's --version: the commit written before
+    // each build by the BuildCommit plugin (Scripts/build-commit.sh), only when it changes.
+    .target(name: "OTAVersion", plugins: ["BuildCommit"]),
+    .plugin(name: "BuildCommit", capability: .buildTool()),
     .testTarget(
       name: "OTADeviceTests",
       dependencies: [

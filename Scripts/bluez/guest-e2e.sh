@@ -76,8 +76,9 @@ fail() { echo "FAIL: $*" >&2; tail -n 40 "$results/otad.log" >&2 || true; exit 1
 
 # The device: slot A holds factory firmware 1.0.0.
 head -c 65536 "$root/Images/raw-1MiB.bin" >"$work/a.img"
-device=(--slot-a "$work/a.img" --slot-b "$work/b.img" --capacity 2MiB --state-dir "$work/state"
-        --serial e2e-0001 --model blueota-vm --hardware-revision 1.0)
+# Where the device keeps its things (what `otad status` takes), then what `otad run` adds.
+storage=(--slot-a "$work/a.img" --slot-b "$work/b.img" --capacity 2MiB --state-dir "$work/state")
+device=("${storage[@]}" --serial e2e-0001 --model blueota-vm --hardware-revision 1.0)
 
 # A scanner in these VMs sees an advertiser only at two moments: when its own scan starts (the
 # virtual controller reports every advertiser at once, once, filtering duplicates) and when the
@@ -206,7 +207,7 @@ done
 ((committed >= 65536)) || fail "the transfer never reached 64 KiB"
 kill -9 "$pusher" 2>/dev/null || fail "the push ended before it could be killed"
 wait "$pusher" 2>/dev/null || true
-durable="$("$bin/otad" status "${device[@]}" --json | /usr/bin/python3 -c \
+durable="$("$bin/otad" status "${storage[@]}" --json | /usr/bin/python3 -c \
   'import json,sys; print(json.load(sys.stdin)["transfer"]["committed"])')"
 echo "killed otactl with $durable bytes committed"
 "$bin/otactl" push "$work/raw-2MiB.bin" --version 2.1.0 --no-activate --full --device "$address" \
@@ -788,7 +789,7 @@ if in_scope 12 "faults act in otad, above whichever bearer carries the requests"
     for _ in $(seq 300); do (("$(registered)" > seen)) && break; sleep 0.05; done
     (("$(registered)" > seen)) || fail "otad with faults allowed did not advertise"
   }
-  fault() { "$bin/otad" fault "${fault_device[@]}" "$@" || fail "otad fault $* failed"; }
+  fault() { "$bin/otad" fault --state-dir "$work/fault-state" "$@" || fail "otad fault $* failed"; }
   fired() { grep -c "fired ([0-9]* of [0-9]*): $1" "$results/otad.log" || true; }
   result() { /usr/bin/python3 -c 'import json,sys; r=json.loads(open(sys.argv[1]).read().splitlines()[-1]); print(r.get(sys.argv[2]))' "$@"; }
   start_fault_otad
@@ -1016,8 +1017,8 @@ if grep -q "Channels = 1" "$results/main.conf" 2>/dev/null; then
   cmp -n 40000 "$work/secure-app.bin" "$work/secure-b.img" || fail "14a: slot B does not hold the firmware"
   echo "14a nrfutil: Secure DFU of 40000 bytes in $(echo "$(now) - $started_dfu" | bc) s, SELECT answered 1 s late, the link dropped at 40 %; the second run resumed at $resumed and sent the rest in ${sent:-?} s; 3.0.0 runs confirmed in slot B"
 
-  corrupt_id="$("$bin/otad" fault "${secure_device[@]}" add "corrupt-chunk after=20%" | sed -n 's/^added fault \([0-9]*\):.*/\1/p')"
-  [[ -n "$corrupt_id" ]] && "$bin/otad" fault "${secure_device[@]}" add fail-health-check >/dev/null \
+  corrupt_id="$("$bin/otad" fault --state-dir "$work/secure-state" add "corrupt-chunk after=20%" | sed -n 's/^added fault \([0-9]*\):.*/\1/p')"
+  [[ -n "$corrupt_id" ]] && "$bin/otad" fault --state-dir "$work/secure-state" add fail-health-check >/dev/null \
     || fail "14b: otad fault add failed"
   third=0
   nrfutil_run 3 "$work/secure-4.zip" || third=$?
@@ -1029,7 +1030,7 @@ if grep -q "Channels = 1" "$results/main.conf" 2>/dev/null; then
   [[ "$(secure_status 's["running"]')" == B ]] && ! grep -q "4.0.0+0 on trial" "$results/otad.log" \
     || fail "14b: the corrupted run activated something"
   echo "  after run 3: the device kept 3.0.0 and activated nothing"
-  "$bin/otad" fault "${secure_device[@]}" remove "$corrupt_id" >/dev/null || fail "14b: otad fault remove failed"
+  "$bin/otad" fault --state-dir "$work/secure-state" remove "$corrupt_id" >/dev/null || fail "14b: otad fault remove failed"
   nrfutil_run 4 "$work/secure-4.zip" || { tail -n 20 "$results/nrfutil-4.err"; fail "14b: nrfutil's run after the fault failed"; }
   confirmed 4.0.0+0 2 || fail "14b: the trial of 4.0.0 was not confirmed at its second boot"
   (("$(secure_fired "fail-health-check")" == 1)) || fail "14b: the health check's fault did not fire"
@@ -1042,7 +1043,7 @@ if grep -q "Channels = 1" "$results/main.conf" 2>/dev/null; then
 
   # c. 5.0.0: the power cut at 60 % (otad killed, SIGKILL); otad started again, as systemd does,
   #    takes the transfer up from its kept init packet and journal; nrfutil's next run resumes.
-  "$bin/otad" fault "${secure_device[@]}" add "power-cut after=60%" >/dev/null || fail "14c: otad fault add failed"
+  "$bin/otad" fault --state-dir "$work/secure-state" add "power-cut after=60%" >/dev/null || fail "14c: otad fault add failed"
   ! nrfutil_run 5 "$work/secure-5.zip" || fail "14c: nrfutil's run did not notice the power cut"
   wait "$otad" && fail "14c: otad was not killed by the power cut"
   (("$(secure_fired "power-cut after=60%")" == 1)) || fail "14c: the power cut did not fire"

@@ -12,7 +12,8 @@ usage: install.sh [--binaries DIR | --build] [--mode tryboot|app-slots] [options
 
   --binaries DIR        take otad and otactl from DIR (built elsewhere for this machine's
                         architecture, e.g. .build/release after
-                        `swift build -c release --static-swift-stdlib`)
+                        `swift build -c release --static-swift-stdlib`), and their man pages
+                        from DIR/man when there (Scripts/make-manuals.sh DIR makes them)
   --build               build them here with `swift build -c release --static-swift-stdlib`
                         (needs the Swift 6 toolchain from swift.org on PATH or in /opt/swift)
                         Neither: keep the otad and otactl already installed.
@@ -96,6 +97,9 @@ owner=()
 bindir="$root/usr/local/bin"
 libdir="$root/usr/local/lib/otad"
 docdir="$root/usr/local/share/doc/blueota"
+# Beside /usr/local/bin, where bash-completion (XDG_DATA_DIRS), Debian's zsh (fpath), fish (its
+# vendor directories) and man (MANDATORY_MANPATH) look.
+sharedir="$root/usr/local/share"
 unitdir="$root/etc/systemd/system"
 dbusdir="$root/etc/dbus-1/system.d"
 confdir="$root/etc/otad"
@@ -169,6 +173,8 @@ if [[ "$build" == 1 ]]; then
   (cd "$repo" && swift build -c release --static-swift-stdlib --product otad &&
     swift build -c release --static-swift-stdlib --product otactl) || die "swift build failed (see above)"
   binaries="$(cd "$repo" && swift build -c release --static-swift-stdlib --show-bin-path)"
+  "$repo/Scripts/make-manuals.sh" "$binaries" ||
+    warn "the man pages could not be made (see above); everything else installs"
 fi
 
 # The ELF machine of a file (aarch64, arm, x86_64, ...), or "" when it is not ELF.
@@ -283,6 +289,43 @@ if [[ -f "$repo/docs/RASPBERRY-PI.md" ]]; then
 fi
 if [[ -f "$repo/docs/FLEET.md" ]]; then
   put "$repo/docs/FLEET.md" "$docdir/FLEET.md" 0644
+fi
+
+# --- shell completions and man pages ----------------------------------------------------------
+
+# Completions come from the installed programs themselves (swift-argument-parser's
+# --generate-completion-script), so they always match them; a program that cannot run here (built
+# for another machine, in a staged install) leaves its completions out, with a warning.
+completions=0
+for program in otad otactl; do
+  for shell in bash zsh fish; do
+    case "$shell" in
+      bash) destination="$sharedir/bash-completion/completions/$program" ;;
+      zsh) destination="$sharedir/zsh/site-functions/_$program" ;;
+      fish) destination="$sharedir/fish/vendor_completions.d/$program.fish" ;;
+    esac
+    script="$(mktemp)"
+    if "$bindir/$program" --generate-completion-script "$shell" >"$script" 2>/dev/null && [[ -s "$script" ]]; then
+      put "$script" "$destination" 0644
+      completions=$((completions + 1))
+    else
+      warn "$program does not run here: no $shell completion for it (install on the device itself)"
+    fi
+    rm -f "$script"
+  done
+done
+((completions == 0)) || say "installed $completions shell completions (bash, zsh, fish) under ${sharedir#"$root"}"
+
+# Man pages: otad's in section 8 (a daemon), otactl's in section 1, made where the binaries were
+# built (Scripts/make-manuals.sh DIR writes DIR/man; --build does it).
+if [[ -n "$binaries" ]]; then
+  if [[ -f "$binaries/man/otad.8" && -f "$binaries/man/otactl.1" ]]; then
+    put "$binaries/man/otad.8" "$sharedir/man/man8/otad.8" 0644
+    put "$binaries/man/otactl.1" "$sharedir/man/man1/otactl.1" 0644
+    say "installed the man pages otad(8) and otactl(1)"
+  else
+    warn "no man pages in $binaries/man: Scripts/make-manuals.sh $binaries makes them (on any machine)"
+  fi
 fi
 
 # --- /etc/bluetooth/main.conf ------------------------------------------------------------------

@@ -112,6 +112,10 @@ make_dummies() { # make_dummies VERSION
   done
 }
 make_dummies 1
+# Man pages as Scripts/make-manuals.sh leaves them beside the binaries.
+mkdir -p "$bin/man"
+echo ".Dt OTAD 8" >"$bin/man/otad.8"
+echo ".Dt OTACTL 1" >"$bin/man/otactl.1"
 
 fixture="$work/main.conf"
 cat >"$fixture" <<'EOF'
@@ -177,6 +181,21 @@ PY
 }
 expect_tree
 check "otad is the given binary" same "$bin/otad" "$dest/usr/local/bin/otad"
+# Completions are what the installed programs print for --generate-completion-script SHELL.
+completion_is() { # completion_is FILE PROGRAM SHELL
+  has_mode "$1" 644 f || return 1
+  [[ "$(cat "$1")" == "$2 1 --generate-completion-script $3" ]] || { echo "$1: $(cat "$1")"; return 1; }
+}
+share="$dest/usr/local/share"
+for program in otad otactl; do
+  check "$program's bash completion" completion_is "$share/bash-completion/completions/$program" "$program" bash
+  check "$program's zsh completion" completion_is "$share/zsh/site-functions/_$program" "$program" zsh
+  check "$program's fish completion" completion_is "$share/fish/vendor_completions.d/$program.fish" "$program" fish
+done
+check "otad(8) installed 0644" has_mode "$share/man/man8/otad.8" 644 f
+check "otad(8) is the given page" same "$bin/man/otad.8" "$share/man/man8/otad.8"
+check "otactl(1) installed 0644" has_mode "$share/man/man1/otactl.1" 644 f
+check "otactl(1) is the given page" same "$bin/man/otactl.1" "$share/man/man1/otactl.1"
 check "otactl is the given binary" same "$bin/otactl" "$dest/usr/local/bin/otactl"
 check "the tryboot configuration was installed" same "$here/otad.toml" "$dest/etc/otad/otad.toml"
 check "the example health check was installed" same "$here/health-check" "$dest/usr/local/lib/otad/health-check"
@@ -242,6 +261,19 @@ app="$work/app"
 if run_install "$work/app.log" --destdir "$app" --no-apt --binaries "$bin" --mode app-slots; then pass; else fail "app-slots run failed"; sed 's/^/    /' "$work/app.log" >&2; fi
 check "app-slots: the app-slot configuration was installed" same "$here/otad-app-slots.toml" "$app/etc/otad/otad.toml"
 check "app-slots: main.conf untouched without --bluetooth-config" test ! -e "$app/etc/bluetooth/main.conf"
+
+# --- binaries that do not run here (another machine's), without man pages ----------------------
+
+foreign="$work/foreign"
+mkdir -p "$foreign"
+for program in otad otactl; do
+  printf '#!/bin/sh\nexit 126\n' >"$foreign/$program"
+  chmod 0755 "$foreign/$program"
+done
+if run_install "$work/foreign.log" --destdir "$work/f" --no-apt --binaries "$foreign"; then pass; else fail "run with foreign binaries failed"; sed 's/^/    /' "$work/foreign.log" >&2; fi
+check "foreign binaries: says there are no completions" contains "$work/foreign.log" "otad does not run here: no bash completion"
+check "foreign binaries: no completion file" test ! -e "$work/f/usr/local/share/bash-completion/completions/otad"
+check "foreign binaries: says where man pages come from" contains "$work/foreign.log" "Scripts/make-manuals.sh"
 
 # --- the real main.conf of this machine, when there is one -------------------------------------
 

@@ -14,6 +14,18 @@ public enum StandardStreams {
     write(bytes, to: STDOUT_FILENO, name: "stdout")
   }
 
+  /// `fstat(2)` of standard error: its device and inode say whether it is the journal's stream
+  /// (systemd's JOURNAL_STREAM names them).
+  public static func errorStatus() throws(SystemError) -> FileStatus {
+    var info = stat()
+    if let code = SystemCalls.check(
+      .fstat, path: "stderr", descriptor: STDERR_FILENO, { Glibc.fstat(STDERR_FILENO, &info) })
+    {
+      throw SystemError(operation: "fstat", path: "stderr", errno: code)
+    }
+    return FileStatus(info)
+  }
+
   private static func write(_ bytes: [UInt8], to descriptor: Int32, name: String) {
     bytes.withUnsafeBytes { buffer in
       guard let base = buffer.baseAddress else { return }

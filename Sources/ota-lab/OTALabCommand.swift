@@ -16,7 +16,7 @@ struct OTALabCommand: ParsableCommand {
       page on 127.0.0.1 that draws its slots, boot state, the push under way and the link, from otad's
       own status and trace and otactl's JSON lines. It prints the address and opens nothing.
       Ctrl-C stops it and removes the folder (--keep leaves it). docs/LAB.md has the exercises.
-      """)
+      """, version: labVersion)
 
   @Option(help: "The port on 127.0.0.1 (default: a free one).")
   var port: UInt16 = 0

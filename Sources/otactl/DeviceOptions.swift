@@ -5,6 +5,7 @@ import OTABlueZ
 import OTACentral
 import OTADBus
 import OTALink
+import OTALogging
 import OTASocketLink
 import OTAWire
 
@@ -88,7 +89,7 @@ struct LinkOptions: ParsableArguments {
   }
 
   func logger() -> Logger {
-    var logger = Logger(label: "otactl") { label in StreamLogHandler.standardError(label: label) }
+    var logger = Logger(label: "otactl") { label in JournalLogHandler.standardError(label: label) }
     logger.logLevel = verbose ? .debug : .warning
     return logger
   }

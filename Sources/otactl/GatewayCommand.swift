@@ -7,6 +7,7 @@ import OTADBus
 import OTAGateway
 import OTAGatewayHTTP
 import OTALink
+import OTALogging
 import OTASender
 import OTASocketLink
 import OTASystem
@@ -124,10 +125,12 @@ struct GatewayCommand: ParsableCommand {
     if tenant.isEmpty || tenant.contains("/") {
       throw ValidationError("--tenant \(tenant): no '/' and not empty")
     }
-    if let caFile, !FileSystem.exists(caFile) { throw ValidationError("--ca-file \(caFile): no such file") }
   }
 
   func run() throws {
+    // Checked here rather than in validate(): ArgumentParser validates before it reports an unknown
+    // option, and a missing file would hide the misspelled flag.
+    if let caFile, !FileSystem.exists(caFile) { throw ValidationError("--ca-file \(caFile): no such file") }
     let authorization = try GatewayCredentials.read(tokenFile: tokenFile, targetTokens: targetTokens)
     let state =
       stateDirectory ?? "\(ProcessInfo.processInfo.environment["HOME"] ?? "/tmp")/.cache/otactl-gateway"
@@ -139,7 +142,7 @@ struct GatewayCommand: ParsableCommand {
     } catch {
       throw ValidationError("--state-dir \(state): \(error)")
     }
-    var logger = Logger(label: "otactl.gateway") { StreamLogHandler.standardError(label: $0) }
+    var logger = Logger(label: "otactl.gateway") { JournalLogHandler.standardError(label: $0) }
     logger.logLevel = verbose ? .debug : .info
     let ddi = DDIClient(
       server: server, tenant: tenant, authorization: authorization,

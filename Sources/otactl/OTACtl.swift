@@ -1,5 +1,6 @@
 import ArgumentParser
 import OTACentral
+import OTAVersion
 
 @main
 struct OTACtl: ParsableCommand {
@@ -14,6 +15,7 @@ struct OTACtl: ParsableCommand {
 
       Exit codes, the same for every command (docs/OTACTL.md): \(OtactlExitCode.helpList).
       """,
+    version: BlueOTAVersion.line("otactl"),
     subcommands: [
       ScanCommand.self, PushCommand.self, InfoCommand.self, AbortCommand.self, ConfirmCommand.self,
       ImageCommand.self, DeltaCommand.self, GatewayCommand.self,

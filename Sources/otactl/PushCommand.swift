@@ -146,12 +146,13 @@ struct PushCommand: ParsableCommand {
   )
   var announceCRC: String?
 
+  /// The checks of the options alone; what needs a file (--devices) is checked when the push runs,
+  /// after ArgumentParser has reported any unknown option.
   func validate() throws {
-    let targets = try self.targets()
+    if device.isEmpty, devicesFile == nil { _ = try targets() }
+    try DeviceList.refuseDuplicates(device)
+    try Self.checkTrace(trace, devices: device.count)
     try OptionChecks.count(parallel, "--parallel", 1...64)
-    if targets.count > 1, trace != nil {
-      throw ValidationError("--trace records one push: give one device, or leave --trace out")
-    }
     try OptionChecks.seconds(timeout, "--timeout", maximum: 3600)
     try OptionChecks.seconds(trialTimeout, "--trial-timeout", maximum: 7 * 24 * 3600)
     try OptionChecks.seconds(restartTimeout, "--restart-timeout", maximum: 24 * 3600)
@@ -178,6 +179,7 @@ struct PushCommand: ParsableCommand {
     let bytes = try readImage()
     let imageVersion = try resolveVersion(bytes)
     let targets = try self.targets()
+    try Self.checkTrace(trace, devices: targets.count)
     var bases = try base.map { try BaseImages.load($0) } ?? []
     if let deltaPlan { bases = try BaseImages.attach(deltaPlan, to: bases, image: bytes) }
     if targets.count > 1 {
@@ -255,6 +257,12 @@ struct PushCommand: ParsableCommand {
   }
 
   /// The devices to update, from --device and --devices, in that order; each at most once.
+  static func checkTrace(_ trace: String?, devices: Int) throws {
+    if devices > 1, trace != nil {
+      throw ValidationError("--trace records one push: give one device, or leave --trace out")
+    }
+  }
+
   func targets() throws -> [String] {
     var targets = device
     if let devicesFile { targets += try DeviceList.read(devicesFile) }

@@ -16,7 +16,8 @@ struct AdoptCommand: ParsableCommand {
       state; a running otad is told (SIGHUP).
       """)
 
-  @OptionGroup var options: DaemonOptions
+  @OptionGroup(title: "Storage") var storage: StorageOptions
+  @OptionGroup(title: "Images") var images: ImageOptions
 
   @Option(help: "The image's length in bytes (default: the whole running slot).")
   var length: UInt64?
@@ -36,7 +37,7 @@ struct AdoptCommand: ParsableCommand {
       }
       version = parsed
     }
-    let daemon = try DaemonOptions.daemon(try options.configuration())
+    let daemon = try DaemonSetup.daemon(try storage.configuration(images))
     let adopted: RunningImageAdoption.Adopted
     do {
       adopted = try RunningImageAdoption.adopt(

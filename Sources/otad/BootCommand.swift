@@ -15,13 +15,16 @@ struct BootCommand: ParsableCommand {
       started a slot the state no longer wants, it restarts the device (the configured restart action).
       """)
 
-  @OptionGroup var options: DaemonOptions
+  @OptionGroup(title: "Storage") var storage: StorageOptions
+  @OptionGroup(title: "Images") var images: ImageOptions
+  @OptionGroup(title: "Boot") var boot: BootOptions
+  @OptionGroup var log: LogOptions
 
   func run() throws {
-    let configuration = try options.configuration()
-    DaemonOptions.bootstrapLogging(configuration)
+    let configuration = try storage.configuration(images, boot, log)
+    DaemonSetup.bootstrapLogging(configuration)
     let logger = Logger(label: "otad-boot")
-    let control = try DaemonOptions.daemon(configuration).control
+    let control = try DaemonSetup.daemon(configuration).control
     let decision = try BootStageReport.run(control, logger: logger).decision
     print("slot \(decision.run): \(decision.row.rawValue)")
     if decision.restart {
@@ -40,10 +43,11 @@ struct MarkGoodCommand: ParsableCommand {
       running daemon is told (SIGHUP). Nothing changes when no trial runs.
       """)
 
-  @OptionGroup var options: DaemonOptions
+  @OptionGroup(title: "Storage") var storage: StorageOptions
+  @OptionGroup(title: "Images") var images: ImageOptions
 
   func run() throws {
-    let daemon = try DaemonOptions.daemon(try options.configuration())
+    let daemon = try DaemonSetup.daemon(try storage.configuration(images))
     switch try daemon.control.markGood() {
     case .confirmedProvisional(let after):
       print(
@@ -76,10 +80,11 @@ struct MarkBadCommand: ParsableCommand {
       (SIGHUP) and restarts into the confirmed slot; without one, restart the device yourself.
       """)
 
-  @OptionGroup var options: DaemonOptions
+  @OptionGroup(title: "Storage") var storage: StorageOptions
+  @OptionGroup(title: "Images") var images: ImageOptions
 
   func run() throws {
-    let daemon = try DaemonOptions.daemon(try options.configuration())
+    let daemon = try DaemonSetup.daemon(try storage.configuration(images))
     switch try daemon.control.markBad() {
     case .noTrial(let before):
       throw ValidationError(

@@ -29,7 +29,7 @@ struct FaultCommand: ParsableCommand {
         otad fault --state-dir /var/lib/otad clear
       """)
 
-  @OptionGroup var options: DaemonOptions
+  @OptionGroup var state: StateDirectoryOptions
 
   @Argument(help: "add FAULT..., remove N, clear or list.")
   var words: [String]
@@ -41,17 +41,14 @@ struct FaultCommand: ParsableCommand {
     } catch {
       throw ValidationError("\(error)")
     }
-    guard let state = try options.configuration().stateDirectory else {
-      throw ValidationError(
-        "a state directory is needed: --state-dir (or [state] directory), as otad run has it")
-    }
+    let stateDirectory = try state.stateDirectory()
     let answer: String
     do {
-      answer = try FaultControlClient.ask(command, stateDirectory: state)
+      answer = try FaultControlClient.ask(command, stateDirectory: stateDirectory)
     } catch {
       throw ValidationError("\(error)")
     }
     print(answer, terminator: answer.hasSuffix("\n") ? "" : "\n")
-    if answer.hasPrefix("error:") { throw ExitCode.failure }
+    if answer.hasPrefix("error:") { throw ExitCode(OtadExitCode.failure.rawValue) }
   }
 }

@@ -1,4 +1,5 @@
 import ArgumentParser
+import OTAVersion
 
 @main
 struct OTAD: ParsableCommand {
@@ -20,7 +21,10 @@ struct OTAD: ParsableCommand {
         otad status --config /etc/otad/otad.toml --json
         otad adopt --config /etc/otad/otad.toml --image-version 1.0.0   # a slot flashed by hand
         otad fault --config /etc/otad/otad.toml add drop-link after=37%  # a test device only
+
+      Exit codes (docs/OTAD.md): \(OtadExitCode.helpList).
       """,
+    version: BlueOTAVersion.line("otad"),
     subcommands: [
       RunCommand.self, BootCommand.self, MarkGoodCommand.self, MarkBadCommand.self, StatusCommand.self,
       AdoptCommand.self, FaultCommand.self,

@@ -21,7 +21,13 @@ struct RunCommand: ParsableCommand {
       device acknowledged: windows are durable before they are answered.
       """)
 
-  @OptionGroup var options: DaemonOptions
+  @OptionGroup(title: "Storage") var storage: StorageOptions
+  @OptionGroup(title: "Images") var images: ImageOptions
+  @OptionGroup(title: "Serving") var serve: ServeOptions
+  @OptionGroup(title: "Boot") var boot: BootOptions
+  @OptionGroup(title: "Trial") var trial: TrialOptions
+  @OptionGroup(title: "Faults on demand") var faults: FaultOptions
+  @OptionGroup var log: LogOptions
 
   @Option(
     help: ArgumentHelp(
@@ -35,21 +41,34 @@ struct RunCommand: ParsableCommand {
       valueName: "folder"))
   var sessions: String?
 
-  func validate() throws {
-    let settings = try options.settings()
-    _ = try DaemonOptions.imagePolicy(settings.configuration)
-    _ = try DaemonOptions.secureDFUTrust(settings.configuration)
-    try DaemonOptions.checkStorage(settings.layout, boot: settings.configuration.boot)
+  /// Everything `otad run` needs, parsed; a usage error (exit 64) when something is missing.
+  func settings() throws -> DaemonSettings {
+    do {
+      return try storage.configuration(images, serve, boot, trial, faults, log).settings()
+    } catch let error as ConfigurationError {
+      throw ValidationError("\(error)")
+    }
+  }
+
+  /// The settings, with everything refused that cannot serve (exit 64, before anything moves):
+  /// checked when the command runs rather than in validate(), because ArgumentParser validates before
+  /// it reports an unknown option, and a missing configuration file would hide a misspelled flag.
+  func checkedSettings() throws -> DaemonSettings {
+    let settings = try settings()
+    _ = try DaemonSetup.imagePolicy(settings.configuration)
+    _ = try DaemonSetup.secureDFUTrust(settings.configuration)
+    try DaemonSetup.checkStorage(settings.layout, boot: settings.configuration.boot)
+    return settings
   }
 
   func run() throws {
-    let settings = try options.settings()
-    DaemonOptions.bootstrapLogging(settings.configuration)
+    let settings = try checkedSettings()
+    DaemonSetup.bootstrapLogging(settings.configuration)
     let logger = Logger(label: "otad")
     do {
       let daemon = try Daemon(
         layout: settings.layout, configuration: settings.configuration,
-        policy: try DaemonOptions.imagePolicy(settings.configuration))
+        policy: try DaemonSetup.imagePolicy(settings.configuration))
       let traceFile = trace.map { DeviceTraceFile(path: $0) }
       let sessionFiles = try sessions.map { folder in
         do {
@@ -110,7 +129,7 @@ struct RunCommand: ParsableCommand {
         metadata: ["adapter": "\(adapter)", "name": "\(configuration.localName)"])
       return Daemon.OpenLink(link: peripheral, close: { peripheral.unregister() })
     case .socket(let path):
-      let conditions = try DaemonOptions.linkConditions(configuration)
+      let conditions = try DaemonSetup.linkConditions(configuration)
       let socket = try SocketPeripheral(path: path, conditions: conditions)
       logger.info("listening", metadata: ["socket": "\(path)", "link": "\(conditions)"])
       return Daemon.OpenLink(link: socket, close: { socket.unlinkSocket() })

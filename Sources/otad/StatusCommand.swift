@@ -9,13 +9,14 @@ struct StatusCommand: ParsableCommand {
     abstract:
       "Print the slots, the trial, the last update's outcome and the transfer, from the device's storage.")
 
-  @OptionGroup var options: DaemonOptions
+  @OptionGroup(title: "Storage") var storage: StorageOptions
+  @OptionGroup(title: "Images") var images: ImageOptions
 
   @Flag(help: "Print JSON instead of text.")
   var json = false
 
   func run() throws {
-    let report = try DaemonOptions.daemon(try options.configuration()).statusReport()
+    let report = try DaemonSetup.daemon(try storage.configuration(images)).statusReport()
     if json {
       let encoder = JSONEncoder()
       encoder.outputFormatting = [.prettyPrinted, .sortedKeys]

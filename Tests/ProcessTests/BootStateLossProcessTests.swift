@@ -39,7 +39,7 @@ import Testing
     }
 
     // otad status, before any start: what the daemon will do, and why.
-    let text = try runTool("otad", ["status"] + daemon.baseArguments)
+    let text = try runTool("otad", ["status"] + daemon.storageArguments)
     #expect(text.status == 0 && text.output.contains("REBUILT from evidence"), "\(text.output)\(text.errors)")
     #expect(text.output.contains("kept slot B (the bootloader's primary slot)"), "\(text.output)")
     let status = try daemon.status()
@@ -85,7 +85,7 @@ import Testing
     try handle.close()
     let status = try daemon.status()
     #expect((status["runningImage"] as? String ?? "").hasPrefix("rotten: slot B"), "\(status)")
-    let text = try runTool("otad", ["status"] + daemon.baseArguments)
+    let text = try runTool("otad", ["status"] + daemon.storageArguments)
     #expect(text.output.contains("running image: rotten"), "\(text.output)")
     try daemon.start()
     #expect(
@@ -133,7 +133,7 @@ import Testing
       "\(refused.output)\(refused.errors)")
     #expect(daemon.slotBytes(daemon.slotB, count: v2.count) == [UInt8](v2))
 
-    let marked = try runTool("otad", ["mark-good"] + daemon.baseArguments)
+    let marked = try runTool("otad", ["mark-good"] + daemon.storageArguments)
     #expect(
       marked.status == 0 && marked.output.contains("slot B (firmware 2.0.0+0) confirmed"), "\(marked.output)")
     #expect(try daemon.status()["provisional"] as? Bool == false)

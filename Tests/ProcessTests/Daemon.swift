@@ -14,12 +14,16 @@ final class Daemon {
   let slotB: URL
   let stateDirectory: URL
 
-  var baseArguments: [String] {
+  /// Where the device keeps its things: what every otad command that opens its storage takes.
+  var storageArguments: [String] {
     [
       "--slot-a", slotA.path, "--slot-b", slotB.path, "--capacity", capacity, "--state-dir",
-      stateDirectory.path, "--socket", socket,
+      stateDirectory.path,
     ]
   }
+
+  /// `otad run`'s: the storage and the socket it serves on.
+  var baseArguments: [String] { storageArguments + ["--socket", socket] }
 
   /// Slot A starts out holding `firmware`, as a device's running image would (nil: no slot A file).
   /// Slot B and the state directory may live elsewhere (a small file system).
@@ -121,7 +125,7 @@ final class Daemon {
   }
 
   func status() throws -> [String: Any] {
-    let result = try runTool("otad", ["status"] + baseArguments + ["--json"])
+    let result = try runTool("otad", ["status"] + storageArguments + ["--json"])
     guard result.status == 0,
       let object = try JSONSerialization.jsonObject(with: Data(result.output.utf8)) as? [String: Any]
     else { throw DaemonError("otad status failed: \(result.errors)") }

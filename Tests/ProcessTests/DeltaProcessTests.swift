@@ -157,7 +157,8 @@ import Testing
     }
     #expect(try runningImageSize() == 0)
     let adopted = try runTool(
-      "otad", ["adopt"] + daemon.baseArguments + ["--length", "\(factory.count)", "--image-version", "1.0.0"])
+      "otad",
+      ["adopt"] + daemon.storageArguments + ["--length", "\(factory.count)", "--image-version", "1.0.0"])
     #expect(adopted.status == 0, "\(adopted.output)\n\(adopted.errors)")
     #expect(adopted.output.contains("slot A adopted: \(factory.count) bytes"), "\(adopted.output)")
     #expect(adopted.output.contains("told the running otad"), "\(adopted.output)")
@@ -202,9 +203,9 @@ import Testing
       "\(framedResult)")
     #expect(daemon.slotBytes(daemon.slotB, count: third.count) == third)
     #expect(daemon.log.contains("frames-decoded=1"), "otad logs the frames it decoded")
-    let again = try runTool("otad", ["adopt"] + daemon.baseArguments)
+    let again = try runTool("otad", ["adopt"] + daemon.storageArguments)
     #expect(again.status == 0 && again.output.contains("already holds a known image"), "\(again.output)")
-    let refused = try runTool("otad", ["adopt"] + daemon.baseArguments + ["--force", "--length", "0"])
+    let refused = try runTool("otad", ["adopt"] + daemon.storageArguments + ["--force", "--length", "0"])
     #expect(
       refused.status != 0 && refused.errors.contains("give the image's own length"), "\(refused.errors)")
   }

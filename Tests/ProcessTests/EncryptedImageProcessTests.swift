@@ -36,7 +36,9 @@ import Testing
     // (the plaintext, against what the activation recorded) intact.
     let result = try runTool(
       "otad",
-      ["status"] + daemon.baseArguments + ["--json", "--decryption-key", key, "--trusted-key", Self.signer])
+      ["status"] + daemon.storageArguments + [
+        "--json", "--decryption-key", key, "--trusted-key", Self.signer,
+      ])
     let status = try #require(
       try JSONSerialization.jsonObject(with: Data(result.output.utf8)) as? [String: Any])
     #expect(status["decryptionKey"] as? String == key)

@@ -33,7 +33,7 @@ import Testing
   }
 
   func fault(_ daemon: Daemon, _ words: [String]) throws -> CommandResult {
-    try runTool("otad", ["fault"] + daemon.baseArguments + words)
+    try runTool("otad", ["fault", "--state-dir", daemon.stateDirectory.path] + words)
   }
 
   func runningVersion(_ daemon: Daemon) throws -> String? {

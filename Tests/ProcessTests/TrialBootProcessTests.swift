@@ -111,7 +111,7 @@ import Testing
     #expect(pushed.status == 7 && (result(pushed)["error"] as? String ?? "").contains("nobody confirmed"))
     #expect(try daemon.status()["onTrial"] as? Bool == true)
 
-    let marked = try runTool("otad", ["mark-good"] + daemon.baseArguments)
+    let marked = try runTool("otad", ["mark-good"] + daemon.storageArguments)
     #expect(
       marked.status == 0 && marked.output.contains("confirmed")
         && marked.output.contains("told the running otad"))
@@ -123,7 +123,7 @@ import Testing
     let again = try push("firmware-v1.bin", to: daemon, ["--confirm"])
     #expect(again.status == 0, "a push after mark-good: \(again.output)\n\(again.errors)")
 
-    let notOnTrial = try runTool("otad", ["mark-bad"] + daemon.baseArguments)
+    let notOnTrial = try runTool("otad", ["mark-bad"] + daemon.storageArguments)
     #expect(notOnTrial.status != 0 && notOnTrial.errors.contains("no slot is on trial"))
     #expect(daemon.stop() == 0)
   }
