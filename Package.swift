@@ -285,7 +285,7 @@ let package = Package(
     // The release and the build's commit, for every program's --version: the commit written before
     // each build by the BuildCommit plugin (Scripts/build-commit.sh), only when it changes.
     .target(name: "OTAVersion", plugins: ["BuildCommit"]),
-    .plugin(name: "BuildCommit", capability: .buildTool()),
+    .plugin(name: "BuildCommit", capability: .buildTool(), path: "Sources/BuildCommitPlugin"),
     .testTarget(
       name: "OTADeviceTests",
       dependencies: [

@@ -1,6 +1,6 @@
 #!/bin/sh
 # Writes OUTDIR/BuildCommit.swift: the commit the package at PACKAGE is built from, for --version
-# (Sources/OTAVersion). The BuildCommit plugin (Plugins/BuildCommit) runs it before every build, so
+# (Sources/OTAVersion). The BuildCommit plugin (Sources/BuildCommitPlugin) runs it before every build, so
 # it is quick and rewrites the file only when the commit changed: an unchanged file keeps its time
 # and nothing is compiled again. Outside a git checkout of PACKAGE itself (a tarball, an export, a
 # copy inside another repository), or without git, the commit is nil: "unknown commit".

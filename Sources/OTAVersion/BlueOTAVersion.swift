@@ -1,5 +1,5 @@
 /// What `--version` says on otad, otactl and ota-lab: the release and the commit of the sources it
-/// was built from. The commit comes from the BuildCommit plugin (Plugins/BuildCommit), which runs
+/// was built from. The commit comes from the BuildCommit plugin (Sources/BuildCommitPlugin), which runs
 /// Scripts/build-commit.sh before each build and rewrites BuildCommit.swift only when it changes.
 public enum BlueOTAVersion {
   /// The release these sources make (CHANGELOG.md).
