@@ -50,7 +50,9 @@ import Testing
     #expect(result.status == 0, "\(result.output)\n\(result.errors)\n\(daemon.log)")
     #expect(final["transferMode"] as? String == "delta", "\(final)")
     #expect(final["framesSent"] as? Int == 1, "\(final)")
-    #expect((final["bytesOnAir"] as? Int ?? .max) < 4096, "a sibling's delta is a fraction of its 41 686 bytes: \(final)")
+    #expect(
+      (final["bytesOnAir"] as? Int ?? .max) < 4096,
+      "a sibling's delta is a fraction of its 41 686 bytes: \(final)")
     let image = [UInt8](try Data(contentsOf: URL(fileURLWithPath: Self.sample("firmware-v2.bin"))))
     #expect(daemon.slotBytes(daemon.slotB, count: image.count) == image)
     // The same plan for another image, against another base, or a file that is no plan.
