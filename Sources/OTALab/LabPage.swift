@@ -58,7 +58,7 @@ public enum LabPage {
       <g id="stage-validated"><rect x="260" y="20" width="96" height="40" rx="6"/><text x="308" y="45">validated</text></g>
       <g id="stage-on-trial"><rect x="388" y="20" width="96" height="40" rx="6"/><text x="436" y="45">on trial</text></g>
       <g id="stage-good" class="good"><rect x="524" y="4" width="112" height="40" rx="6"/><text x="580" y="29">good</text></g>
-      <g id="stage-bad" class="bad"><rect x="524" y="96" width="112" height="40" rx="6"/><text x="580" y="121">bad (rolled back)</text></g>
+      <g id="stage-bad" class="bad"><rect x="524" y="92" width="112" height="48" rx="6"/><text x="580" y="112">bad</text><text x="580" y="130">(rolled back)</text></g>
       <text x="300" y="100">the next update writes the slot that does not run</text>
       </svg>
       <div id="cycle-slots"></div>

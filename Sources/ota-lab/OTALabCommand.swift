@@ -142,7 +142,7 @@ struct OTALabCommand: ParsableCommand {
           said =
             "ota-lab: \(address)  class code \(classroom.code), \(classroom.capacity) seats"
             + (listening.address == "0.0.0.0"
-              ? " (students open this machine's address, port \(address.split(separator: ":").last ?? ""))"
+              ? " (students open this machine's address, port \(address.dropLast().split(separator: ":").last ?? ""))"
               : "")
             + "\n"
         }
