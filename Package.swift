@@ -198,9 +198,8 @@ let package = Package(
     .executableTarget(
       name: "ota-lab",
       dependencies: [
-        "OTALab", "OTAReport", "OTADaemon", "OTAFaults", "OTAStorage", "OTASystem", "OTATrust", "OTAWire",
-        "OTAVersion",
-        .product(name: "FlyingFox", package: "FlyingFox"),
+        "OTABoot", "OTALab", "OTAReport", "OTADaemon", "OTAFaults", "OTAStorage", "OTASystem", "OTATrust",
+        "OTAWire", "OTAVersion", .product(name: "FlyingFox", package: "FlyingFox"),
         .product(name: "FlyingSocks", package: "FlyingFox"),
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
       ]),

@@ -116,11 +116,22 @@ make_image mcuboot-enc-rsa-4099B.bin raw-4099B.bin 1.4.0+0 0x200 0x20000 \
 # The sample firmware for the A/B demo and tests: three versions of a tiny application (a shell
 # script, Images/firmware/app-vN.sh), wrapped as MCUboot images signed with the test Ed25519 key.
 # v1 is the factory firmware, v2 passes its health check, v3 fails it (see firmware/health-check.sh).
+# The releases are siblings, as real ones are: each carries the one before's 40 KiB of assets with a
+# small region (512 bytes) changed, v2's at 16 KiB, v3's at 24 KiB, so a delta (otactl push --base)
+# has something to copy. The sizes are those of before; v1's bytes are unchanged.
 for version in 1 2 3; do
   payload="firmware/.payload-v$version.bin"
   cp "$images/firmware/app-v$version.sh" "$images/$payload"
-  "$python" -c 'import random, sys; open(sys.argv[1], "ab").write(random.Random("assets-v" + sys.argv[2]).randbytes(40 * 1024))' \
-    "$images/$payload" "$version"
+  "$python" - "$images/$payload" "$version" <<'EOF'
+import random, sys
+path, version = sys.argv[1], int(sys.argv[2])
+assets = bytearray(random.Random("assets-v1").randbytes(40 * 1024))
+for later, offset in ((2, 16 * 1024), (3, 24 * 1024)):
+    if version >= later:
+        assets[offset:offset + 512] = random.Random(f"assets-v{later}").randbytes(512)
+with open(path, "ab") as f:
+    f.write(assets)
+EOF
   make_image "firmware-v$version.bin" "$payload" "$version.0.0" 0x20 0x10000 --key "$keys/test-ed25519.pem"
   rm -f "$images/$payload"
 done
@@ -165,7 +176,7 @@ for version, verdict in ((1, "the factory firmware"), (2, "passes its health che
                          (3, "fails its health check: a trial of it rolls back")):
     made[f"firmware-v{version}.bin"] = (
         f"sample firmware {version}.0.0, {verdict}: MCUboot image of `firmware/app-v{version}.sh` and 40 KiB of "
-        f"made-up assets, signed with "
+        f"made-up assets (each release's are the one before's with 512 bytes changed), signed with "
         f"`keys/test-ed25519.pem`: `imgtool create --version {version}.0.0 --header-size 0x20 --pad-header "
         f"--slot-size 0x10000 --key keys/test-ed25519.pem`")
 

@@ -4,8 +4,13 @@ by selenium against ota-lab. The page loads with no network (every host but the 
 resolves to nothing, and every resource it loaded is checked to come from ota-lab), each button
 works, a push fills slot B window by window, a dropped link and a power cut during a transfer show
 the resume, v3 ends rolled back with its reason, a flipped byte fails VALIDATE, an unsigned image is
-refused, an encrypted image travels as ciphertext and lands as plaintext. Screenshots go to a new temporary directory (its path is printed), so a test run changes
-no tracked file; `--shots docs/lab` regenerates the ones docs/LAB.md shows.
+refused, an encrypted image travels as ciphertext and lands as plaintext; the A/B cycle's diagram lights
+the slot's state (empty, receiving, bad after a rollback), the timeline marks the resume, the exercises
+open in order, Reset brings the device back to 1.0.0 and a delta sends a fraction of the image; the
+event list's numbers fit and bytes on air are never lost. Then class mode: three students in three
+browsers, each with a cookie and a device of their own, a wrong code and a full class refused.
+Screenshots go to a new temporary directory (its path is printed), so a test run changes no tracked
+file; `--shots docs/lab` regenerates the ones docs/LAB.md shows.
 
   python3 Scripts/lab/test_lab.py [--bin .build/debug] [--shots DIR]
 
@@ -18,6 +23,8 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.error
+import urllib.parse
 import urllib.request
 
 from selenium import webdriver
@@ -37,14 +44,15 @@ def check(name, ok, detail=""):
 class Lab:
     """ota-lab as a child process; its state endpoint, read directly for the waits."""
 
-    def __init__(self, binary):
+    def __init__(self, binary, *extra):
         self.process = subprocess.Popen(
-            [binary, "--images", os.path.join(ROOT, "Images")],
+            [binary, "--images", os.path.join(ROOT, "Images"), *extra],
             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=ROOT)
         line = self.process.stdout.readline()
         if "http://127.0.0.1:" not in line:
             raise RuntimeError("ota-lab did not print its address: " + line + self.process.stdout.read())
         self.address = line.split()[1]
+        self.line = line
 
     def state(self):
         with urllib.request.urlopen(self.address + "state", timeout=5) as answer:
@@ -68,16 +76,40 @@ class Lab:
             self.process.kill()
 
 
-def browser():
+def browser(size="1500,1500"):
     options = webdriver.ChromeOptions()
     options.binary_location = os.environ.get("BLUEOTA_CHROMIUM", "/usr/bin/chromium")
-    for argument in ["--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--window-size=1400,1100",
+    for argument in ["--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--window-size=" + size,
                      # No network: every name but the loopback address resolves to nothing, no proxy.
                      "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1", "--no-proxy-server",
                      "--disable-background-networking", "--disable-component-update"]:
         options.add_argument(argument)
     service = Service(executable_path=os.environ.get("BLUEOTA_CHROMEDRIVER", "/usr/bin/chromedriver"))
     return webdriver.Chrome(options=options, service=service)
+
+
+def lit(driver):
+    """The diagram's lit stage (its element's id), read through the page."""
+    return driver.execute_script(
+        "const e = document.querySelector('.cycle g[data-lit=\"1\"]'); return e ? e.id : ''")
+
+
+def wait_page(driver, what, script, timeout=30):
+    """Until the page's script returns something true; that value."""
+    deadline = time.time() + timeout
+    value = None
+    while time.time() < deadline:
+        value = driver.execute_script(script)
+        if value:
+            return value
+        time.sleep(0.1)
+    raise TimeoutError(what + ": " + repr(value))
+
+
+def exercise(driver, number):
+    return driver.execute_script(
+        "const e = document.getElementById('exercise-' + arguments[0]);"
+        "return e ? [e.dataset.state, e.innerText, e.classList.contains('current')] : ['', '', false]", number)
 
 
 def push(state):
@@ -124,6 +156,13 @@ def main():
         slot_a = text("slot-A")
         check("slot A runs 1.0.0, confirmed", "running" in slot_a and "1.0.0" in slot_a, slot_a)
         shot("01-start")
+        check("the A/B cycle's diagram lights slot B, empty, at start",
+              lit(driver) == "stage-empty" and text("cycle-slot") == "B", [lit(driver), text("cycle-slot")])
+        first, third = exercise(driver, 1), exercise(driver, 3)
+        check("exercise 1 is ready and the current one; 3 is locked, saying to do exercise 2 first",
+              first[0] == "ready" and first[2] and third[0] == "locked" and "exercise 2" in third[1], [first, third])
+        check("the bootloader's own variables: both links at slot A, the pointer they make primary A",
+              text("boot-pointer") == "primary A" and "current.primary → slot-a.img" in text("boot"), text("boot"))
 
         # Exercise 6 first, as the demo does: an unsigned image is refused at VALIDATE. (After v2 the same
         # image, 1.2.3, would be a downgrade, refused at PREPARE already.)
@@ -134,6 +173,7 @@ def main():
               push(state)["result"]["exitCode"] == 11 and "signature" in push(state)["result"]["error"], push(state))
         time.sleep(0.6)
         check("the page shows the refusal", "signature" in text("push-error"), text("push-error"))
+        check("the refusal completes exercise 1", exercise(driver, 1)[0] == "done", exercise(driver, 1))
         check("nothing changed: slot A still runs 1.0.0 confirmed", state["status"]["confirmed"] == "A", state["boot"])
         shot("02-unsigned-refused")
 
@@ -157,6 +197,7 @@ def main():
             value = data("committed", "committed") or "0"
             seen.add((int(value), cells.count("c")))
             if not dropped and int(value) >= 16384:
+                receiving = lit(driver)
                 shot("03-transfer")
                 click("drop-link")
                 dropped = True
@@ -164,6 +205,8 @@ def main():
                 break
             time.sleep(0.05)
         check("drop the link: it was dropped mid-transfer", dropped, seen)
+        check("during the transfer the diagram lights receiving", dropped and receiving == "stage-receiving",
+              receiving if dropped else "no transfer seen")
         state = lab.wait("v2 confirmed", lambda s: push(s).get("result") and s["status"]["confirmed"] == "B", 90)
         # The image is a few windows (41686 bytes): the lab records each committed offset, and the page,
         # polled every 0.3 s, can skip the last ones (seen once: [12288, 24576] only), so it must
@@ -182,7 +225,34 @@ def main():
             "return [...document.querySelectorAll('#timeline [data-phase]')].map(e => e.dataset.phase)")
         check("the page shows the phases on a timeline",
               all(p in drawn for p in ["preparing", "transferring", "validating", "activating"]), drawn)
+        resumes_drawn = driver.execute_script("return document.querySelectorAll('#timeline [data-resume]').length")
+        check("the timeline marks the resume, and the transfer's phase says where from",
+              resumes_drawn >= 1 and "resumed from" in text("phase-transfer"), [resumes_drawn, text("phase-transfer")])
+        air, size = int(data("air", "bytes") or 0), int(data("air", "size") or 0)
+        check("bytes on air after the push are what it sent (at least the image, sent whole), not 0",
+              size > 0 and air >= size, [air, size, text("air")])
+        check("after v2 confirmed the bootloader's links point at slot B: primary B",
+              text("boot-pointer") == "primary B" and "current → slot-b.img" in text("boot"), text("boot"))
+        check("v2 confirmed completes exercise 2 and opens 3 (the downgrade)",
+              exercise(driver, 2)[0] == "done" and exercise(driver, 3)[0] == "ready", [exercise(driver, 2), exercise(driver, 3)])
+        # The event list counts down from its length (up to 40): its numbers must fit in its margin.
+        fits = driver.execute_script("""
+            const ol = document.getElementById('events'), n = ol.children.length;
+            const g = document.createElement('canvas').getContext('2d'); g.font = getComputedStyle(ol).font;
+            const widest = g.measureText('40. ').width;
+            return [n, parseFloat(getComputedStyle(ol).paddingLeft), widest];""")
+        check("the event list's numbers are not cut off at the left", fits[0] >= 10 and fits[1] >= fits[2], fits)
         shot("04-v2-confirmed")
+
+        # Exercise 3: the same unsigned image, now older than what runs, refused at PREPARE.
+        click("push-unsigned")
+        state = lab.wait("downgrade refused", lambda s: push(s).get("label") == "push unsigned"
+                         and push(s).get("result") is not None, 60)
+        check("exercise 3: the unsigned 1.2.3 under 2.0.0 is a downgrade, refused at PREPARE (exit 12)",
+              push(state)["result"]["exitCode"] == 12 and "downgrade" in push(state)["result"]["error"], push(state))
+        wait_page(driver, "exercise 3 done", "return document.getElementById('exercise-3').dataset.state === 'done'")
+        check("the refusal completes exercise 3 and the next ready one is 4",
+              exercise(driver, 3)[0] == "done" and exercise(driver, 4)[2], [exercise(driver, 3), exercise(driver, 4)])
 
         # Exercise 4: power cut during the transfer of v3; exercise 5: v3 fails its self-test.
         driver.execute_script("document.getElementById('loss').value = '0'")
@@ -206,6 +276,8 @@ def main():
         check("the page shows the rollback and its reason",
               text("outcome") == "rolled back" and "health check" in text("reason"), text("boot"))
         check("slot B runs 2.0.0 again", "2.0.0" in text("slot-B") and "running" in text("slot-B"), text("slot-B"))
+        check("after the rollback the diagram lights slot A bad (rolled back)",
+              lit(driver) == "stage-bad" and text("cycle-slot") == "A", [lit(driver), text("cycle-slot")])
         shot("06-v3-rolled-back")
 
         # A flipped byte in the inactive slot, mid-transfer: VALIDATE finds it.
@@ -256,6 +328,29 @@ def main():
               text("encryption"))
         shot("09-encrypted")
 
+        # Reset: the device made again, without restarting ota-lab; then the delta exercise.
+        check("exercise 9 (the delta) is locked while 2.1.0 runs, saying to reset",
+              exercise(driver, 9)[0] == "locked" and "Reset" in exercise(driver, 9)[1], exercise(driver, 9))
+        click("reset")
+        state = lab.wait("the device reset", lambda s: s.get("push") is None and s.get("status")
+                         and s["status"]["running"] == "A"
+                         and [x["version"] for x in s["status"]["slots"]] == ["1.0.0+0", None], 30)
+        check("reset: 1.0.0 runs in slot A, slot B is empty, no push, a fresh boot state",
+              state["status"]["lastOutcome"]["result"] == "none" and state["status"].get("trial") is None, state["status"])
+        wait_page(driver, "the page drew the reset", "return document.getElementById('exercise-9').dataset.state === 'ready'")
+        check("after the reset the diagram lights slot B empty again", lit(driver) == "stage-empty", lit(driver))
+        click("push-delta")
+        state = lab.wait("the delta pushed", lambda s: push(s).get("label") == "push v2 delta"
+                         and push(s).get("result") is not None, 60)
+        p = push(state)
+        check("push v2 as a delta: it succeeds sending a fraction of the image",
+              p["result"]["ok"] and p.get("transferMode") == "delta" and 0 < p["bytesOnAir"] < p["size"] // 4, p)
+        wait_page(driver, "the page drew the delta", "return document.getElementById('air') && document.getElementById('air').dataset.mode === 'delta'")
+        check("the page shows bytes on air against the image's size, and the delta",
+              "delta" in text("air") and "of a 40.7 KiB image" in text("air"), text("air"))
+        check("the delta completes exercise 9", exercise(driver, 9)[0] == "done", exercise(driver, 9))
+        shot("10-delta")
+
     except Exception as error:  # a wait that timed out, a missing element: one failure, with why
         check("the lab session ran to its end", False, repr(error))
         try:
@@ -265,9 +360,91 @@ def main():
     finally:
         driver.quit()
         lab.stop()
+    class_mode(args)
     failed = sum(1 for _, ok in results if not ok)
     print(f"{len(results) - failed} passed, {failed} failed")
     return 1 if failed else 0
+
+
+def post(address, path, body, origin=None, cookie=None):
+    """A POST as a script would send it; (status, text)."""
+    request = urllib.request.Request(address + path, data=body.encode(), method="POST")
+    if origin:
+        request.add_header("Origin", origin)
+    if cookie:
+        request.add_header("Cookie", cookie)
+    try:
+        with urllib.request.urlopen(request, timeout=30) as answer:
+            return answer.status, answer.read().decode()
+    except urllib.error.HTTPError as error:
+        return error.code, error.read().decode()
+
+
+def class_mode(args):
+    """Three students, three browsers (three cookies), three devices: each sees only its own."""
+    lab = Lab(os.path.join(args.bin, "ota-lab"), "--listen", "127.0.0.1:0", "--class-code", "tulip42",
+              "--seats", "3")
+    drivers = []
+    try:
+        check("class mode prints the class code and the seats", "class code tulip42, 3 seats" in lab.line, lab.line)
+        origin = lab.address.rstrip("/")
+        status, _ = post(lab.address, "action/push-v2", "", origin)
+        check("without a session a button is refused (401)", status == 401, status)
+        names = ["Ann", "Bob", "Cyd"]
+        for index, name in enumerate(names):
+            driver = browser("1000,1400")
+            drivers.append(driver)
+            driver.get(lab.address)
+            driver.find_element(By.ID, "code").send_keys("tulip4" if index == 0 else "tulip42")
+            driver.find_element(By.ID, "name").send_keys(name)
+            driver.find_element(By.ID, "join-button").click()
+            if index == 0:
+                said = wait_page(driver, "the refusal", "const e = document.getElementById('join-error'); return e && e.innerText")
+                check("a wrong class code is refused with the reason", "wrong class code" in said, said)
+                driver.find_element(By.ID, "code").send_keys("tulip42")
+                driver.find_element(By.ID, "name").send_keys(name)
+                driver.find_element(By.ID, "join-button").click()
+            wait_page(driver, name + "'s page", "return window.labState && window.labState.status && window.labState.seat", 40)
+        seats = [d.execute_script("return window.labState.seat") for d in drivers]
+        check("three students joined, each page names its student", seats == names, seats)
+        cookies = [d.get_cookie("blueota_lab") for d in drivers]
+        check("each has a session cookie of their own, HttpOnly and SameSite=Strict",
+              len({c["value"] for c in cookies if c}) == 3
+              and all(c["httpOnly"] and c.get("sameSite") == "Strict" for c in cookies), cookies)
+        status, said = post(lab.address, "join", "code=tulip42&name=Dan", origin)
+        check("a fourth student is told the class is full", status == 503 and "class is full" in said, [status, said[-300:]])
+        status, said = post(lab.address, "action/push-v2", "", "http://evil.example", "blueota_lab=" + cookies[0]["value"])
+        check("a button from another origin is refused even with a student's cookie", status == 403, [status, said])
+        drivers[0].find_element(By.ID, "push-v2").click()
+        drivers[1].find_element(By.ID, "push-unsigned").click()
+        wait_page(drivers[0], "Ann's v2 confirmed", "const s = window.labState; return s.push && s.push.result && s.status.running === 'B'", 90)
+        wait_page(drivers[1], "Bob's unsigned refused", "const s = window.labState; return s.push && s.push.result", 60)
+        time.sleep(0.8)
+        seen = [d.execute_script("const s = window.labState; return [s.push ? s.push.label : null, "
+                                 "s.status.slots.find(x => x.running).version]") for d in drivers]
+        check("each student sees only their own device: Ann's v2 runs, Bob's refused unsigned, Cyd untouched",
+              seen == [["push v2", "2.0.0+0"], ["push unsigned", "1.0.0+0"], [None, "1.0.0+0"]], seen)
+        drivers[2].find_element(By.ID, "reset").click()
+        time.sleep(2)
+        seen = [d.execute_script("return window.labState.status.slots.find(x => x.running).version") for d in drivers]
+        check("a student's reset resets their device only", seen == ["2.0.0+0", "1.0.0+0", "1.0.0+0"], seen)
+        # One picture of the three pages side by side, made in the browser (no imaging library).
+        for driver in drivers:
+            driver.execute_script("window.scrollTo(0, 0)")
+        time.sleep(0.5)
+        pictures = [d.get_screenshot_as_base64() for d in drivers]
+        drivers[2].get("data:text/html," + urllib.parse.quote(
+            "<body style='margin:0;display:flex;align-items:flex-start;gap:6px;background:#1d2330'>"
+            + "".join(f"<img style='width:33%' src='data:image/png;base64,{p}'>" for p in pictures) + "</body>"))
+        drivers[2].set_window_size(1500, 720)
+        time.sleep(0.5)
+        drivers[2].save_screenshot(os.path.join(args.shots, "11-class-three-students.png"))
+    except Exception as error:
+        check("the class session ran to its end", False, repr(error))
+    finally:
+        for driver in drivers:
+            driver.quit()
+        lab.stop()
 
 
 if __name__ == "__main__":

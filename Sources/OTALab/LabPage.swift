@@ -29,12 +29,41 @@ public enum LabPage {
     .buttons{display:flex;flex-wrap:wrap;gap:6px}
     button{font:inherit;padding:6px 10px;border-radius:4px;border:1px solid #8a93a6;background:#fff;cursor:pointer}
     button:hover{background:#eef0f3}
-    ol{margin:0;padding-left:18px;max-height:260px;overflow:auto;font:12px/1.3 ui-monospace,monospace}
+    ol{margin:0;padding-left:4.5ch;max-height:260px;overflow:auto;font:12px/1.3 ui-monospace,monospace}
+    .timeline .resume{position:absolute;top:0;bottom:0;width:3px;background:#b3261e;border:0;padding:0}
+    .cycle svg{width:100%;height:auto;max-height:170px}
+    .cycle rect{fill:#eef0f3;stroke:#c7cbd3;stroke-width:2} .cycle text{font:13px system-ui,sans-serif;fill:#5b6475;text-anchor:middle}
+    .cycle .lit rect{fill:#f0c420;stroke:#8a5a00} .cycle .lit text{fill:#1d2330;font-weight:700}
+    .cycle .lit.good rect{fill:#2b7a3d} .cycle .lit.good text{fill:#fff} .cycle .lit.bad rect{fill:#b3261e} .cycle .lit.bad text{fill:#fff}
+    .cycle path{stroke:#8a93a6;stroke-width:2;fill:none;marker-end:url(#arrow)}
+    .phases{display:flex;gap:4px;margin-top:8px} .phases div{flex:1;border-radius:4px;padding:4px;background:#eef0f3;font-size:12px;text-align:center}
+    .phases .now{background:#2456a6;color:#fff} .phases .past{background:#cfe3d3} .phases .fail{background:#b3261e;color:#fff}
+    #exercises{max-height:none;font:13px/1.35 system-ui,sans-serif;padding-left:2ch} #exercises li{margin:4px 0;padding:3px 6px;border-radius:4px}
+    #exercises li[data-state=locked]{color:#7a8599} #exercises li[data-state=done]{color:#2b7a3d}
+    #exercises li.current{background:#fff6d6;outline:2px solid #f0c420}
+    #exercises small{display:block;color:#5b6475}
     .ok{color:#2b7a3d;font-weight:600} .fail{color:#b3261e;font-weight:600}
     canvas{width:100%;height:120px;background:#fafbfc;border:1px solid #e3e6eb}
     </style></head><body>
-    <header><h1>BlueOTA lab</h1><span id="summary">connecting to the lab…</span></header>
+    <header><h1>BlueOTA lab</h1><span id="seat"></span><span id="summary">connecting to the lab…</span></header>
     <main>
+    <section><h2>Exercises (in order)</h2><ol id="exercises"></ol></section>
+    <section class="cycle"><h2>The A/B cycle of slot <span id="cycle-slot">?</span></h2>
+      <svg viewBox="0 0 640 160" role="img" aria-label="slot states: empty, receiving, validated, on trial, good or bad (rolled back)">
+      <defs><marker id="arrow" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" markerHeight="7" orient="auto"><path d="M0,0L10,5L0,10z" fill="#8a93a6" stroke="none"/></marker></defs>
+      <path d="M100,40H128"/><path d="M228,40H256"/><path d="M356,40H384"/><path d="M484,30C500,20 505,20 520,25"/><path d="M484,50C500,95 505,110 520,115"/>
+      <path d="M570,135C560,158 60,158 50,62"/>
+      <g id="stage-empty"><rect x="4" y="20" width="96" height="40" rx="6"/><text x="52" y="45">empty</text></g>
+      <g id="stage-receiving"><rect x="132" y="20" width="96" height="40" rx="6"/><text x="180" y="45">receiving</text></g>
+      <g id="stage-validated"><rect x="260" y="20" width="96" height="40" rx="6"/><text x="308" y="45">validated</text></g>
+      <g id="stage-on-trial"><rect x="388" y="20" width="96" height="40" rx="6"/><text x="436" y="45">on trial</text></g>
+      <g id="stage-good" class="good"><rect x="524" y="4" width="112" height="40" rx="6"/><text x="580" y="29">good</text></g>
+      <g id="stage-bad" class="bad"><rect x="524" y="92" width="112" height="48" rx="6"/><text x="580" y="112">bad</text><text x="580" y="130">(rolled back)</text></g>
+      <text x="300" y="100">the next update writes the slot that does not run</text>
+      </svg>
+      <div id="cycle-slots"></div>
+      <div class="phases" id="phases"><div id="phase-prepare">PREPARE</div><div id="phase-transfer">transfer</div><div id="phase-validate">VALIDATE</div><div id="phase-activate">ACTIVATE</div><div id="phase-restart">restart, verify</div></div>
+    </section>
     <section id="slots-section"><h2>Slots</h2><div class="slots" id="slots"></div>
       <div id="transfer"></div>
       <div class="cells" id="cells"></div>
@@ -45,8 +74,8 @@ public enum LabPage {
     <section><h2>Push</h2><div id="push-line"></div><div class="timeline" id="timeline"></div><table id="push"></table></section>
     <section><h2>Link and throughput</h2><table id="link"></table><canvas id="chart" width="600" height="160"></canvas></section>
     <section><h2>Try it</h2><div class="buttons">
-      <button id="push-v2" data-action="push-v2">Push v2 (good)</button>
-      <button id="push-v3" data-action="push-v3">Push v3 (fails its self-test)</button>
+      <button id="push-v2" data-action="push-v2">Push v2 (good, whole)</button>
+      <button id="push-v3" data-action="push-v3">Push v3 (fails its self-test, whole)</button>
       <button id="push-unsigned" data-action="push-unsigned">Push an unsigned image</button>
       <button id="push-encrypted" data-action="push-encrypted">Push v2.1 encrypted</button>
       <button id="drop-link" data-action="drop-link">Drop the link</button>
@@ -58,6 +87,8 @@ public enum LabPage {
       <datalist id="fault-lines"><option>drop-link after=37%</option><option>refuse at=activate status=busy</option><option>delay by=2s at=window</option><option>corrupt-chunk after=50%</option><option>fail-health-check</option><option>storage-full after=60% times=always</option><option>power-cut after=40%</option></datalist>
       <button id="set-fault" data-action="set-fault">Set the fault</button>
       <button id="clear-faults" data-action="clear-faults">Clear the faults</button>
+      <button id="push-delta" data-action="push-delta">Push v2 as a delta (--base v1)</button>
+      <button id="reset" data-action="reset">Reset the device</button>
     </div><ol id="actions"></ol></section>
     <section><h2>What otad did (newest first)</h2><ol id="events" reversed></ol></section>
     </main>
@@ -109,7 +140,9 @@ public enum LabPage {
         ['last boot decision', `<span id="decision">${esc(b.lastDecision ?? '—')}</span>${b.lastDecisionSlot ? ' → slot ' + esc(b.lastDecisionSlot) : ''}`],
         ['last outcome', outcome + (b.outcomeTo && b.outcome !== 'none' ? ` ${esc(b.outcomeFrom)} → ${esc(b.outcomeTo)}` : '')],
         ['reason', `<span id="reason">${esc(b.outcomeReason ?? '')}</span>`],
-        ['restarts and power cuts', String(s.powerCuts)]]);
+        ['restarts and power cuts', String(s.powerCuts)]]) + (s.bootVariables ? rows([
+        [`bootloader's own variables (${s.bootVariables.backend})`, s.bootVariables.variables.map(v => `<code>${esc(v[0])} → ${esc(v[1])}</code>`).join('<br>')],
+        ['the pointer they make', `<span id="boot-pointer">${esc(s.bootVariables.pointer)}</span>`]]) : '');
     }
     function drawPush(s) {
       const p = s.push;
@@ -121,10 +154,14 @@ public enum LabPage {
       $('timeline').innerHTML = p.phases.map(ph => {
         const end = ph.end ?? p.elapsed;
         return `<div title="${esc(ph.name)}" data-phase="${esc(ph.name)}" style="left:${100 * ph.start / span}%;width:${Math.max(0.3, 100 * (end - ph.start) / span)}%;background:${colors[ph.name] || '#555'}">${esc(ph.name)}</div>`;
+      }).join('') + p.resumes.map((off, i) => {
+        const at = (p.resumeTimes || [])[i] ?? p.elapsed;
+        return `<div class="resume" data-resume="${off}" title="resumed from ${kib(off)}" style="left:${Math.min(99.5, 100 * at / span)}%"></div>`;
       }).join('');
+      const air = p.transferMode ? ` · ${esc(p.transferMode)}${p.plainBytesOnAir ? ' (plain chunks: ' + kib(p.plainBytesOnAir) + ')' : ''}` : '';
       $('push').innerHTML = rows([
         ['phase', esc(p.phase)], ['committed', `${kib(p.committed)} of ${kib(p.total || p.size)}`],
-        ['bytes on air', kib(p.bytesOnAir)], ['elapsed', p.elapsed.toFixed(2) + ' s'],
+        ['bytes on air', `<span id="air" data-bytes="${p.bytesOnAir}" data-size="${p.size}" data-mode="${esc(p.transferMode || '')}">${kib(p.bytesOnAir)} of a ${kib(p.size)} image${air}</span>`], ['elapsed', p.elapsed.toFixed(2) + ' s'],
         ['resumed from', `<span id="resumes" data-count="${p.resumes.length}">${p.resumes.length ? p.resumes.map(kib).join(', ') : '—'}</span>`],
         ['error', `<span id="push-error">${esc(p.result && p.result.error || '')}</span>`]]);
     }
@@ -152,11 +189,39 @@ public enum LabPage {
         i ? g.lineTo(x, y) : g.moveTo(x, y); });
       g.stroke(); g.fillStyle = '#5b6475'; g.font = '12px sans-serif'; g.fillText('peak ' + kib(maxR) + '/s', 8, 14);
     }
+    const five = {preparing:'prepare',transferring:'transfer',validating:'validate',activating:'activate',restarting:'restart',verifying:'restart',awaitingConfirmation:'restart',confirming:'restart'};
+    const order = ['prepare','transfer','validate','activate','restart'];
+    function drawCycle(s) {
+      const c = s.cycle;
+      const ids = {'empty':'empty','receiving':'receiving','validated':'validated','on trial':'on-trial','good':'good','bad (rolled back)':'bad'};
+      Object.entries(ids).forEach(([st, id]) => {
+        const g = $('stage-' + id), lit = !!c && c.stage === st;
+        g.classList.toggle('lit', lit); g.dataset.lit = lit ? '1' : '';
+      });
+      $('cycle-slot').textContent = c ? c.slot : '?';
+      $('cycle-slots').innerHTML = c ? Object.keys(c.slots).sort().map(k => `slot ${esc(k)}: <b>${esc(c.slots[k])}</b>`).join(' · ') : '';
+      const p = s.push;
+      const names = p ? p.phases.map(x => five[x.name]).filter(Boolean) : [];
+      const now = p && !p.result ? five[p.phase] : null;
+      order.forEach(k => {
+        const e = $('phase-' + k), seen = names.includes(k);
+        const failed = p && p.result && !p.result.ok && names[names.length - 1] === k;
+        e.className = failed ? 'fail' : k === now ? 'now' : seen ? 'past' : '';
+        let text = {prepare:'PREPARE',transfer:'transfer',validate:'VALIDATE',activate:'ACTIVATE',restart:'restart, verify'}[k];
+        if (k === 'transfer' && p && p.total) text += ` ${kib(p.committed)} of ${kib(p.total)}` + (p.resumes.length ? ` · resumed from ${p.resumes.map(kib).join(', ')}` : '');
+        e.textContent = text;
+      });
+    }
+    function drawExercises(s) {
+      const current = (s.exercises || []).find(x => x.state === 'ready');
+      $('exercises').innerHTML = (s.exercises || []).map(x => `<li id="exercise-${x.number}" value="${x.number}" data-state="${x.state}" class="${current && current.number === x.number ? 'current' : ''}"><b>${esc(x.title)}</b> — ${x.state === 'done' ? 'done ✓' : x.state === 'ready' ? 'ready' : 'locked'}<small>needs: ${esc(x.needs)}${x.first ? ' · first: ' + esc(x.first) : ''}</small></li>`).join('');
+    }
     function draw(s) {
-      last = s;
+      last = s; window.labState = s;
+      $('seat').textContent = s.seat ? 'student: ' + s.seat : '';
       document.body.dataset.at = s.at;
       $('summary').textContent = s.status ? `running ${s.status.running} · firmware ${(s.status.slots.find(x => x.running) || {}).version} · ${s.push ? s.push.label + ': ' + s.push.phase : 'idle'}` : (s.statusError || 'reading the device…');
-      drawSlots(s); drawBoot(s); drawPush(s); drawLink(s);
+      drawSlots(s); drawBoot(s); drawPush(s); drawLink(s); drawCycle(s); drawExercises(s);
       const x = s.encryption;
       $('encryption').innerHTML = x ? `encrypted v2.1, its first payload bytes: on the air <code id="on-air">${esc(x.onAir)}</code> (ciphertext), in slot ${esc(x.slot)} <code id="in-slot">${esc(x.inSlot)}</code> <code>${esc(x.inSlotText)}</code> (decrypted by the device after its checks)` : '';
       $('events').innerHTML = s.events.slice().reverse().map(e => `<li>${esc(e[0])} s <b>${esc(e[1])}</b> ${esc(e[2])}</li>`).join('');

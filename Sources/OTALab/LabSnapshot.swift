@@ -58,6 +58,20 @@ public struct LabSnapshot: Codable, Equatable, Sendable {
     }
   }
 
+  /// The bootloader's side of the boot pointer: its backend, its variables as it stores them
+  /// (name, value), and the pointer they make (primary, trial).
+  public struct BootVariables: Codable, Equatable, Sendable {
+    public var backend: String
+    public var variables: [[String]]
+    public var pointer: String
+
+    public init(backend: String, variables: [[String]], pointer: String) {
+      self.backend = backend
+      self.variables = variables
+      self.pointer = pointer
+    }
+  }
+
   /// Seconds since the lab started.
   public var at: Double
   public var otadRunning: Bool
@@ -74,6 +88,14 @@ public struct LabSnapshot: Codable, Equatable, Sendable {
   /// What the lab was asked to do, newest last.
   public var actions: [String]
   public var encryption: Encryption?
+  /// The A/B cycle's diagram: the slot an update is about and its stage (nil while otad's status
+  /// is unread).
+  public var cycle: UpdateCycle?
+  /// The exercises in the page's order, each ready, locked (with what to do first) or done.
+  public var exercises: [LabExercise] = []
+  /// The student's name in class mode; nil for the lab alone.
+  public var seat: String?
+  public var bootVariables: BootVariables?
 
   public static let eventLimit = 40
 
@@ -84,6 +106,7 @@ public struct LabSnapshot: Codable, Equatable, Sendable {
     actions: [String], encryption: Encryption? = nil
   ) {
     self.encryption = encryption
+    cycle = status.map(UpdateCycle.init)
     self.at = at
     self.otadRunning = otadRunning
     self.powerCuts = powerCuts

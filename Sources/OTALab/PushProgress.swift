@@ -27,11 +27,17 @@ public struct PushProgress: Codable, Equatable, Sendable {
   public var committed = 0
   public var total = 0
   public var bytesOnAir = 0
+  /// How the push sent its bytes ("plain", "delta", ...) and what plain chunks would have sent: from
+  /// the result line of a push that succeeded (nil before and for a failed one).
+  public var transferMode: String?
+  public var plainBytesOnAir: Int?
   /// Seconds since the push started.
   public var elapsed = 0.0
   /// [seconds, committed bytes, bytes on air] as the device acknowledged windows.
   public var samples: [[Double]] = []
   public var resumes: [Int] = []
+  /// When each resume came, in seconds on the push's timeline (beside `resumes`' offsets).
+  public var resumeTimes: [Double] = []
   public var result: Result?
   /// otactl was restarted (a dropped link or a new loss): the lines go on from the same push.
   public var restarts = 0
@@ -57,13 +63,22 @@ public struct PushProgress: Codable, Equatable, Sendable {
       let at = offset(t)
       self.committed = committed
       self.total = total
-      self.bytesOnAir = restartedAir + bytesOnAir
+      // otactl's progress lines after the transfer (VALIDATE, ACTIVATE, the trial) say 0 bytes on
+      // air: what was sent never shrinks, so the largest figure stays.
+      self.bytesOnAir = max(self.bytesOnAir, restartedAir + bytesOnAir)
       elapsed = max(elapsed, at)
       addSample([at, Double(committed), Double(self.bytesOnAir)])
     case .resume(let offset):
       resumes.append(offset)
-    case .result(let ok, let exitCode, let error, let seconds):
+      resumeTimes.append(elapsed)
+    case .result(let ok, let exitCode, let error, let seconds, let air):
       let at = offset(seconds)
+      if let air {
+        // The result counts every data-write byte of this otactl; earlier ones (a dropped link) add.
+        bytesOnAir = restartedAir + air.bytesOnAir
+        transferMode = air.transferMode
+        plainBytesOnAir = air.plainBytesOnAir
+      }
       if let last = phases.indices.last, phases[last].end == nil { phases[last].end = at }
       elapsed = max(elapsed, at)
       phase = ok ? "succeeded" : "failed"
@@ -96,7 +111,8 @@ public struct PushProgress: Codable, Equatable, Sendable {
   }
 
   enum CodingKeys: String, CodingKey {
-    case label, image, size, version, link, phase, phases, committed, total, bytesOnAir, elapsed, samples
-    case resumes, result, restarts
+    case label, image, size, version, link, phase, phases, committed, total, bytesOnAir, transferMode
+    case plainBytesOnAir, elapsed, samples
+    case resumes, resumeTimes, result, restarts
   }
 }

@@ -16,55 +16,69 @@ final class LabCentral: Sendable {
     var read: UInt64 = 0
     var partial = ""
     var progress: PushProgress
+    /// Which push this is (1 for the first): tells one push's end from the next's.
+    var serial: Int
   }
 
   let paths: LabPaths
   private let push = Mutex<Push?>(nil)
   private let count = Mutex(0)
+  private let pushes = Mutex(0)
 
   init(paths: LabPaths) { self.paths = paths }
 
   var running: Bool { push.withLock { $0?.process.ended() == nil && $0 != nil } }
 
   /// Starts a push of `image` (a sample's name, or an absolute path) over `link`; refused while one runs.
-  func start(label: String, image: String, link: String) throws {
+  /// `extra`: otactl's further arguments (`--full`, `--base FILE`).
+  func start(label: String, image: String, link: String, extra: [String] = []) throws {
     if running { throw LabError("a push is under way: wait for it, drop the link or cut the power") }
-    let arguments = [
-      "push", image.hasPrefix("/") ? image : paths.image(image), "--device", paths.socket, "--json", "--link",
-      link, "--max-reconnects",
-      "20",
-    ]
+    let arguments =
+      [
+        "push", image.hasPrefix("/") ? image : paths.image(image), "--device", paths.socket, "--json",
+        "--link",
+        link, "--max-reconnects",
+        "20",
+      ] + extra
+    let serial = pushes.withLock { value -> Int in
+      value += 1
+      return value
+    }
     let output = nextOutput()
     let process = try LabProcess(paths.otactl, arguments, output: output)
     push.withLock {
       $0 = Push(
         label: label, arguments: arguments, process: process, output: output,
-        progress: PushProgress(label: label))
+        progress: PushProgress(label: label), serial: serial)
     }
   }
 
   /// Kills otactl mid-push and starts it again (with `link`, when given): a dropped link, resumed.
+  /// All under the lock: a look at the push in between would see otactl killed and call the push
+  /// failed.
   func restart(link: String? = nil) throws -> Bool {
-    guard var current = push.withLock({ $0 }), current.process.ended() == nil else { return false }
-    current.process.kill()
-    drain(&current)
-    if let link, let index = current.arguments.firstIndex(of: "--link") {
-      current.arguments[index + 1] = link
+    try push.withLock { current throws -> Bool in
+      guard var value = current, value.process.ended() == nil else { return false }
+      value.process.kill()
+      drain(&value)
+      if let link, let index = value.arguments.firstIndex(of: "--link") {
+        value.arguments[index + 1] = link
+      }
+      value.output = nextOutput()
+      value.read = 0
+      value.partial = ""
+      value.progress.restarted()
+      value.process = try LabProcess(paths.otactl, value.arguments, output: value.output)
+      current = value
+      return true
     }
-    current.output = nextOutput()
-    current.read = 0
-    current.partial = ""
-    current.progress.restarted()
-    current.process = try LabProcess(paths.otactl, current.arguments, output: current.output)
-    let updated = current
-    push.withLock { $0 = updated }
-    return true
   }
 
-  /// The push as far as otactl has told, reading what it wrote since the last look.
-  func progress() -> PushProgress? {
-    push.withLock { current -> PushProgress? in
-      guard var value = current else { return nil }
+  /// The push as far as otactl has told, reading what it wrote since the last look, and its serial
+  /// (0: none yet).
+  func progress() -> (serial: Int, progress: PushProgress?) {
+    push.withLock { current -> (serial: Int, progress: PushProgress?) in
+      guard var value = current else { return (0, nil) }
       let ended = value.process.ended()
       drain(&value)
       if let ended, value.progress.result == nil {
@@ -72,7 +86,7 @@ final class LabCentral: Sendable {
         value.progress.apply(.result(ok: false, exitCode: -1, error: "otactl ended: \(ended)", seconds: 0))
       }
       current = value
-      return value.progress
+      return (value.serial, value.progress)
     }
   }
 
@@ -119,7 +133,12 @@ final class LabCentral: Sendable {
       return .progress(
         committed: progress.committed, total: progress.total, bytesOnAir: progress.bytesOnAir, t: progress.t)
     case .resume(let resume): return .resume(offset: resume.offset)
-    case .succeeded(let result): return .result(ok: true, exitCode: 0, error: nil, seconds: result.seconds)
+    case .succeeded(let result):
+      return .result(
+        ok: true, exitCode: 0, error: nil, seconds: result.seconds,
+        air: PushLine.Air(
+          bytesOnAir: result.bytesOnAir, transferMode: result.transferMode,
+          plainBytesOnAir: result.plainBytesOnAir))
     case .failed(let result):
       return .result(ok: false, exitCode: result.exitCode, error: result.error, seconds: result.seconds)
     }

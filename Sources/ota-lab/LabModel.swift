@@ -1,6 +1,8 @@
 import Foundation
+import OTADaemon
 import OTALab
 import OTAReport
+import OTASystem
 import Synchronization
 
 /// The lab's one device and its central, the link's settings, and the snapshot the page asks for:
@@ -25,23 +27,105 @@ final class LabModel: Sendable {
     var trace: DeviceTraceReader
   }
 
-  let device: LabDevice
-  let central: LabCentral
+  /// The device and its central: made again, from nothing, by a reset.
+  struct Rig {
+    var device: LabDevice
+    var central: LabCentral
+  }
+
+  /// What the exercises remember beyond otad's status: those done, and what was pressed during
+  /// the push under way.
+  struct Progress {
+    var done: Set<Int> = []
+    var recordedPush = 0
+    var powerCutDuringPush = false
+    var flippedDuringPush = false
+    var faultSet = false
+  }
+
+  let options: LabRigOptions
   let windowCapacity: Int
   let refresh: Duration
+  /// The student's name in class mode; nil for the lab alone.
+  let seat: String?
+  private let rig: Mutex<Rig>
   private let settings = Mutex(Settings())
   private let actions = Mutex<[String]>([])
   private let cache: Mutex<Cache>
+  private let progress = Mutex(Progress())
+  /// Serializes resets with each other.
+  private let resetting = Mutex(false)
   private let started = ContinuousClock.now
   private let startedWall = UInt64(Date().timeIntervalSince1970 * 1_000_000)
 
-  init(device: LabDevice, central: LabCentral, windowCapacity: Int, refresh: Duration = .milliseconds(200)) {
-    self.device = device
-    self.central = central
-    self.windowCapacity = windowCapacity
+  /// Makes the device (not started: `start()`).
+  init(options: LabRigOptions, seat: String? = nil, refresh: Duration = .milliseconds(200)) throws {
+    self.options = options
+    self.seat = seat
     self.refresh = refresh
-    cache = Mutex(Cache(trace: DeviceTraceReader(path: device.paths.deviceTrace)))
+    windowCapacity = Int(try DaemonConfiguration.byteSize(options.window))
+    let rig = try Self.makeRig(options)
+    self.rig = Mutex(rig)
+    cache = Mutex(Cache(trace: DeviceTraceReader(path: rig.device.paths.deviceTrace)))
+    setLink(intervalMilliseconds: max(1, options.intervalMilliseconds), packets: max(1, options.packets))
   }
+
+  static func makeRig(_ options: LabRigOptions) throws -> Rig {
+    let paths = try LabPaths.make(images: options.images, bin: options.bin)
+    let device = try LabDevice(paths: paths, capacity: options.capacity, window: options.window)
+    return Rig(device: device, central: LabCentral(paths: paths))
+  }
+
+  var device: LabDevice { rig.withLock { $0.device } }
+  var central: LabCentral { rig.withLock { $0.central } }
+
+  func start() throws { try device.start() }
+
+  /// Stops the push and otad, and removes the device's folder (unless --keep).
+  func stop() {
+    let current = rig.withLock { $0 }
+    current.central.stop()
+    current.device.stop()
+    if !options.keep { try? FileSystem.removeTree(current.device.paths.folder) }
+  }
+
+  /// The device back to the start: the push and otad stopped, a new folder with 1.0.0 in slot A,
+  /// slot B empty, a fresh journal and boot state, otad started on it; the old folder removed. The
+  /// link's settings and the exercises done stay.
+  func reset() throws {
+    try resetting.withLock { _ in
+      let fresh = try Self.makeRig(options)
+      let old = rig.withLock { $0 }
+      old.central.stop()
+      old.device.stop()
+      try fresh.device.start()
+      rig.withLock { $0 = fresh }
+      cache.withLock {
+        $0.trace = DeviceTraceReader(path: fresh.device.paths.deviceTrace)
+        $0.built = nil
+      }
+      progress.withLock {
+        // The new central counts its pushes from 1 again.
+        $0.recordedPush = 0
+        $0.powerCutDuringPush = false
+        $0.flippedDuringPush = false
+        $0.faultSet = false
+      }
+      if !options.keep { try? FileSystem.removeTree(old.device.paths.folder) }
+    }
+  }
+
+  /// A push starts: what was pressed during the last one is forgotten.
+  func pushStarted() {
+    progress.withLock {
+      $0.powerCutDuringPush = false
+      $0.flippedDuringPush = false
+    }
+  }
+
+  func poweredCut(duringPush: Bool) { if duringPush { progress.withLock { $0.powerCutDuringPush = true } } }
+  func flipped(duringPush: Bool) { if duringPush { progress.withLock { $0.flippedDuringPush = true } } }
+  func faults(set: Bool) { progress.withLock { $0.faultSet = set } }
 
   var link: Settings { settings.withLock { $0 } }
 
@@ -97,19 +181,46 @@ final class LabModel: Sendable {
       var statusError: String?
       do { status = try device.status() } catch { statusError = "\(error)" }
       let link = self.link
-      let snapshot = LabSnapshot(
+      let (serial, push) = central.progress()
+      let exercises = self.exercises(status: status, serial: serial, push: push)
+      var snapshot = LabSnapshot(
         at: Double((now - started).components.seconds) + Double((now - started).components.attoseconds)
           / 1e18,
         startedAt: startedWall, otadRunning: device.running, powerCuts: device.powerCuts, status: status,
-        statusError: statusError, deviceEvents: cache.trace.digest, push: central.progress(),
+        statusError: statusError, deviceEvents: cache.trace.digest, push: push,
         link: LabSnapshot.Link(
           mtu: link.mtu, intervalMilliseconds: link.intervalMilliseconds, loss: link.loss,
           conditions: link.conditions),
         windowCapacity: windowCapacity, actions: actions.withLock { $0 },
         encryption: encryption(status))
+      snapshot.exercises = exercises
+      snapshot.seat = seat
+      snapshot.bootVariables = device.bootPointer()
       cache.json = (try? JSONEncoder().encode(snapshot)) ?? Data("{}".utf8)
       cache.built = now
       return cache.json
+    }
+  }
+
+  /// The exercises' states; a push that ended since the last look marks those it completed.
+  private func exercises(status: DeviceStatusReport?, serial: Int, push: PushProgress?) -> [LabExercise] {
+    progress.withLock { progress in
+      if let push, let result = push.result, serial > progress.recordedPush {
+        progress.recordedPush = serial
+        let label = push.label
+        for number in LabExercise.completed(
+          label: label, exitCode: result.exitCode,
+          resumedAfterPowerCut: progress.powerCutDuringPush && !push.resumes.isEmpty,
+          flipped: progress.flippedDuringPush, faultSet: progress.faultSet)
+        {
+          progress.done.insert(number)
+        }
+      }
+      let running = status.flatMap { report in report.slots.first { $0.running }?.version }
+      let device = LabExercise.Device(
+        running: device.running ? running : nil, onTrial: status?.trial != nil,
+        pushing: push.flatMap { $0.running ? $0.label : nil })
+      return LabExercise.list(device, done: progress.done)
     }
   }
 }

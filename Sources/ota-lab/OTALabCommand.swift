@@ -2,6 +2,7 @@ import ArgumentParser
 import FlyingFox
 import Foundation
 import OTADaemon
+import OTALab
 import OTASystem
 import Synchronization
 
@@ -16,10 +17,23 @@ struct OTALabCommand: ParsableCommand {
       page on 127.0.0.1 that draws its slots, boot state, the push under way and the link, from otad's
       own status and trace and otactl's JSON lines. It prints the address and opens nothing.
       Ctrl-C stops it and removes the folder (--keep leaves it). docs/LAB.md has the exercises.
+      Class mode (--class-code, or --listen on an address other than the loopback's): each student
+      opens the page, gives the class code and a name, and gets a device of their own.
       """, version: labVersion)
 
   @Option(help: "The port on 127.0.0.1 (default: a free one).")
   var port: UInt16 = 0
+
+  @Option(help: "Class mode's address and port, e.g. 0.0.0.0:8080 (every interface). Instead of --port.")
+  var listen: String?
+
+  @Option(
+    name: .customLong("class-code"),
+    help: "The code students give to join (class mode; default with --listen: a generated one, printed).")
+  var classCode: String?
+
+  @Option(help: "Class mode: at most this many students, each with a device of their own (1 to 100).")
+  var seats = 30
 
   @Option(help: "The folder of the sample images (default: ./Images, or the checkout's).")
   var images: String?
@@ -48,23 +62,47 @@ struct OTALabCommand: ParsableCommand {
   @Flag(help: "Keep the lab's folder (slots, logs, traces) when it stops.")
   var keep = false
 
+  func validate() throws {
+    if listen != nil, port != 0 { throw ValidationError("give --listen or --port, not both") }
+    if let listen { _ = try LabListenAddress(parsing: listen) }
+    guard (1...100).contains(seats) else { throw ValidationError("--seats \(seats): give 1 to 100") }
+    if let classCode,
+      !(4...64).contains(classCode.count) || !classCode.allSatisfy(\.isASCII)
+        || classCode.contains(where: { $0.isWhitespace || $0 == "&" || $0 == "=" || $0 == "%" || $0 == "+" })
+    {
+      throw ValidationError("--class-code: 4 to 64 ASCII characters, no spaces, & = % or +")
+    }
+  }
+
   func run() throws {
     // Ctrl-C and SIGTERM stop the lab and its children; blocked before any thread starts.
     let stopSignals = try StopSignals()
-    let paths = try LabPaths.make(images: images, bin: bin)
-    let device = try LabDevice(paths: paths, capacity: capacity, window: window)
-    let central = LabCentral(paths: paths)
-    let windowBytes = Int(try DaemonConfiguration.byteSize(window))
-    let model = LabModel(device: device, central: central, windowCapacity: windowBytes)
-    model.setLink(intervalMilliseconds: Double(max(1, interval)), packets: max(1, packets))
-    try device.start()
-    let requestedPort = port
+    let listening =
+      try listen.map { try LabListenAddress(parsing: $0) }
+      ?? LabListenAddress(address: "127.0.0.1", port: port)
+    let options = LabRigOptions(
+      images: images, bin: bin, capacity: capacity, window: window, intervalMilliseconds: Double(interval),
+      packets: packets, keep: keep)
+    // Class mode: a class code given, or an address other than the loopback's.
+    let code = classCode ?? (listening.isLoopback ? nil : LabClassroom.newCode())
+    let site: LabSite
+    let gate: LabGate
+    if let code {
+      site = .classroom(LabClassroom(code: code, seats: seats, options: options))
+      gate = LabGate(.listening(address: listening.address, port: Int(listening.port)))
+    } else {
+      let model = try LabModel(options: options)
+      try model.start()
+      site = .solo(model)
+      gate = LabGate(.loopback)
+    }
     let big = bigImage.map { URL(fileURLWithPath: $0).path }
     let serving = ServerState()
+    let address = try sockaddr_in.inet(ip4: listening.address, port: listening.port)
     Task.detached {
       let server: HTTPServer
       do {
-        server = try await LabServer.make(model: model, port: requestedPort, bigImage: big)
+        server = try await LabServer.make(site: site, address: address, gate: gate, bigImage: big)
       } catch {
         serving.failure.withLock { $0 = "\(error)" }
         return
@@ -73,7 +111,10 @@ struct OTALabCommand: ParsableCommand {
         do {
           try await server.waitUntilListening(timeout: 10)
           if case .ip4(_, let port)? = await server.listeningAddress {
-            serving.listening.withLock { $0 = "http://127.0.0.1:\(port)/" }
+            if case .listening(let host, _) = gate.hosts.withLock({ $0 }) {
+              gate.hosts.withLock { $0 = .listening(address: host, port: Int(port)) }
+            }
+            serving.listening.withLock { $0 = "http://\(listening.address):\(port)/" }
           }
         } catch {
           serving.failure.withLock { $0 = "\(error)" }
@@ -82,6 +123,7 @@ struct OTALabCommand: ParsableCommand {
       do { try await server.run() } catch { serving.failure.withLock { $0 = "\(error)" } }
     }
     var announced = false
+    var failure: String?
     while true {
       let readable = try Poller.wait(for: [stopSignals.descriptor], timeout: .milliseconds(100))
       if readable.contains(stopSignals.descriptor) {
@@ -89,18 +131,30 @@ struct OTALabCommand: ParsableCommand {
         break
       }
       if let why = serving.failure.withLock({ $0 }) {
-        central.stop()
-        device.stop()
-        throw LabError("the page's server stopped: \(why)")
+        failure = why
+        break
       }
       if !announced, let address = serving.listening.withLock({ $0 }) {
-        FileHandle.standardOutput.write(Data("ota-lab: \(address)  (device folder \(paths.folder))\n".utf8))
+        let said: String
+        switch site {
+        case .solo(let model): said = "ota-lab: \(address)  (device folder \(model.device.paths.folder))\n"
+        case .classroom(let classroom):
+          said =
+            "ota-lab: \(address)  class code \(classroom.code), \(classroom.capacity) seats"
+            + (listening.address == "0.0.0.0"
+              ? " (students open this machine's address, port \(address.dropLast().split(separator: ":").last ?? ""))"
+              : "")
+            + "\n"
+        }
+        FileHandle.standardOutput.write(Data(said.utf8))
         announced = true
       }
     }
-    central.stop()
-    device.stop()
-    if !keep { try? FileSystem.removeTree(paths.folder) }
+    switch site {
+    case .solo(let model): model.stop()
+    case .classroom(let classroom): classroom.stopAll()
+    }
+    if let failure { throw LabError("the page's server stopped: \(failure)") }
     print("ota-lab: stopped")
   }
 

@@ -72,7 +72,7 @@ import Testing
     #expect(!LabPage.html.contains("<script src") && !LabPage.html.contains("<link"))
     for action in [
       "push-v2", "push-v3", "push-unsigned", "push-encrypted", "drop-link", "power-cut", "flip-byte",
-      "set-loss",
+      "set-loss", "set-fault", "clear-faults", "push-delta", "reset",
     ] {
       #expect(LabPage.html.contains("data-action=\"\(action)\""), "\(action)")
     }

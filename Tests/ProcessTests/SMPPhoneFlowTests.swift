@@ -11,9 +11,9 @@ import Testing
     (try? Data(contentsOf: URL(fileURLWithPath: TrialBootProcessTests.sample("firmware-v2.bin"))))
     .map { [UInt8]($0) } ?? []
   /// firmware-v2.bin's SHA256 TLV, as image state read reports it.
-  static let hash = "d0b64185c51841d0ba3206e9e3f89e8800d3636a5d4b5e5f678be60190dd0566"
+  static let hash = "37e734237bd63464e60754f2a216b7f4e5113db46f36e314a0b3789e7e581dc5"
   /// The SHA-256 of the whole file, as the McuMgr libraries send it in the first chunk's "sha".
-  static let fileSHA = "a3ba6a668767dd3f12efddd09b592a7b8810deb73b150f2a697798f45bf9ae05"
+  static let fileSHA = "cf313b7dda71549c6b167c9ebabdadf75f312617d4c89b4764773b2d12022d31"
 
   func device(_ address: String, extra: [String] = []) throws -> Daemon {
     let factory = try Data(contentsOf: URL(fileURLWithPath: TrialBootProcessTests.sample("firmware-v1.bin")))

@@ -25,6 +25,8 @@ import Testing
       [
         "push", Self.sample("firmware-v2.bin"), "--device", daemon.socket, "--trace", pushTrace.path,
         "--link", "mtu=247,interval=2ms,packets=6,loss=0.02,disconnect-after=20000",
+        // Whole: v2 is a sibling of v1, whose blocks the device would copy (under 20000 bytes on air).
+        "--full",
       ])
     #expect(push.status == 0, "\(push.output)\n\(push.errors)\n\(daemon.log)")
 
