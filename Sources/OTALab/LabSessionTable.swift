@@ -4,10 +4,13 @@ public struct LabSessionTable: Sendable {
   public struct Seat: Equatable, Sendable {
     public var token: String
     public var name: String
+    /// The address the student joined from ("" when the server could not tell).
+    public var address: String
 
-    public init(token: String, name: String) {
+    public init(token: String, name: String, address: String = "") {
       self.token = token
       self.name = name
+      self.address = address
     }
   }
 
@@ -17,6 +20,8 @@ public struct LabSessionTable: Sendable {
     case badName(String)
     case nameTaken(String)
     case full(seats: Int)
+    case tooManyFromAddress(seats: Int)
+    case tooManyWrongCodes(retryAfterSeconds: Int)
 
     public var description: String {
       switch self {
@@ -25,29 +30,56 @@ public struct LabSessionTable: Sendable {
       case .nameTaken(let name): "the name \"\(name)\" is taken in this class: choose another"
       case .full(let seats):
         "the class is full (\(seats) seats): ask your teacher to start ota-lab with more --seats"
+      case .tooManyFromAddress(let seats):
+        "this computer already holds \(seats) seats: share one of its devices, or ask your teacher to start ota-lab with more --seats-per-address"
+      case .tooManyWrongCodes(let seconds):
+        "too many wrong class codes from this computer: try again in \(seconds) s with the code ota-lab printed"
       }
     }
   }
 
   public let code: String
   public let capacity: Int
+  /// At most this many seats held from one address: one student cannot fill the class.
+  public let perAddress: Int
   public private(set) var seats: [Seat] = []
+  /// Wrong codes per address in the current minute: guessing the code is throttled, not open-ended.
+  private var wrongCodes: [String: (minute: Int, count: Int)] = [:]
 
   public static let nameLimit = 32
+  /// Wrong codes one address may give in a minute before it must wait for the next.
+  public static let wrongCodesPerMinute = 5
 
-  public init(code: String, capacity: Int) {
+  public init(code: String, capacity: Int, perAddress: Int = 3) {
     self.code = code
     self.capacity = capacity
+    self.perAddress = perAddress
   }
 
-  /// Seats `name` under `token` when `code` is the class's, the name is fit and free, and a seat is.
-  public mutating func join(code given: String, name rawName: String, token: String) throws(Refusal) -> Seat {
-    guard Self.sameCode(given, code) else { throw .wrongCode }
+  /// Seats `name` under `token` when `code` is the class's, the name is fit and free, and a seat is
+  /// (in the class, and for `address`). `now` (seconds, any epoch) paces wrong codes per address.
+  public mutating func join(
+    code given: String, name rawName: String, token: String, address: String = "", now: Double = 0
+  ) throws(Refusal) -> Seat {
+    let minute = Int((now / 60).rounded(.down))
+    if let record = wrongCodes[address], record.minute == minute, record.count >= Self.wrongCodesPerMinute {
+      throw .tooManyWrongCodes(retryAfterSeconds: max(1, 60 - Int(now.truncatingRemainder(dividingBy: 60))))
+    }
+    guard Self.sameCode(given, code) else {
+      let record = wrongCodes[address]
+      let count = record?.minute == minute ? (record?.count ?? 0) + 1 : 1
+      if wrongCodes.count > 4096 { wrongCodes = wrongCodes.filter { $0.value.minute == minute } }
+      wrongCodes[address] = (minute, count)
+      throw .wrongCode
+    }
     let name = rawName.trimmingCharacters(inSet: " \t")
     if let why = Self.unfit(name) { throw .badName(why) }
     if seats.contains(where: { $0.name.lowercased() == name.lowercased() }) { throw .nameTaken(name) }
     guard seats.count < capacity else { throw .full(seats: capacity) }
-    let seat = Seat(token: token, name: name)
+    if !address.isEmpty, seats.count(where: { $0.address == address }) >= perAddress {
+      throw .tooManyFromAddress(seats: perAddress)
+    }
+    let seat = Seat(token: token, name: name, address: address)
     seats.append(seat)
     return seat
   }

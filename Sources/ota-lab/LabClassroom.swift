@@ -8,20 +8,22 @@ final class LabClassroom: Sendable {
   private let table: Mutex<LabSessionTable>
   private let models = Mutex<[String: LabModel]>([:])
 
-  init(code: String, seats: Int, options: LabRigOptions) {
+  init(code: String, seats: Int, perAddress: Int, options: LabRigOptions) {
     self.options = options
-    table = Mutex(LabSessionTable(code: code, capacity: seats))
+    table = Mutex(LabSessionTable(code: code, capacity: seats, perAddress: perAddress))
   }
 
   var code: String { table.withLock { $0.code } }
   var capacity: Int { table.withLock { $0.capacity } }
   var taken: Int { table.withLock { $0.seats.count } }
 
-  /// Seats `name` and starts their device; the session token for their cookie.
-  func join(code: String, name: String) throws -> LabSessionTable.Seat {
+  /// Seats `name`, joining from `address`, and starts their device; the session token for their cookie.
+  func join(code: String, name: String, address: String) throws -> LabSessionTable.Seat {
     let token = Self.newToken()
+    let now = ContinuousClock.now - Self.started
+    let seconds = Double(now.components.seconds) + Double(now.components.attoseconds) / 1e18
     let seat = try table.withLock { table throws(LabSessionTable.Refusal) in
-      try table.join(code: code, name: name, token: token)
+      try table.join(code: code, name: name, token: token, address: address, now: seconds)
     }
     do {
       let model = try LabModel(options: options, seat: seat.name)
@@ -33,6 +35,9 @@ final class LabClassroom: Sendable {
       throw LabError("your device did not start (\(error)): tell your teacher")
     }
   }
+
+  /// The clock's origin for pacing wrong codes.
+  static let started = ContinuousClock.now
 
   /// The device of the session `token` holds, nil for no such session.
   func model(token: String?) -> LabModel? {

@@ -37,8 +37,11 @@ enum LabServer {
         return HTTPResponse(statusCode: .notFound, body: Data("no class here: ota-lab runs alone\n".utf8))
       }
       let fields = LabForm.fields(String(decoding: try await request.bodyData, as: UTF8.self))
+      let address = peerAddress(request)
       let joined = await Task.detached { () -> Result<LabSessionTable.Seat, any Error> in
-        Result { try classroom.join(code: fields["code"] ?? "", name: fields["name"] ?? "") }
+        Result {
+          try classroom.join(code: fields["code"] ?? "", name: fields["name"] ?? "", address: address)
+        }
       }.value
       switch joined {
       case .success(let seat):
@@ -50,7 +53,8 @@ enum LabServer {
         let status: HTTPStatusCode =
           switch refusal {
           case .wrongCode: .forbidden
-          case .full: .serviceUnavailable
+          case .tooManyWrongCodes: .tooManyRequests
+          case .full, .tooManyFromAddress: .serviceUnavailable
           case .badName, .nameTaken: .conflict
           }
         return html(LabJoinPage.html(message: refusal.description), status)
@@ -99,6 +103,16 @@ enum LabServer {
   }
 
   /// The request's device: the lab's one, or the one of the session its cookie names.
+  /// The peer's address without its port ("" when the server could not tell): seats and wrong
+  /// codes are counted per address.
+  static func peerAddress(_ request: HTTPRequest) -> String {
+    switch request.remoteAddress {
+    case .ip4(let host, _)?, .ip6(let host, _)?: host
+    case .unix(let path)?: path
+    case nil: ""
+    }
+  }
+
   static func model(_ request: HTTPRequest, _ site: LabSite) -> LabModel? {
     switch site {
     case .solo(let model): model

@@ -35,6 +35,13 @@ struct OTALabCommand: ParsableCommand {
   @Option(help: "Class mode: at most this many students, each with a device of their own (1 to 100).")
   var seats = 30
 
+  @Option(
+    name: .customLong("seats-per-address"),
+    help:
+      "Class mode: at most this many seats joined from one address (1 to 100), so one student cannot fill the class."
+  )
+  var seatsPerAddress = 3
+
   @Option(help: "The folder of the sample images (default: ./Images, or the checkout's).")
   var images: String?
 
@@ -66,6 +73,9 @@ struct OTALabCommand: ParsableCommand {
     if listen != nil, port != 0 { throw ValidationError("give --listen or --port, not both") }
     if let listen { _ = try LabListenAddress(parsing: listen) }
     guard (1...100).contains(seats) else { throw ValidationError("--seats \(seats): give 1 to 100") }
+    guard (1...100).contains(seatsPerAddress) else {
+      throw ValidationError("--seats-per-address \(seatsPerAddress): give 1 to 100")
+    }
     if let classCode,
       !(4...64).contains(classCode.count) || !classCode.allSatisfy(\.isASCII)
         || classCode.contains(where: { $0.isWhitespace || $0 == "&" || $0 == "=" || $0 == "%" || $0 == "+" })
@@ -88,7 +98,7 @@ struct OTALabCommand: ParsableCommand {
     let site: LabSite
     let gate: LabGate
     if let code {
-      site = .classroom(LabClassroom(code: code, seats: seats, options: options))
+      site = .classroom(LabClassroom(code: code, seats: seats, perAddress: seatsPerAddress, options: options))
       gate = LabGate(.listening(address: listening.address, port: Int(listening.port)))
     } else {
       let model = try LabModel(options: options)

@@ -109,3 +109,36 @@ import Testing
     #expect(page.contains("action=\"/join\"") && !page.contains("http://"))
   }
 }
+
+@Suite struct LabClassAbuseTests {
+  @Test func oneAddressHoldsAtMostItsSeatsSoOneStudentCannotFillTheClass() throws {
+    var table = LabSessionTable(code: "tulip42", capacity: 10, perAddress: 2)
+    _ = try table.join(code: "tulip42", name: "a1", token: "t1", address: "10.0.0.5")
+    _ = try table.join(code: "tulip42", name: "a2", token: "t2", address: "10.0.0.5")
+    let refused = #expect(throws: LabSessionTable.Refusal.self) {
+      try table.join(code: "tulip42", name: "a3", token: "t3", address: "10.0.0.5")
+    }
+    #expect(refused == .tooManyFromAddress(seats: 2))
+    #expect(refused?.description.contains("--seats-per-address") == true)
+    _ = try table.join(code: "tulip42", name: "b1", token: "t4", address: "10.0.0.6")
+    table.leave(token: "t1")
+    _ = try table.join(code: "tulip42", name: "a3", token: "t5", address: "10.0.0.5")
+    #expect(table.seats.map(\.name) == ["a2", "b1", "a3"])
+  }
+
+  @Test func wrongCodesFromOneAddressArePacedPerMinuteEvenTheRightOne() throws {
+    var table = LabSessionTable(code: "tulip42", capacity: 10)
+    for guess in 0..<LabSessionTable.wrongCodesPerMinute {
+      #expect(throws: LabSessionTable.Refusal.wrongCode) {
+        try table.join(code: "guess\(guess)", name: "x", token: "t", address: "10.0.0.9", now: 125)
+      }
+    }
+    let paced = #expect(throws: LabSessionTable.Refusal.self) {
+      try table.join(code: "tulip42", name: "x", token: "t", address: "10.0.0.9", now: 130)
+    }
+    #expect(paced == .tooManyWrongCodes(retryAfterSeconds: 50))
+    _ = try table.join(code: "tulip42", name: "y", token: "u", address: "10.0.0.10", now: 130)
+    _ = try table.join(code: "tulip42", name: "x", token: "t", address: "10.0.0.9", now: 180)
+    #expect(table.seats.count == 2, "another address, and the next minute, join")
+  }
+}
