@@ -167,7 +167,12 @@ public final class PushSession {
     if engine.phase != phase {
       phase = engine.phase
       note(phase.rawValue)
-      onProgress(SenderProgress(phase: phase, committed: engine.committed, total: engine.size), engine.report)
+      // The bytes on air so far ride on every phase change, not only the transfer's: a reader of the
+      // last progress line (the lab, a script) must not see 0 after a push that sent 40 KiB.
+      onProgress(
+        SenderProgress(
+          phase: phase, committed: engine.committed, total: engine.size, bytesOnAir: engine.report.bytesOnAir),
+        engine.report)
     }
   }
 

@@ -53,6 +53,24 @@ import Testing
     #expect(daemon.stop() == 0)
   }
 
+  /// Issue 48: the lab showed "bytes on air 0.0 KiB" after a push that sent 40 KiB, because every
+  /// progress line after the transfer (VALIDATE, ACTIVATE, the trial) said `bytesOnAir: 0`.
+  @Test func everyProgressLineCarriesTheBytesOnAirSoFar() throws {
+    let daemon = try device()
+    try daemon.start(extra: ["--health-check", Self.healthCheck])
+    let pushed = try push("firmware-v2.bin", to: daemon, ["--full"])
+    #expect(pushed.status == 0, "\(pushed.errors)")
+    let onAir = pushed.jsonLines.filter { $0["event"] as? String == "progress" }
+      .compactMap { $0["bytesOnAir"] as? Int }
+    #expect(onAir.count >= 3, "progress lines: \(onAir)")
+    #expect(onAir == onAir.sorted(), "never falls back: \(onAir)")
+    let sent = result(pushed)["bytesOnAir"] as? Int ?? 0
+    #expect(
+      sent >= 41_686 && onAir.last == sent,
+      "the last progress line says what the result says: \(onAir.suffix(3)), \(sent)")
+    #expect(daemon.stop() == 0)
+  }
+
   @Test func v2PassesItsHealthCheckAndV3FailsItAndRollsBackToV2() throws {
     let daemon = try device()
     try daemon.start(extra: [
