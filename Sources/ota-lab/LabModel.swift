@@ -71,8 +71,14 @@ final class LabModel: Sendable {
   }
 
   static func makeRig(_ options: LabRigOptions) throws -> Rig {
-    let paths = try LabPaths.make(images: options.images, bin: options.bin)
-    let device = try LabDevice(paths: paths, capacity: options.capacity, window: options.window)
+    let paths = try LabPaths.make(images: options.images, bin: options.bin, bootloader: options.bootloader)
+    let device: LabDevice
+    do {
+      device = try LabDevice(paths: paths, capacity: options.capacity, window: options.window)
+    } catch {
+      if !options.keep { try? FileSystem.removeTree(paths.folder) }
+      throw error
+    }
     return Rig(device: device, central: LabCentral(paths: paths))
   }
 
@@ -195,7 +201,7 @@ final class LabModel: Sendable {
         encryption: encryption(status))
       snapshot.exercises = exercises
       snapshot.seat = seat
-      snapshot.bootVariables = device.bootPointer()
+      snapshot.bootVariables = device.bootPointer(otad: snapshot.boot)
       cache.json = (try? JSONEncoder().encode(snapshot)) ?? Data("{}".utf8)
       cache.built = now
       return cache.json
