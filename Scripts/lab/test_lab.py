@@ -534,6 +534,9 @@ def uboot_mode(args):
         time.sleep(0.4)
         driver.save_screenshot(os.path.join(args.shots, "12-uboot-xray.png"))
         driver.find_element(By.ID, "reset").click()
+        said = wait_page(driver, "the reset said", "const e = document.getElementById('summary');"
+                         " return e && e.innerText.includes('resetting: a new board') && e.innerText", 10)
+        check("while the reset makes a new board the page says so", "U-Boot's first boot" in said, said)
         state = lab.wait("the device reset under U-Boot", lambda s: s.get("push") is None and s.get("status")
                          and s["status"]["running"] == "A"
                          and [x["version"] for x in s["status"]["slots"]] == ["1.0.0+0", None], 120)

@@ -229,7 +229,7 @@ public enum LabPage {
       last = s; window.labState = s;
       $('seat').textContent = s.seat ? 'student: ' + s.seat : '';
       document.body.dataset.at = s.at;
-      const choosing = s.bootVariables && s.bootVariables.choosing ? 'the bootloader is choosing… · ' : '';
+      const choosing = (s.resetting ? s.resetting + ' · ' : '') + (s.bootVariables && s.bootVariables.choosing ? 'the bootloader is choosing… · ' : '');
       $('summary').textContent = choosing + (s.status ? `running ${s.status.running} · firmware ${(s.status.slots.find(x => x.running) || {}).version} · ${s.push ? s.push.label + ': ' + s.push.phase : 'idle'}` : (s.statusError || 'reading the device…'));
       drawSlots(s); drawBoot(s); drawPush(s); drawLink(s); drawCycle(s); drawExercises(s);
       const x = s.encryption;

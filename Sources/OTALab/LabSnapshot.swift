@@ -125,6 +125,8 @@ public struct LabSnapshot: Codable, Equatable, Sendable {
   public var exercises: [LabExercise] = []
   /// The student's name in class mode; nil for the lab alone.
   public var seat: String?
+  /// Set while a reset makes the device again (under U-Boot a new board and its first boot: seconds).
+  public var resetting: String?
   public var bootVariables: BootVariables?
 
   public static let eventLimit = 40
