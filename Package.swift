@@ -226,7 +226,7 @@ let package = Package(
     .testTarget(name: "OTAChecksumTests", dependencies: ["OTAChecksum"]),
     .testTarget(name: "OTATraceTests", dependencies: ["OTATrace"]),
     .testTarget(name: "OTAReportTests", dependencies: ["OTAReport"]),
-    .testTarget(name: "OTALabTests", dependencies: ["OTALab", "OTAReport"]),
+    .testTarget(name: "OTALabTests", dependencies: ["OTALab", "OTAReport", "OTABoot"]),
     .testTarget(name: "OTALoggingTests", dependencies: ["OTALogging", "OTASystem"]),
     .testTarget(name: "OTAVersionTests", dependencies: ["OTAVersion"]),
     // Every otad, otactl and ota-lab command line in README.md and docs/*.md parsed by the programs'

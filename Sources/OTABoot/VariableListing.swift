@@ -4,8 +4,8 @@ import OTAWire
 /// Parses the `NAME=value` lines that `fw_printenv` and `grub-editenv FILE list` print. A value runs
 /// from the first "=" to the end of the line (it may hold spaces and more "="); lines without "=" and
 /// `#` comments are skipped. A name listed twice keeps its last value.
-enum VariableListing {
-  static func parse(_ text: String) -> [String: String] {
+public enum VariableListing {
+  public static func parse(_ text: String) -> [String: String] {
     var variables: [String: String] = [:]
     for line in text.split(omittingEmptySubsequences: true, whereSeparator: { $0 == "\n" || $0 == "\r\n" }) {
       guard !line.hasPrefix("#"), let equals = line.firstIndex(of: "="), equals != line.startIndex else {

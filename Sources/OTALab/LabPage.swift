@@ -42,6 +42,7 @@ public enum LabPage {
     #exercises li[data-state=locked]{color:#7a8599} #exercises li[data-state=done]{color:#2b7a3d}
     #exercises li.current{background:#fff6d6;outline:2px solid #f0c420}
     #exercises small{display:block;color:#5b6475}
+    .choosing{display:inline-block;background:#fff6d6;outline:2px solid #f0c420;border-radius:3px;padding:1px 4px}
     .ok{color:#2b7a3d;font-weight:600} .fail{color:#b3261e;font-weight:600}
     canvas{width:100%;height:120px;background:#fafbfc;border:1px solid #e3e6eb}
     </style></head><body>
@@ -140,9 +141,17 @@ public enum LabPage {
         ['last boot decision', `<span id="decision">${esc(b.lastDecision ?? '—')}</span>${b.lastDecisionSlot ? ' → slot ' + esc(b.lastDecisionSlot) : ''}`],
         ['last outcome', outcome + (b.outcomeTo && b.outcome !== 'none' ? ` ${esc(b.outcomeFrom)} → ${esc(b.outcomeTo)}` : '')],
         ['reason', `<span id="reason">${esc(b.outcomeReason ?? '')}</span>`],
-        ['restarts and power cuts', String(s.powerCuts)]]) + (s.bootVariables ? rows([
-        [`bootloader's own variables (${s.bootVariables.backend})`, s.bootVariables.variables.map(v => `<code>${esc(v[0])} → ${esc(v[1])}</code>`).join('<br>')],
-        ['the pointer they make', `<span id="boot-pointer">${esc(s.bootVariables.pointer)}</span>`]]) : '');
+        ['restarts and power cuts', String(s.powerCuts)]]) + (s.bootVariables ? bootloaderRows(s.bootVariables) : '');
+    }
+    function bootloaderRows(v) {
+      const sep = v.separator === '=' ? '=' : ' → ';
+      const out = [[`bootloader's own variables (${esc(v.backend)})`, `<span id="boot-variables">${v.variables.map(x => `<code>${esc(x[0])}${sep}${esc(x[1])}</code>`).join('<br>')}</span>`],
+        ['the pointer they make', `<span id="boot-pointer">${esc(v.pointer)}</span>`]];
+      if (v.choices) out.push(["the bootloader's last choices", `<span id="boot-choices">${v.choices.length ? v.choices.map(esc).join('<br>') : 'none yet'}</span>`]);
+      if (v.choosing) out.push(['now', `<span id="boot-choosing" class="choosing">${esc(v.choosing)}</span>`]);
+      if (v.history) out.push(['what the lab saw change', `<span id="boot-history">${v.history.length ? v.history.map(esc).join('<br>') : '—'}</span>`]);
+      if (v.caption) out.push(["otad's view against the bootloader's", `<span id="boot-caption">${esc(v.caption)}</span>`]);
+      return rows(out);
     }
     function drawPush(s) {
       const p = s.push;
@@ -220,7 +229,8 @@ public enum LabPage {
       last = s; window.labState = s;
       $('seat').textContent = s.seat ? 'student: ' + s.seat : '';
       document.body.dataset.at = s.at;
-      $('summary').textContent = s.status ? `running ${s.status.running} · firmware ${(s.status.slots.find(x => x.running) || {}).version} · ${s.push ? s.push.label + ': ' + s.push.phase : 'idle'}` : (s.statusError || 'reading the device…');
+      const choosing = (s.resetting ? s.resetting + ' · ' : '') + (s.bootVariables && s.bootVariables.choosing ? 'the bootloader is choosing… · ' : '');
+      $('summary').textContent = choosing + (s.status ? `running ${s.status.running} · firmware ${(s.status.slots.find(x => x.running) || {}).version} · ${s.push ? s.push.label + ': ' + s.push.phase : 'idle'}` : (s.statusError || 'reading the device…'));
       drawSlots(s); drawBoot(s); drawPush(s); drawLink(s); drawCycle(s); drawExercises(s);
       const x = s.encryption;
       $('encryption').innerHTML = x ? `encrypted v2.1, its first payload bytes: on the air <code id="on-air">${esc(x.onAir)}</code> (ciphertext), in slot ${esc(x.slot)} <code id="in-slot">${esc(x.inSlot)}</code> <code>${esc(x.inSlotText)}</code> (decrypted by the device after its checks)` : '';

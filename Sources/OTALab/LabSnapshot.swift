@@ -32,6 +32,25 @@ public struct LabSnapshot: Codable, Equatable, Sendable {
     public var outcomeReason: String?
     public var outcomeFrom: String?
     public var outcomeTo: String?
+
+    public init(
+      running: String? = nil, confirmed: String? = nil, trialSlot: String? = nil, bootsLeft: Int? = nil,
+      bootsAllowed: Int? = nil, lastDecision: String? = nil, lastDecisionSlot: String? = nil,
+      outcome: String? = nil, outcomeReason: String? = nil, outcomeFrom: String? = nil,
+      outcomeTo: String? = nil
+    ) {
+      self.running = running
+      self.confirmed = confirmed
+      self.trialSlot = trialSlot
+      self.bootsLeft = bootsLeft
+      self.bootsAllowed = bootsAllowed
+      self.lastDecision = lastDecision
+      self.lastDecisionSlot = lastDecisionSlot
+      self.outcome = outcome
+      self.outcomeReason = outcomeReason
+      self.outcomeFrom = outcomeFrom
+      self.outcomeTo = outcomeTo
+    }
   }
 
   /// The encrypted sample, once a slot holds it: its first payload bytes as they travel (the image
@@ -59,11 +78,22 @@ public struct LabSnapshot: Codable, Equatable, Sendable {
   }
 
   /// The bootloader's side of the boot pointer: its backend, its variables as it stores them
-  /// (name, value), and the pointer they make (primary, trial).
+  /// (name, value), and the pointer they make (primary, trial). Under a real bootloader (U-Boot:
+  /// `UBootXray`) also its last choices, whether it is choosing now, and how its view and otad's stand.
   public struct BootVariables: Codable, Equatable, Sendable {
     public var backend: String
     public var variables: [[String]]
     public var pointer: String
+    /// Drawn between a variable's name and its value: "→" (a link and its target) when nil, "=".
+    public var separator: String?
+    /// The bootloader's last boots, oldest first, one sentence each.
+    public var choices: [String]?
+    /// Set while the board is powered on and the bootloader chooses.
+    public var choosing: String?
+    /// How the bootloader's view and otad's stand now.
+    public var caption: String?
+    /// What the lab saw change on the bootloader's side, newest last (`UBootHistory`).
+    public var history: [String]?
 
     public init(backend: String, variables: [[String]], pointer: String) {
       self.backend = backend
@@ -95,6 +125,8 @@ public struct LabSnapshot: Codable, Equatable, Sendable {
   public var exercises: [LabExercise] = []
   /// The student's name in class mode; nil for the lab alone.
   public var seat: String?
+  /// Set while a reset makes the device again (under U-Boot a new board and its first boot: seconds).
+  public var resetting: String?
   public var bootVariables: BootVariables?
 
   public static let eventLimit = 40

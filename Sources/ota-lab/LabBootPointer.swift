@@ -8,7 +8,13 @@ extension LabDevice {
   /// the file backend (otad is its own bootloader), whose variables are two symbolic links in the
   /// state folder, `current` (the slot to start) and `current.primary` (the confirmed slot). Their
   /// targets are read as they are; the pointer they make is read by the backend itself.
-  func bootPointer() -> LabSnapshot.BootVariables {
+  /// Under U-Boot: the board's environment and U-Boot's last choices beside `otad`'s view.
+  func bootPointer(otad: LabSnapshot.Boot) -> LabSnapshot.BootVariables {
+    if let board {
+      var view = board.look(otad: otad)
+      view.history = watcher?.lines
+      return view
+    }
     let backend = FileLinkBackend(
       link: paths.state + "/current", slotPaths: SlotPair(a: paths.slotA, b: paths.slotB))
     let variables = [backend.link, backend.primaryLink].map { link -> [String] in

@@ -10,11 +10,17 @@ import Synchronization
 
 /// The simulated device: otad with file slots in the lab's folder, the simulated link on a Unix
 /// socket, the sample firmware 1.0.0 in slot A, the test key trusted, the sample health check, two
-/// trial boots: the demo's device. A power cut is SIGKILL and a new start on the same files.
+/// trial boots: the demo's device. A power cut is SIGKILL and a new start on the same files. Under
+/// `--bootloader uboot` the device has the U-Boot harness's board (`LabUBootBoard`): otad's U-Boot
+/// backend writes the real environment, its restart and the power cut's power-on run U-Boot.
 final class LabDevice: Sendable {
   let paths: LabPaths
   let capacity: String
   let window: String
+  /// The emulated board whose U-Boot decides the boots; nil: otad is its own bootloader (file links).
+  let board: LabUBootBoard?
+  /// What changed on the board, looked at every 50 ms (nil without a board).
+  let watcher: LabUBootWatcher?
   private let process = Mutex<LabProcess?>(nil)
   private let starts = Mutex(0)
   /// otad's status, read in this process from the same files (as `otad status` does).
@@ -32,6 +38,12 @@ final class LabDevice: Sendable {
     configuration.stateDirectory = paths.state
     configuration.socket = paths.socket
     configuration.trust.keyFiles = [paths.trustedKey]
+    if paths.bootloader == .uboot {
+      let (scripts, qemu) = try LabUBootBoard.check(images: paths.images)
+      board = LabUBootBoard(folder: paths.folder, scripts: scripts, qemu: qemu)
+    } else {
+      board = nil
+    }
     let layout = try DeviceLayout(parsing: configuration)
     let policy = try configuration.trust.imagePolicy { path in
       (try? FileSystem.readFile(path)).flatMap { String(validating: $0, as: UTF8.self) }
@@ -40,12 +52,21 @@ final class LabDevice: Sendable {
     try Self.makeEncryptedImage(paths)
     // otad creates slot B at its first start; the status reader opens both.
     try FileSystem.writeFile(paths.slotB, [])
+    watcher = board.map(LabUBootWatcher.init)
+    if let board {
+      try board.make()
+      try FileSystem.writeFile(paths.otadConfiguration, Array(board.otadConfiguration.utf8))
+      configuration.boot.backend = .uboot
+      configuration.boot.ubootConfig = board.config
+      configuration.boot.cmdline = board.cmdline
+    }
     reader = try Daemon(layout: layout, configuration: configuration, policy: policy)
+    watcher?.start()
   }
 
   var arguments: [String] {
-    [
-      "run", "--slot-a", paths.slotA, "--slot-b", paths.slotB, "--capacity", capacity, "--state-dir",
+    ["run"] + (board == nil ? [] : ["--config", paths.otadConfiguration]) + [
+      "--slot-a", paths.slotA, "--slot-b", paths.slotB, "--capacity", capacity, "--state-dir",
       paths.state,
       "--socket", paths.socket, "--trusted-key", paths.trustedKey, "--health-check", paths.healthCheck,
       "--decryption-key", paths.deviceKey,
@@ -74,7 +95,8 @@ final class LabDevice: Sendable {
     try FileSystem.writeFile(paths.encryptedImage, image)
   }
 
-  /// Starts otad and waits (up to 20 s) for its socket.
+  /// Starts otad and waits for its socket: up to 20 s, or under U-Boot 5 minutes (its boot stage may
+  /// restart through U-Boot, a few seconds a boot under emulation, several boots for a hung trial).
   func start() throws {
     try? FileSystem.removeTree(paths.socket)
     let count = starts.withLock { value -> Int in
@@ -83,7 +105,7 @@ final class LabDevice: Sendable {
     }
     let child = try LabProcess(paths.otad, arguments, output: paths.folder + "/otad-\(count).log")
     process.withLock { $0 = child }
-    let deadline = Date().addingTimeInterval(20)
+    let deadline = Date().addingTimeInterval(board == nil ? 20 : 300)
     while !FileSystem.exists(paths.socket), Date() < deadline, child.ended() == nil {
       usleep(20_000)
     }
@@ -92,14 +114,19 @@ final class LabDevice: Sendable {
     }
   }
 
-  /// Power cut: SIGKILL (otad and its health check), nothing tidied; then, after `off`, power on.
+  /// Power cut: SIGKILL (otad and its health check), nothing tidied; then, after `off`, power on:
+  /// under U-Boot the board boots first (U-Boot chooses), then otad starts on the kernel it started.
   func powerCut(off: Duration = .milliseconds(500)) throws {
     process.withLock { $0 }?.kill()
     Thread.sleep(forTimeInterval: Double(off.components.seconds) + Double(off.components.attoseconds) / 1e18)
+    try board?.powerOn()
     try start()
   }
 
-  func stop() { process.withLock { $0 }?.kill() }
+  func stop() {
+    process.withLock { $0 }?.kill()
+    watcher?.stop()
+  }
 
   /// A command to otad's fault control; its answer, or why it was refused.
   func faultControl(_ command: FaultControlCommand) throws -> String {

@@ -55,6 +55,8 @@ final class LabModel: Sendable {
   private let progress = Mutex(Progress())
   /// Serializes resets with each other.
   private let resetting = Mutex(false)
+  /// What the page says while a reset runs (the snapshot still shows the old device until then).
+  private let resetUnderWay = Mutex<String?>(nil)
   private let started = ContinuousClock.now
   private let startedWall = UInt64(Date().timeIntervalSince1970 * 1_000_000)
 
@@ -71,8 +73,14 @@ final class LabModel: Sendable {
   }
 
   static func makeRig(_ options: LabRigOptions) throws -> Rig {
-    let paths = try LabPaths.make(images: options.images, bin: options.bin)
-    let device = try LabDevice(paths: paths, capacity: options.capacity, window: options.window)
+    let paths = try LabPaths.make(images: options.images, bin: options.bin, bootloader: options.bootloader)
+    let device: LabDevice
+    do {
+      device = try LabDevice(paths: paths, capacity: options.capacity, window: options.window)
+    } catch {
+      if !options.keep { try? FileSystem.removeTree(paths.folder) }
+      throw error
+    }
     return Rig(device: device, central: LabCentral(paths: paths))
   }
 
@@ -94,6 +102,12 @@ final class LabModel: Sendable {
   /// link's settings and the exercises done stay.
   func reset() throws {
     try resetting.withLock { _ in
+      resetUnderWay.withLock {
+        $0 =
+          options.bootloader == .uboot
+          ? "resetting: a new board, U-Boot's first boot on its defaults…" : "resetting the device…"
+      }
+      defer { resetUnderWay.withLock { $0 = nil } }
       let fresh = try Self.makeRig(options)
       let old = rig.withLock { $0 }
       old.central.stop()
@@ -195,7 +209,8 @@ final class LabModel: Sendable {
         encryption: encryption(status))
       snapshot.exercises = exercises
       snapshot.seat = seat
-      snapshot.bootVariables = device.bootPointer()
+      snapshot.resetting = resetUnderWay.withLock { $0 }
+      snapshot.bootVariables = device.bootPointer(otad: snapshot.boot)
       cache.json = (try? JSONEncoder().encode(snapshot)) ?? Data("{}".utf8)
       cache.built = now
       return cache.json

@@ -7,9 +7,13 @@ struct LabPaths: Sendable {
   let bin: String
   let images: String
   let folder: String
+  var bootloader: LabBootloader = .file
 
-  var slotA: String { folder + "/slot-a.img" }
-  var slotB: String { folder + "/slot-b.img" }
+  /// Under U-Boot the slots are where the harness's boot-once.py finds them (a.img, b.img).
+  var slotA: String { folder + (bootloader == .uboot ? "/a.img" : "/slot-a.img") }
+  var slotB: String { folder + (bootloader == .uboot ? "/b.img" : "/slot-b.img") }
+  /// otad's configuration file under U-Boot (the boot backend's settings).
+  var otadConfiguration: String { folder + "/otad.toml" }
   var state: String { folder + "/state" }
   var socket: String { folder + "/device.sock" }
   var deviceTrace: String { folder + "/otad-trace.json" }
@@ -26,7 +30,7 @@ struct LabPaths: Sendable {
   var healthCheck: String { "sh " + images + "/firmware/health-check.sh" }
 
   /// `images` nil: ./Images, else the Images folder of the checkout ota-lab was built in.
-  static func make(images: String?, bin: String?) throws -> LabPaths {
+  static func make(images: String?, bin: String?, bootloader: LabBootloader = .file) throws -> LabPaths {
     let executable = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
     let binDirectory = bin ?? executable.deletingLastPathComponent().path
     let candidates: [String?] = [
@@ -42,7 +46,7 @@ struct LabPaths: Sendable {
     let folder = FileManager.default.temporaryDirectory.appendingPathComponent("ota-lab-\(UUID().uuidString)")
       .path
     try FileSystem.makeDirectories(folder)
-    return LabPaths(bin: binDirectory, images: found, folder: folder)
+    return LabPaths(bin: binDirectory, images: found, folder: folder, bootloader: bootloader)
   }
 }
 

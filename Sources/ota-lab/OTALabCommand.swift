@@ -17,6 +17,9 @@ struct OTALabCommand: ParsableCommand {
       page on 127.0.0.1 that draws its slots, boot state, the push under way and the link, from otad's
       own status and trace and otactl's JSON lines. It prints the address and opens nothing.
       Ctrl-C stops it and removes the folder (--keep leaves it). docs/LAB.md has the exercises.
+      --bootloader uboot: Debian's real U-Boot decides each boot, on the U-Boot harness's emulated
+      board (Scripts/bootloaders/uboot); the boot pointer's panel shows its variables (fw_printenv)
+      and its last choices beside otad's view. A boot takes seconds under emulation.
       Class mode (--class-code, or --listen on an address other than the loopback's): each student
       opens the page, gives the class code and a name, and gets a device of their own.
       """, version: labVersion)
@@ -66,6 +69,14 @@ struct OTALabCommand: ParsableCommand {
     help: "Packets per connection event (the lab's 2 keeps the sample firmware's push a few seconds long).")
   var packets = 2
 
+  @Option(
+    help: """
+      What decides the device's boots: file (otad itself, its links) or uboot (Debian's real U-Boot \
+      under qemu, the U-Boot harness's board: needs u-boot-qemu, u-boot-tools, libubootenv-tool, \
+      mtools, dosfstools, qemu-system-arm).
+      """)
+  var bootloader: LabBootloader = .file
+
   @Flag(help: "Keep the lab's folder (slots, logs, traces) when it stops.")
   var keep = false
 
@@ -92,7 +103,7 @@ struct OTALabCommand: ParsableCommand {
       ?? LabListenAddress(address: "127.0.0.1", port: port)
     let options = LabRigOptions(
       images: images, bin: bin, capacity: capacity, window: window, intervalMilliseconds: Double(interval),
-      packets: packets, keep: keep)
+      packets: packets, keep: keep, bootloader: bootloader)
     // Class mode: a class code given, or an address other than the loopback's.
     let code = classCode ?? (listening.isLoopback ? nil : LabClassroom.newCode())
     let site: LabSite

@@ -21,6 +21,10 @@ the board is powered on again, up to MAX_BOOTS boots. Once a kernel reports, the
 it was given (bootargs, which the boot script saved, read back with the real fw_printenv) goes to
 DIR/cmdline, which otad reads as /proc/cmdline ([boot.uboot] cmdline).
 
+While the board is powered on, DIR/powered-on says so (`boot=<n> pid=<this script's pid>
+since=<unix time>`), for a watcher such as ota-lab's page ("the bootloader is choosing"); it is
+removed when the boot ends (a killed harness leaves it, with a pid that no longer runs).
+
 Each boot appends one line to DIR/boots.log: `boot <n> chose=<slot|-> kernel=<started|hung|none|
 cut-...|stuck> seconds=<s> save_ms=<saveenv's duration|->`, and its console goes to
 DIR/console/<n>.txt.
@@ -110,6 +114,17 @@ def boot(d, cut_ms=None):
     os.makedirs(os.path.join(d, "console"), exist_ok=True)
     console_path = os.path.join(d, "console", "%d.txt" % number)
     started = time.monotonic()
+    powered_on = os.path.join(d, "powered-on")
+    with open(powered_on + ".tmp", "w") as out:
+        out.write("boot=%d pid=%d since=%.3f\n" % (number, os.getpid(), time.time()))
+    os.replace(powered_on + ".tmp", powered_on)
+    try:
+        return power_on(d, number, console_path, started, cut_ms)
+    finally:
+        os.unlink(powered_on)
+
+
+def power_on(d, number, console_path, started, cut_ms):
     process = subprocess.Popen(qemu_command(d), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                stderr=subprocess.STDOUT)
     console = b""

@@ -65,7 +65,7 @@ status() { "$bin/otad" status --config "$w/otad.toml" --json; }
 status_line() { status | jq -r '"confirmed=\(.confirmed) running=\(.running) trial=\(.trial.slot // "none") outcome=\(.lastOutcome.result) reason=\(.lastOutcome.reason)"'; }
 # What this test's board provisions once U-Boot made its environment, to boot faster: no autoboot
 # delay, distro boot on virtio only (the boot needs neither: boot.cmd carries the kernel arguments).
-provision() { printf '%s\n' bootdelay=0 boot_targets=virtio0 "$@" | fw_setenv -c "$cfg" -s -; }
+provision() { "$here/board.sh" provision "$w" "$@"; }
 # After U-Boot fell back on its built-in environment they are gone: provision them again, after
 # that first boot (else each later boot takes 2 s more).
 reprovision_if_lost() { [[ "$(env_get bootdelay || true)" == 0 ]] || provision; }
@@ -104,16 +104,10 @@ on_b() { # [slot]
   return 1
 }
 
-# --- the board: flash bank 0 with U-Boot, bank 1 erased (its environment), the disk
-truncate -s 64M "$w/flash0.img" "$w/flash1.img"
-dd if=/usr/lib/u-boot/qemu_arm64/u-boot.bin of="$w/flash0.img" conv=notrunc status=none
+# --- the board (board.sh, which ota-lab --bootloader uboot makes too): flash bank 0 with U-Boot,
+# bank 1 erased (its environment, $cfg locates it), boot.scr, the disk
+"$here/board.sh" make "$w"
 erase_env() { python3 -c 'import sys; f = open(sys.argv[1], "r+b"); f.write(bytes([int(sys.argv[2])]) * 0x40000)' "$w/flash1.img" "$1"; }
-erase_env 255
-# The environment: offset 0 of bank 1, 0x40000 bytes (CONFIG_ENV_SIZE; U-Boot erases it as two of
-# the 128 KiB sectors it sees there: "Un-Protected 2 sectors").
-echo "$w/flash1.img 0x0 0x40000 0x40000" >"$cfg"
-mkimage -A arm -T script -C none -d "$here/boot.cmd" "$w/boot.scr" >/dev/null
-"$here/mkdisk.sh" "$w/boot.scr" "$w/disk.img"
 cp "$root/Images/firmware-v1.bin" "$w/a.img"
 mkdir -p "$w/state"
 # v4: the sample firmware whose kernel hangs (the marker tells boot-once.py to give it one).
