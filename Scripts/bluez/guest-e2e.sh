@@ -51,9 +51,12 @@
 #      second run resumes, 3.0.0 confirmed), a corrupted packet (the device activates nothing) and
 #      a failed health check (4.0.0 confirmed at its second boot), a power cut (otad started again
 #      resumes; 5.0.0 confirmed)
+#  15. otad's log in the journal: systemd-journald run by hand in the VM, otad on hci0 with its
+#      standard error on the journal's stream: its warning at priority 4, its news at 6, so
+#      `journalctl -p warning` shows the one and not the other (journal.txt in the results)
 # BLUEOTA_E2E_SCOPE=bearer (test-bluez.sh's EATT-off run, `run.sh --env BLUEOTA_E2E_SCOPE=bearer`) runs
 # only the steps whose outcome can depend on the ATT bearer (EATT's several bearers or one): 1, 2, 3,
-# 3b, 4, 4b, 4c, 5, 8 (its GATT half) and 11. It skips 2b, 5a, 5b, 6, 7, 8's channel half, 9, 9b, 10 and 12,
+# 3b, 4, 4b, 4c, 5, 8 (its GATT half) and 11. It skips 2b, 5a, 5b, 6, 7, 8's channel half, 9, 9b, 10, 12 and 15,
 # each with a line saying so and why: advertising, the Device Information read, the L2CAP channel's
 # SDUs, bluetoothd's restart, the power cycle, the signature checks and the faults (which act in otad)
 # do not depend on the bearer,
@@ -1058,6 +1061,53 @@ if grep -q "Channels = 1" "$results/main.conf" 2>/dev/null; then
 else
   step "14. skipped in the EATT-on run: Secure DFU's packets carry no offsets either; the EATT-off run does it"
 fi
-kill "$otad"
+# 15. otad's log in the journal (issue 48): Debian's systemd-journald, run by hand in this VM (no
+# systemd as PID 1 here; it opens its sockets itself), and otad run on hci0 with its standard error on
+# the journal's stream as a unit's is (systemd-cat, JOURNAL_STREAM set as systemd sets it): the
+# warning lands at priority 4, the lines about bluetoothd at 6, so `journalctl -p warning` shows the
+# one and not the others. The excerpt goes to the results (journal.txt).
+if in_scope 15 "otad's log priorities do not depend on the ATT bearer"; then
+  step "15. otad's log in the journal: journalctl -p warning shows its warnings, not its news"
+  kill "$otad"
+  wait "$otad" || true
+  # journald finds its own cgroup at start and exits without one (the harness mounts none).
+  mountpoint -q /sys/fs/cgroup || mount -t cgroup2 cgroup2 /sys/fs/cgroup
+  /lib/systemd/systemd-journald >"$results/journald.log" 2>&1 &
+  journald=$!
+  # Ready once a stream connects (its socket file appears before it listens).
+  for _ in $(seq 200); do systemd-cat -t probe true 2>/dev/null && break; sleep 0.05; done
+  systemd-cat -t probe true || fail "systemd-journald did not take a stream: $(cat "$results/journald.log")"
+  head -c 65536 "$root/Images/raw-1MiB.bin" >"$work/journal-a.img"
+  # Slot A holds raw bytes with no length or CRC32 recorded: otad's boot stage warns that it cannot check them.
+  systemd-cat -t otad --level-prefix=true sh -c 'JOURNAL_STREAM="$(stat -L -c %d:%i /proc/self/fd/2)" exec "$@"' otad \
+    "$bin/otad" run --adapter hci0 --name BlueOTA-J --slot-a "$work/journal-a.img" --slot-b "$work/journal-b.img" \
+    --capacity 2MiB --state-dir "$work/journal-state" &
+  otad=$!
+  for _ in $(seq 300); do
+    journalctl -t otad -o cat 2>/dev/null | grep -q "RegisterAdvertisement accepted" && break
+    sleep 0.05
+  done
+  kill "$otad"
+  wait "$otad" || true
+  {
+    echo '$ journalctl -t otad -o json | PRIORITY MESSAGE'
+    journalctl -t otad -o json --no-pager | python3 -c 'import json, sys
+for line in sys.stdin:
+    entry = json.loads(line)
+    print(entry.get("PRIORITY"), entry.get("MESSAGE"))'
+    echo '$ journalctl -t otad -p warning'
+    journalctl -t otad -p warning --no-pager -o short
+  } >"$results/journal.txt" 2>&1
+  cat "$results/journal.txt"
+  warnings="$(journalctl -t otad -p warning -o cat --no-pager)"
+  news="$(journalctl -t otad -p info -o cat --no-pager)"
+  kill "$journald"
+  wait "$journald" || true
+  grep -q "RegisterAdvertisement accepted" <<<"$news" || fail "otad's registration with bluetoothd is not in the journal at priority info"
+  grep -q "image check" <<<"$warnings" || fail "journalctl -p warning lacks otad's image-check warning"
+  ! grep -q "RegisterAdvertisement" <<<"$warnings" || fail "journalctl -p warning shows otad's info lines: no priorities"
+  echo "journal: $(wc -l <<<"$warnings") line(s) at warning or worse, $(wc -l <<<"$news") at info or worse"
+fi
+kill "$otad" 2>/dev/null || true
 wait "$otad" || true
 echo PASS
