@@ -91,6 +91,17 @@ device=("${storage[@]}" --serial e2e-0001 --model blueota-vm --hardware-revision
 discovering() { busctl get-property org.bluez "/org/bluez/$central" org.bluez.Adapter1 Discovering 2>/dev/null | grep -q true; }
 wait_discovering() { for _ in $(seq "$((${1:-5} * 20))"); do discovering && return 0; sleep 0.05; done; return 1; }
 registered() { grep -c "RegisterAdvertisement accepted" "$results/otad.log" || true; }
+# power_on ADAPTER: asks bluetoothd to power it on until it says it is (10 s at most): a CI run saw
+# bluetoothd refuse the first Set of Powered (an error with no message) while it was still bringing
+# the adapter up after its restart.
+powered() { busctl get-property org.bluez "/org/bluez/$1" org.bluez.Adapter1 Powered 2>/dev/null | grep -q true; }
+power_on() {
+  for _ in $(seq 200); do
+    busctl set-property org.bluez "/org/bluez/$1" org.bluez.Adapter1 Powered b true 2>/dev/null && powered "$1" && return 0
+    sleep 0.05
+  done
+  fail "bluetoothd did not power $1 on in 10 s"
+}
 # fresh_device NAME: stops the running otad and sets `fresh` to the options of a new device named
 # NAME (slot A with 64 KiB of factory firmware, 2 MiB slots, its own state directory).
 fresh_device() {
@@ -355,8 +366,7 @@ if in_scope 6 "otad registering again with a restarted bluetoothd does not depen
     pkill "-$1" -x bluetoothd || fail "no bluetoothd to stop"
     sleep 0.5
     "/usr/libexec/bluetooth/${bt_args[0]}" "${bt_args[@]:1}" >>/tmp/bluetoothd-again.log 2>&1 &
-    for _ in $(seq 200); do busctl introspect org.bluez "/org/bluez/$central" >/dev/null 2>&1 && break; sleep 0.05; done
-    for adapter in hci0 "$central"; do busctl set-property org.bluez "/org/bluez/$adapter" org.bluez.Adapter1 Powered b true; done
+    for adapter in hci0 "$central"; do power_on "$adapter"; done
   }
   before="$(registered)"
   restart_bluetoothd TERM
@@ -370,7 +380,7 @@ if in_scope 6 "otad registering again with a restarted bluetoothd does not depen
     echo "otactl did not find otad after bluetoothd restarted: power-cycling $central, once more"
     busctl set-property org.bluez "/org/bluez/$central" org.bluez.Adapter1 Powered b false
     sleep 1
-    busctl set-property org.bluez "/org/bluez/$central" org.bluez.Adapter1 Powered b true
+    power_on "$central"
     "$bin/otactl" info --device "$address" --adapter "$central" | tee "$results/info-after-restarts.txt"
   fi
   grep -q "running: slot B, version 2.0.2" "$results/info-after-restarts.txt" || fail "otad unreachable after bluetoothd restarted"
@@ -395,7 +405,7 @@ if in_scope 7 "advertising again after a power cycle does not depend on the ATT 
   before="$(registered)"
   busctl set-property org.bluez /org/bluez/hci0 org.bluez.Adapter1 Powered b false
   sleep 1
-  busctl set-property org.bluez /org/bluez/hci0 org.bluez.Adapter1 Powered b true
+  power_on hci0
   for _ in $(seq 200); do (("$(registered)" > before)) && break; sleep 0.05; done
   (("$(registered)" > before)) || fail "otad did not advertise again after the power cycle"
   # An LE connection needs the peripheral to advertise: reaching it proves the advertisement is back.
