@@ -53,8 +53,13 @@ public struct UBootBackend: BootBackend {
   /// The order variable read back (its last slot is the primary, a first one before it a trial)
   /// and the slot the kernel command line names.
   public func pointer() throws(BootBackendError) -> BootPointer {
-    let variables = VariableListing.parse(try printenv())
-    return BootPointer.fromOrder(variables["BOOT_ORDER"], booted: try bootedSlot())
+    try pointer(variables: VariableListing.parse(try printenv()))
+  }
+
+  /// The same from variables already read (`fw_printenv`'s, parsed): only the kernel command line
+  /// is read.
+  public func pointer(variables: [String: String]) throws(BootBackendError) -> BootPointer {
+    BootPointer.fromOrder(variables["BOOT_ORDER"], booted: try bootedSlot())
   }
 
   /// The variables for `plan`, in the order they are written. A trial T over P: order "T P", T's

@@ -11,7 +11,7 @@ extension LabDevice {
   /// Under U-Boot: the board's environment and U-Boot's last choices beside `otad`'s view.
   func bootPointer(otad: LabSnapshot.Boot) -> LabSnapshot.BootVariables {
     if let board {
-      var view = board.look(otad: otad)
+      var view = board.look(otad: otad, reading: watcher?.environment)
       view.history = watcher?.lines
       return view
     }

@@ -25,12 +25,16 @@ final class LabClassroom: Sendable {
     let seat = try table.withLock { table throws(LabSessionTable.Refusal) in
       try table.join(code: code, name: name, token: token, address: address, now: seconds)
     }
+    var made: LabModel?
     do {
       let model = try LabModel(options: options, seat: seat.name)
+      made = model
       try model.start()
       models.withLock { $0[token] = model }
       return seat
     } catch {
+      // Its folder (and whatever started) goes with the seat.
+      made?.stop()
       table.withLock { $0.leave(token: token) }
       throw LabError("your device did not start (\(error)): tell your teacher")
     }

@@ -112,7 +112,12 @@ final class LabModel: Sendable {
       let old = rig.withLock { $0 }
       old.central.stop()
       old.device.stop()
-      try fresh.device.start()
+      do { try fresh.device.start() } catch {
+        // The new folder goes; the old device stays stopped, and the page says why (reset again).
+        fresh.device.stop()
+        if !options.keep { try? FileSystem.removeTree(fresh.device.paths.folder) }
+        throw error
+      }
       rig.withLock { $0 = fresh }
       cache.withLock {
         $0.trace = DeviceTraceReader(path: fresh.device.paths.deviceTrace)

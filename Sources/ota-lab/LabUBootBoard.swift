@@ -107,19 +107,30 @@ struct LabUBootBoard: Sendable {
     """
   }
 
-  /// What U-Boot left, beside otad's view: the panel's part.
-  func look(otad: LabSnapshot.Boot) -> LabSnapshot.BootVariables {
+  /// What U-Boot left, beside otad's view: the panel's part. `reading`: the environment as the
+  /// watcher last read it; nil (no look yet) reads it here.
+  func look(
+    otad: LabSnapshot.Boot, reading: Result<[String: String], UBootXray.EnvironmentUnreadable>? = nil
+  ) -> LabSnapshot.BootVariables {
     let tools = ToolRunner(timeout: .seconds(5))
-    let environment: Result<[String: String], UBootXray.EnvironmentUnreadable>
-    do {
-      environment = .success(VariableListing.parse(try tools.runText("fw_printenv", ["-c", config])))
-    } catch {
-      environment = .failure(UBootXray.EnvironmentUnreadable("\(error)"))
-    }
+    let environment =
+      reading
+      ?? Result { () throws(UBootXray.EnvironmentUnreadable) in
+        do { return VariableListing.parse(try tools.runText("fw_printenv", ["-c", config])) } catch {
+          throw UBootXray.EnvironmentUnreadable("\(error)")
+        }
+      }
     let pointer: String
-    do {
-      pointer = try UBootBackend(tools: tools, cmdline: cmdline, config: config).pointer().description
-    } catch { pointer = "unreadable: \(error)" }
+    switch environment {
+    case .success(let variables):
+      do {
+        pointer = try UBootBackend(tools: tools, cmdline: cmdline, config: config).pointer(
+          variables: variables
+        )
+        .description
+      } catch { pointer = "unreadable: \(error)" }
+    case .failure(let why): pointer = "unreadable: \(why.reason)"
+    }
     return UBootXray.view(
       environment: environment, boots: boots(), poweredOn: poweredOn(),
       now: Date().timeIntervalSince1970, otad: otad, pointer: pointer, config: "fw_env.config")

@@ -11,6 +11,9 @@ import Synchronization
 final class LabUBootWatcher: Sendable {
   let board: LabUBootBoard
   private let history = Mutex(UBootHistory())
+  /// The environment as fw_printenv last read it (nil before the first look): the panel's reading,
+  /// so that a snapshot spawns no fw_printenv of its own.
+  private let reading = Mutex<Result<[String: String], UBootXray.EnvironmentUnreadable>?>(nil)
   private let stopped = Mutex(false)
   private let made = ContinuousClock.now
 
@@ -30,6 +33,8 @@ final class LabUBootWatcher: Sendable {
 
   var lines: [String] { history.withLock { $0.lines } }
 
+  var environment: Result<[String: String], UBootXray.EnvironmentUnreadable>? { reading.withLock { $0 } }
+
   struct FlashStamp: Equatable {
     var modified: Int64
     var size: UInt64
@@ -39,12 +44,16 @@ final class LabUBootWatcher: Sendable {
     var environment: [String: String]?
     if let status = (try? FileSystem.status(ofPath: board.folder + "/flash1.img")) ?? nil {
       let stamp = FlashStamp(modified: status.modified, size: status.size)
-      if stamp != seen,
-        let text = try? ToolRunner(timeout: .seconds(5)).runText("fw_printenv", ["-c", board.config])
-      {
-        // Unreadable (U-Boot's saveenv half done): looked at again on the next pass.
-        environment = VariableListing.parse(text)
-        seen = stamp
+      if stamp != seen {
+        do {
+          let text = try ToolRunner(timeout: .seconds(5)).runText("fw_printenv", ["-c", board.config])
+          environment = VariableListing.parse(text)
+          seen = stamp
+        } catch {
+          // Unreadable (U-Boot's saveenv half done): said so, and looked at again on the next pass.
+          reading.withLock { $0 = .failure(UBootXray.EnvironmentUnreadable("\(error)")) }
+        }
+        if let environment { reading.withLock { $0 = .success(environment) } }
       }
     }
     let elapsed = (ContinuousClock.now - made).components
