@@ -76,7 +76,4 @@ public enum LabRequestGuard {
           && (part.count == 1 || part.first != "0") && (Int(part) ?? 256) <= 255
       }
   }
-
-  /// "127.0.0.1" or "localhost", with or without a port.
-  static func isLoopback(_ host: String) -> Bool { accepts(host, .loopback) }
 }
