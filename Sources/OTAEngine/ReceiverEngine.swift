@@ -182,6 +182,12 @@ public struct ReceiverEngine: Sendable {
   // MARK: Control point
 
   private mutating func handleControl(_ bytes: [UInt8], _ out: inout [ReceiverAction]) {
+    if bytes.first == Opcode.schedule.rawValue {
+      // The host answers SCHEDULE (it keeps activations); one that reaches the engine comes from a
+      // device without feature bit 5, which answers as one from before SCHEDULE, whatever the length.
+      out.append(.notify(response(Opcode.schedule.rawValue, .unknownOpcode)))
+      return
+    }
     if bytes.first == Opcode.blockHashes.rawValue, !configuration.features.contains(.blockHashRequests) {
       // As a device from before BLOCK HASHES, whatever the length.
       out.append(.notify(response(Opcode.blockHashes.rawValue, .unknownOpcode)))
@@ -253,6 +259,8 @@ public struct ReceiverEngine: Sendable {
       break  // answered above
     case .blockHashes(let asked):
       answerBlockHashes(asked, &out)
+    case .schedule:
+      break  // answered above
     }
   }
 
@@ -768,7 +776,13 @@ public struct ReceiverEngine: Sendable {
     case .recordValidated(let journal):
       state = .validated(journal)
       out.append(.notify(Response(.validate, .success).encoded))
-    case .activate:
+    case .activate(let journal, _):
+      if case .deferred(let deferral) = result {
+        // Kept by the host: the image stays validated, the answer says why and when to ask again.
+        state = .validated(journal)
+        out.append(.notify(Response(.activate, .deferred, .deferral(deferral)).encoded))
+        return
+      }
       if case .image(.invalid(let status, _)) = result {
         // The host checks the image once more before it touches the boot pointer; a slot that no
         // longer passes (its bytes changed, the trusted keys changed) is dropped, never activated.

@@ -109,6 +109,9 @@ public enum IOResult: Equatable, Sendable {
   case image(ImageCheckResult)
   /// Any storage failure; the text is for logs.
   case failed(String)
+  /// For `.activate`: something on the device holds the activation (an update lock, consent, a
+  /// postponement); the host keeps it and activates on its own later.
+  case deferred(ActivationDeferral)
 }
 
 public enum ImageCheckResult: Equatable, Sendable {

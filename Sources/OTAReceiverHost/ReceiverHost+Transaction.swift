@@ -11,12 +11,20 @@ public enum TransactionError: Error, Equatable, Sendable, CustomStringConvertibl
   case storage(String)
   /// The image check refused the image: the OTA status and the reason.
   case imageInvalid(StatusCode, reason: String)
+  /// Something on the device holds the activation back (docs/OTAD.md, "The device has a say"): it
+  /// is kept, and the device activates on its own once nothing holds it. The detail is for the log.
+  case deferred(ActivationDeferral, detail: String)
+  /// The device's owner declined this update: the transfer was dropped.
+  case declined(Version)
 
   public var description: String {
     switch self {
     case .refused(let refusal): "refused: \(refusal)"
     case .storage(let why): "storage failed: \(why)"
     case .imageInvalid(let status, let reason): "the image check refused the image (\(status)): \(reason)"
+    case .deferred(let deferral, let detail):
+      "the activation is kept, not carried out now (\(deferral.reason)): \(detail)"
+    case .declined(let version): "the device's owner declined \(version): the image was dropped"
     }
   }
 }
@@ -134,10 +142,33 @@ extension ReceiverHost {
     -> Result<TransferJournal, TransactionError>
   {
     guard let journal = transaction.current(id)?.journal else { return .failure(.refused(.stale(id))) }
+    if journal.state == .validated, !transaction.heldByAnother(id.owner) {
+      switch try weighRequestedActivation(journal, permanent: permanent) {
+      case .go: break
+      case .hold(let reason, let detail, let after):
+        return .failure(
+          .deferred(
+            ActivationDeferral(reason: reason, askAgainAfter: UInt32(clamping: after)), detail: detail))
+      case .declined, .windowPassed:
+        try discard(id)
+        try forgetKeptActivation()
+        return .failure(.declined(journal.version))
+      }
+    }
+    return try activateNow(id, permanent: permanent)
+  }
+
+  /// Activates the validated transfer `id` without asking what holds it (it was asked).
+  mutating func activateNow(_ id: TransferID, permanent: Bool) throws(StorageError)
+    -> Result<TransferJournal, TransactionError>
+  {
+    guard let journal = transaction.current(id)?.journal else { return .failure(.refused(.stale(id))) }
     switch try perform(.activate(journal, permanent: permanent), for: id) {
     case .success(.image(.invalid(let status, let reason))):
       return .failure(.imageInvalid(status, reason: reason))
-    case .success: return .success(journal)
+    case .success:
+      try forgetKeptActivation()
+      return .success(journal)
     case .failure(let error): return .failure(error)
     }
   }
@@ -207,6 +238,26 @@ extension ReceiverHost {
       return try perform(io)
     case .readRunning, .decodeFrame, .confirm:
       return try perform(io)
+    case .activate(let journal, let permanent):
+      guard let ota = transaction.current(of: .ota) else {
+        return .failed("refused: the OTA protocol holds no transfer")
+      }
+      if transaction.authorize(io, by: ota.id, boot: boot, running: running) == nil {
+        switch try weighRequestedActivation(journal, permanent: permanent) {
+        case .go: break
+        case .hold(let reason, _, let after):
+          return .deferred(ActivationDeferral(reason: reason, askAgainAfter: UInt32(clamping: after)))
+        case .declined, .windowPassed:
+          try forgetKeptActivation()
+          return .image(.invalid(.declined, reason: "the device's owner declined \(journal.version)"))
+        }
+      }
+      switch try transact(io, for: ota.id) {
+      case .success(let result):
+        if case .done = result { try forgetKeptActivation() }
+        return result
+      case .failure(let error): return .failed("\(error)")
+      }
     default:
       guard let ota = transaction.current(of: .ota) else {
         return .failed("refused: the OTA protocol holds no transfer")

@@ -31,7 +31,7 @@ public struct ReceiverHost: Sendable {
   /// Why the last image check refused the image, for the log.
   public private(set) var lastImageRejection: String?
   /// What the start found wrong and put right (a damaged record moved aside), for the log.
-  public private(set) var startNotices: [String] = []
+  public internal(set) var startNotices: [String] = []
   /// Storage failures since the last `takeStorageFailures()`, for the log: the wire only says 0x0B.
   public private(set) var storageFailures: [StorageError] = []
   /// A fault asked for (docs/APP-TESTING.md, `storage-full`): the next write to the slot being
@@ -61,6 +61,15 @@ public struct ReceiverHost: Sendable {
   /// The running image as its own MCUboot header and hash show it, when the boot state records no
   /// size for it (a device never updated: its factory image). Surveyed once at start.
   var surveyedRunningImage: (size: UInt32, crc32: UInt32)?
+  /// What the device's owner configured about activations: consent, the maximum deferral.
+  public var activationPolicy = ActivationPolicy()
+  /// The wall clock and the update locks, read at the edge (`ActivationSurroundings`).
+  public var surroundings: any ActivationSurroundings = QuietSurroundings()
+  /// The activation the device keeps for the validated image (a deferred ACTIVATE, a SCHEDULE), as
+  /// its record says; nil when none.
+  public internal(set) var keptActivation: KeptActivationRecord?
+  /// What the last weighing of an activation said, and when (wall clock), for Info and the status.
+  public internal(set) var lastActivationVerdict: (verdict: ActivationPolicy.Verdict, at: Int64)?
   /// The running slot's size, at most 4 GiB - 1 (Info's fields are 32-bit): what BLOCK HASHES
   /// hashes and operations read when no running image is known. 0 when the slot cannot be opened.
   let runningSlotExtent: UInt32
@@ -113,6 +122,7 @@ public struct ReceiverHost: Sendable {
       runningOnTrial: Self.unconfirmed(boot, runningSlot),
       journal: journal?.owner == .ota ? journal : nil)
     syncEngine()
+    try loadKeptActivation()
   }
 
   /// Running anything but the confirmed slot (a trial, or a slot the bootloader started against the
@@ -196,6 +206,11 @@ public struct ReceiverHost: Sendable {
       transaction.now = max(transaction.now, now)
     default:
       break
+    }
+    if case .control(let bytes, _) = event, bytes.first == Opcode.schedule.rawValue,
+      engine.configuration.features.contains(.scheduledActivation)
+    {
+      return [.notify(try schedule(bytes).encoded)]
     }
     if case .control(let bytes, let now) = event, bytes.first == Opcode.blockHashes.rawValue,
       engine.configuration.features.contains(.blockHashRequests), !workBudget.admits(Self.otaClient, now: now)
@@ -281,6 +296,9 @@ public struct ReceiverHost: Sendable {
     info.runningImageSize = runningImage.size
     info.runningImageCRC = runningImage.crc32
     info.receiveSpan = engine.configuration.receiveSpan
+    if engine.configuration.features.contains(.scheduledActivation) {
+      info.keptActivation = keptActivationInfo
+    }
     return info
   }
 
@@ -315,6 +333,7 @@ public struct ReceiverHost: Sendable {
     if imageCheck.policy.requiresSignature { flags.insert(.signaturesRequired) }
     if imageCheck.policy.decryptionKey != nil { flags.insert(.decryptsImages) }
     if pairingRequired { flags.insert(.pairingRequired) }
+    if activationPolicy.requireConsent { flags.insert(.consentRequired) }
     return flags
   }
 
@@ -485,7 +504,7 @@ public struct ReceiverHost: Sendable {
   }
 
   /// The whole image in `journal.slot`, judged against the confirmed image.
-  private mutating func checkImage(
+  mutating func checkImage(
     _ journal: TransferJournal, sealing: Bool = false, plaintextBelow: UInt64 = 0
   ) throws(StorageError) -> ImageCheck.Outcome {
     let outcome = try imageCheck.verify(

@@ -98,6 +98,12 @@ public struct UpdateTransaction: Equatable, Sendable {
     return lease.owner != owner
   }
 
+  /// True while any protocol's session holds the device: the device does not act on its own then.
+  public var isHeld: Bool {
+    guard let lease else { return false }
+    return now - lease.lastActivity < Self.leaseTimeout
+  }
+
   /// Whether `owner` may begin a new transfer of `slot` now.
   public func mayBegin(_ owner: TransferOwner, slot: SlotID, boot: BootState, running: SlotID)
     -> TransactionRefusal?

@@ -930,7 +930,7 @@ public struct SenderEngine: Sendable {
   /// checks it again as VALIDATE does), the quick one for the rest.
   func timeout(for request: Request) -> Duration {
     switch request {
-    case .prepare, .validate, .activate: configuration.slowResponseTimeout
+    case .prepare, .validate, .activate, .schedule: configuration.slowResponseTimeout
     case .status, .window, .abort, .confirm, .features, .blockHashes: configuration.responseTimeout
     }
   }

@@ -29,12 +29,17 @@ public struct Features: OptionSet, Sendable, Hashable {
   /// (offset 96) of target bytes, then decoded as one operation.
   public static let zstdFrames = Features(rawValue: 1 << 4)
 
+  /// Bit 5: the control point takes SCHEDULE (opcode 0x0A), and Info carries the activation
+  /// fields (offset 100 on): whether an activation is kept, what holds it, its window. A request
+  /// and its answer: nothing to turn on with FEATURES.
+  public static let scheduledActivation = Features(rawValue: 1 << 5)
+
   /// The features FEATURES turns on; the others (BLOCK HASHES) need no opt-in, and FEATURES
   /// never lists them.
   public static let optIn: Features = [.missingRanges, .operations, .packedOperations, .zstdFrames]
 
   /// Everything this implementation knows.
   public static let all: Features = [
-    .missingRanges, .operations, .blockHashRequests, .packedOperations, .zstdFrames,
+    .missingRanges, .operations, .blockHashRequests, .packedOperations, .zstdFrames, .scheduledActivation,
   ]
 }

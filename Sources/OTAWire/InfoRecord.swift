@@ -12,7 +12,8 @@
 ///                                                                 74 features u32
 ///                                                                 78 L2CAP PSM u16
 ///     80 max operation length u32    84 running image size u32    88 running image crc32 u32
-///     92 receive span u32            96 max frame length u32        100 end
+///     92 receive span u32            96 max frame length u32
+///     100 kept activation (14, `KeptActivation`)                     114 end
 ///
 /// Version 1 devices before the A/B boot work sent 69 bytes: a missing byte 69 reads as 0; devices
 /// before the dropped-chunk count sent 70: a missing count reads as 0; devices before the features
@@ -20,11 +21,12 @@
 /// PSM reads as 0 (no channel); devices before operations sent at most 80: a missing max operation
 /// length reads as 0 (no operations), a missing running image as size 0; devices before the receive
 /// span sent 92: a missing span reads as the window capacity; devices before zstd frames sent 96: a
-/// missing max frame length reads as 0 (no frames).
+/// missing max frame length reads as 0 (no frames); devices before kept activations sent 100: a
+/// missing kept activation reads as none.
 public struct InfoRecord: Equatable, Sendable {
   public static let protocolVersion: UInt8 = 1
   public static let minimumByteCount = 69
-  public static let byteCount = 100
+  public static let byteCount = 114
 
   public struct Flags: OptionSet, Sendable, Hashable {
     public let rawValue: UInt8
@@ -41,6 +43,8 @@ public struct InfoRecord: Equatable, Sendable {
     public static let bootStateRebuilt = Flags(rawValue: 1 << 3)
     /// The device holds a decryption key: VALIDATE accepts MCUboot images encrypted for it.
     public static let decryptsImages = Flags(rawValue: 1 << 4)
+    /// The device asks for its owner's consent before it activates an update.
+    public static let consentRequired = Flags(rawValue: 1 << 5)
   }
 
   public var protocolVersion: UInt8 = InfoRecord.protocolVersion
@@ -75,6 +79,8 @@ public struct InfoRecord: Equatable, Sendable {
   public var receiveSpan: UInt32
   /// The most target bytes one zstd frame may produce (features bit 4); 0: no frames.
   public var maxFrameLength: UInt32 = 0
+  /// The activation the device keeps (features bit 5): a deferred ACTIVATE or a SCHEDULE.
+  public var keptActivation: KeptActivation = .none
 
   public init(
     state: DeviceState, runningSlot: SlotID, flags: Flags, slotVersions: SlotPair<Version>,
@@ -139,6 +145,7 @@ public struct InfoRecord: Equatable, Sendable {
     runningImageCRC = count >= 92 ? try reader.readU32() : 0
     receiveSpan = count >= 96 ? try reader.readU32() : windowCapacity
     maxFrameLength = count >= 100 ? try reader.readU32() : 0
+    keptActivation = count >= 114 ? try KeptActivation(from: &reader) : .none
   }
 
   public func append(to bytes: inout [UInt8]) {
@@ -168,6 +175,7 @@ public struct InfoRecord: Equatable, Sendable {
     bytes.appendU32(runningImageCRC)
     bytes.appendU32(receiveSpan)
     bytes.appendU32(maxFrameLength)
+    keptActivation.append(to: &bytes)
   }
 
   public var encoded: [UInt8] {

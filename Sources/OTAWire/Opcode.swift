@@ -11,6 +11,8 @@ public enum Opcode: UInt8, Sendable, CaseIterable, CustomStringConvertible {
   case features = 0x08
   /// Asks for a page of the running image's block hashes (Info features bit 2).
   case blockHashes = 0x09
+  /// Keeps the validated image's activation for a window of wall-clock time (Info features bit 5).
+  case schedule = 0x0A
 
   /// The first byte of every control-point response.
   public static let responseMarker: UInt8 = 0x60
@@ -26,6 +28,7 @@ public enum Opcode: UInt8, Sendable, CaseIterable, CustomStringConvertible {
     case .confirm: "CONFIRM"
     case .features: "FEATURES"
     case .blockHashes: "BLOCK HASHES"
+    case .schedule: "SCHEDULE"
     }
   }
 }

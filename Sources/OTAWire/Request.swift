@@ -15,6 +15,9 @@ public enum Request: Equatable, Sendable {
   /// Asks for the hashes of the running image's blocks `first ..< first + maxCount` (fewer when
   /// the image ends or the answer would not fit) at `blockSize` bytes per block.
   case blockHashes(BlockHashRequest)
+  /// Asks the device to activate the validated image on its own within a window of wall-clock
+  /// time (Info features bit 5).
+  case schedule(ActivationWindow)
 
   public var opcode: Opcode {
     switch self {
@@ -27,6 +30,7 @@ public enum Request: Equatable, Sendable {
     case .confirm: .confirm
     case .features: .features
     case .blockHashes: .blockHashes
+    case .schedule: .schedule
     }
   }
 
@@ -63,6 +67,8 @@ public enum Request: Equatable, Sendable {
       self = .blockHashes(
         BlockHashRequest(
           blockSize: try reader.readU32(), firstBlock: try reader.readU32(), maxCount: try reader.readU8()))
+    case .schedule:
+      self = .schedule(try ActivationWindow(from: &reader))
     }
   }
 
@@ -85,6 +91,8 @@ public enum Request: Equatable, Sendable {
       bytes.appendU32(request.blockSize)
       bytes.appendU32(request.firstBlock)
       bytes.appendU8(request.maxCount)
+    case .schedule(let window):
+      window.append(to: &bytes)
     case .status, .validate, .abort, .confirm:
       break
     }
@@ -106,6 +114,7 @@ public enum Request: Equatable, Sendable {
     case .activate: 1
     case .features: 4
     case .blockHashes: 9
+    case .schedule: ActivationWindow.byteCount
     case .status, .validate, .abort, .confirm: 0
     }
   }

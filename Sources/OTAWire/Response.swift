@@ -52,6 +52,8 @@ public struct Response: Equatable, Sendable {
     case features(Features)
     /// BLOCK HASHES's success: a page of the running image's block hashes.
     case blockHashes(BlockHashPage)
+    /// ACTIVATE's `deferred` answer: what holds the activation, when to ask again.
+    case deferral(ActivationDeferral)
   }
 
   public init(requestOpcode: UInt8, status: StatusCode, payload: Payload = .none) {
@@ -87,6 +89,8 @@ public struct Response: Equatable, Sendable {
       payload = .features(Features(rawValue: try reader.readU32()))
     case (.blockHashes, .success):
       payload = .blockHashes(try BlockHashPage(from: &reader))
+    case (.activate, .deferred):
+      payload = .deferral(try ActivationDeferral(from: &reader))
     default:
       payload = .none
     }
@@ -106,6 +110,7 @@ public struct Response: Equatable, Sendable {
     case .offset(let offset): bytes.appendU32(offset)
     case .features(let features): bytes.appendU32(features.rawValue)
     case .blockHashes(let page): page.append(to: &bytes)
+    case .deferral(let deferral): deferral.append(to: &bytes)
     }
   }
 

@@ -16,6 +16,12 @@ public enum StatusCode: UInt8, Sendable, CaseIterable, CustomStringConvertible {
   /// The image is encrypted and the device cannot open it: it has no decryption key, or the image's
   /// AES key is wrapped for another kind of key or for another device.
   case cannotDecrypt = 0x0D
+  /// ACTIVATE was not carried out now: something on the device holds it (an update lock, consent
+  /// not yet given, a postponement, a window not yet open). The device keeps the request and
+  /// activates on its own once nothing holds it; the payload says why and when to ask again.
+  case deferred = 0x0E
+  /// The device's owner declined this update (`otad consent --decline`): the image was dropped.
+  case declined = 0x0F
 
   public var description: String {
     switch self {
@@ -33,6 +39,8 @@ public enum StatusCode: UInt8, Sendable, CaseIterable, CustomStringConvertible {
     case .storageError: "storage error"
     case .busy: "busy"
     case .cannotDecrypt: "cannot decrypt"
+    case .deferred: "deferred"
+    case .declined: "declined by the device's owner"
     }
   }
 }

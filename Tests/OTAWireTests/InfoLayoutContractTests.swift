@@ -29,6 +29,9 @@ import Testing
     info.runningImageCRC = 0x8889_8A8B
     info.receiveSpan = 0x9293_9495
     info.maxFrameLength = 0x9697_9899
+    info.keptActivation = KeptActivation(
+      kind: .permanent, hold: .beforeWindow, notBefore: 0xA2A3_A4A5, notAfter: 0xA6A7_A8A9,
+      askAgainAfter: 0xAAAB_ACAD)
     return info
   }()
 
@@ -41,7 +44,7 @@ import Testing
       + le32(version.build)
   }
 
-  @Test func everyFieldSitsAtItsOffset() {
+  @Test func everyFieldSitsAtItsOffset() throws {
     // [P-INFO-4] [P-INFO-5] [P-INFO-6] [P-INFO-8] [P-INFO-9] [P-INFO-10] [P-INFO-11] [P-INFO-12]
     // [P-INFO-13] [P-INFO-14] [P-INFO-15] [P-INFO-16] [P-INFO-17] [P-INFO-18] [P-INFO-19] [P-INFO-20]
     // [P-INFO-21] [P-INFO-22] [P-INFO-23] [P-INFO-24] [P-INFO-25] [P-INFO-26] [P-INFO-27] [P-INFO-28]
@@ -74,7 +77,14 @@ import Testing
     #expect(Self.field(92, 4) == Self.le32(0x9293_9495))
     // [P-INFO-30]
     #expect(Self.field(96, 4) == Self.le32(0x9697_9899))
-    #expect(info.encoded.count == 100)
+    // [P-INFO-31]
+    #expect(Self.field(100, 1) == [2])
+    #expect(Self.field(101, 1) == [4])
+    #expect(Self.field(102, 4) == Self.le32(0xA2A3_A4A5))
+    #expect(Self.field(106, 4) == Self.le32(0xA6A7_A8A9))
+    #expect(Self.field(110, 4) == Self.le32(0xAAAB_ACAD))
+    #expect(info.encoded.count == 114)
+    #expect(try InfoRecord(bytes: info.encoded) == info)
   }
 
   @Test func everyCodeIsTheTables() {
@@ -84,8 +94,15 @@ import Testing
     #expect(Self.field(3, 1) == [0b1101])
     let flags: [InfoRecord.Flags] = [
       .runningOnTrial, .signaturesRequired, .pairingRequired, .bootStateRebuilt, .decryptsImages,
+      .consentRequired,
     ]
-    #expect(flags.map(\.rawValue) == [1, 2, 4, 8, 16])
+    #expect(flags.map(\.rawValue) == [1, 2, 4, 8, 16, 32])
+    // [P-INFO-31]
+    #expect(KeptActivation.Kind.permanent.rawValue == 2 && KeptActivation.Kind.trial.rawValue == 1)
+    #expect(
+      ActivationHoldReason.allCases.map { "\($0.rawValue) \($0)" } == [
+        "0 nothing", "1 an update lock", "2 awaiting consent", "3 postponed", "4 before its window",
+      ])
     #expect(DeviceState.allCases.map(\.rawValue) == [0, 1, 2, 3, 4])
     #expect(
       DeviceState.allCases.map(\.description) == [

@@ -43,7 +43,8 @@ import Testing
     #expect(Array(bytes[84..<88]) == [0x36, 0xA2, 0x00, 0x00])  // running image size 41526
     #expect(Array(bytes[88..<92]) == [0x78, 0x56, 0x34, 0x12])  // running image crc32
     #expect(Array(bytes[92..<96]) == [0x00, 0x00, 0x10, 0x00])  // receive span 1 MiB
-    #expect(bytes.count == 100)
+    #expect(Array(bytes[100..<114]) == [UInt8](repeating: 0, count: 14))  // no kept activation
+    #expect(bytes.count == 114)
   }
 
   /// A device from before zstd frames sends 96 bytes: it takes none.

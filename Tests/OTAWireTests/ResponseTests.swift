@@ -47,7 +47,7 @@ import Testing
 
   @Test func badMarkerAndStatusAreRefused() throws {
     #expect(throws: WireError.self) { try Response(bytes: [0x61, 0x02, 0x00]) }
-    #expect(throws: WireError.self) { try Response(bytes: [0x60, 0x02, 0x0E]) }
+    #expect(throws: WireError.self) { try Response(bytes: [0x60, 0x02, 0x10]) }
     // [P-RESP-8]
     #expect(try Response(bytes: [0x60, 0x04, 0x0D]) == Response(.validate, .cannotDecrypt))
   }
