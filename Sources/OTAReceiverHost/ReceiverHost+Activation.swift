@@ -61,7 +61,8 @@ extension ReceiverHost {
     kept.notBefore = nil
     kept.notAfter = nil
     var verdict = weigh(kept, now: now)
-    if case .hold = verdict, keptActivation == nil || !Self.matches(keptActivation!, journal) {
+    let heldBefore = keptActivation.map { Self.matches($0, journal) } ?? false
+    if case .hold = verdict, !heldBefore {
       // Held for the first time: whether it is a security update decides whether the hold ends.
       kept.security = try raisesSecurityCounter(journal)
       verdict = weigh(kept, now: now)
