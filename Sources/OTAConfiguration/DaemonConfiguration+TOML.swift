@@ -20,6 +20,7 @@ extension DaemonConfiguration {
       table,
       [
         "slots", "state", "device", "bluez", "link", "transfer", "log", "boot", "trust", "smp", "faults",
+        "activation",
         "nordic",
       ],
       in: "the file"
@@ -93,6 +94,20 @@ extension DaemonConfiguration {
       if let grace = try Self.string(transfer, "grace", in: "transfer") {
         windowGrace = try Self.duration(grace)
       }
+    }
+    if let activation = try Self.section(
+      table, "activation", keys: ["require-consent", "max-deferral", "lock-dir"])
+    {
+      if let value = activation["require-consent"] {
+        guard let flag = value.bool else {
+          throw ConfigurationError("[activation] require-consent must be true or false")
+        }
+        requireConsent = flag
+      }
+      if let text = try Self.string(activation, "max-deferral", in: "activation") {
+        maxDeferral = try Self.duration(text)
+      }
+      if let path = try Self.path(activation, "lock-dir", in: "activation") { lockDirectory = path }
     }
     if let smp = try Self.section(table, "smp", keys: ["udp", "bluetooth"]) {
       if let text = try Self.string(smp, "udp", in: "smp") { smpUDP = try Self.udpAddress(text) }

@@ -99,6 +99,8 @@ public struct Daemon: Sendable {
       storage: storage, control: control, running: running, windowCapacity: configuration.windowCapacity,
       windowGrace: configuration.windowGrace, imageCheck: .standard(policy),
       pairingRequired: configuration.requirePairing)
+    host.activationPolicy = configuration.activationPolicy
+    host.surroundings = UpdateLockDirectory(path: configuration.lockDirectory, logger: logger)
     logStart(host, logger: logger)
     environment.observe(
       .serving(

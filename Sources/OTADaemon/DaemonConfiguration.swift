@@ -1,6 +1,7 @@
 import Logging
 import OTABoot
 import OTAFaults
+import OTAReceiverHost
 import OTASystem
 import OTAWire
 
@@ -52,6 +53,12 @@ public struct DaemonConfiguration: Equatable, Sendable {
   public var model = "default"
   public var hardwareRevision = "default"
   public var serial: String?
+  /// The device's say over activations (docs/OTAD.md, "The device has a say"): whether an update
+  /// waits for its owner's consent, how long a security update may be held back in all, and where
+  /// applications put their update locks.
+  public var requireConsent = false
+  public var maxDeferral: Duration = .seconds(7 * 24 * 3600)
+  public var lockDirectory = "/run/blueota/locks"
   /// Faults on demand (docs/APP-TESTING.md) may be set: at start (`faults`) and through the fault
   /// control (`otad fault`). Off by default: a product must not ship with them reachable.
   public var faultsAllowed = false
@@ -107,7 +114,7 @@ public struct DaemonConfiguration: Equatable, Sendable {
     return number * scale
   }
 
-  /// `400ms`, `60s`, `10min`, `2h`.
+  /// `400ms`, `60s`, `10min`, `2h`, `7d`.
   public static func duration(_ text: String) throws(ConfigurationError) -> Duration {
     let lower = text.trimmingSpaces.lowercased()
     let digits = lower.prefix { $0.isNumber }
@@ -120,6 +127,7 @@ public struct DaemonConfiguration: Equatable, Sendable {
     case "s": return .seconds(number)
     case "min": return .seconds(number * 60)
     case "h": return .seconds(number * 3600)
+    case "d": return .seconds(number * 24 * 3600)
     default: throw ConfigurationError("'\(text)' is not a duration like 400ms, 60s or 10min")
     }
   }
@@ -192,5 +200,12 @@ extension String {
   /// Without leading and trailing spaces (config and flag values).
   var trimmingSpaces: String {
     String(self.drop { $0 == " " }.reversed().drop { $0 == " " }.reversed())
+  }
+}
+
+extension DaemonConfiguration {
+  /// What the host weighs an activation against, as configured.
+  public var activationPolicy: ActivationPolicy {
+    ActivationPolicy(requireConsent: requireConsent, maxDeferral: maxDeferral.components.seconds)
   }
 }

@@ -21,6 +21,9 @@ public enum DeviceActivity: Equatable, Sendable {
   /// A trial's verdict: confirmed, a failed boot, or a rollback.
   case verdict(String)
   case restart(reason: String)
+  /// The activation the device keeps (docs/OTAD.md, "The device has a say"): held and why,
+  /// carried out, declined or lapsed, as a line.
+  case activation(String)
   /// A fault asked for fired (docs/APP-TESTING.md): which, and what it did.
   case fault(String)
   /// One data write from the OTA central: where its target bytes start, its size, and what became of

@@ -146,7 +146,12 @@ extension DeviceService {
       let judged =
         response.requestOpcode == Opcode.validate.rawValue
         || response.requestOpcode == Opcode.activate.rawValue
-      if judged, let reason = host.lastImageRejection {
+      if response.status == .deferred, let (verdict, _) = host.lastActivationVerdict,
+        case .hold(let reason, let detail, _) = verdict
+      {
+        logger.notice("\(name) deferred (\(reason)): \(detail); the device keeps the activation")
+        observe(.activation("ACTIVATE deferred (\(reason)): \(detail)"))
+      } else if judged, let reason = host.lastImageRejection {
         // The status says little; the reason is what the device's owner needs.
         logger.warning("\(name) refused the image: \(reason)")
       } else if response.status == .busy, let holder = host.transaction.lease?.owner, holder != .ota {

@@ -27,6 +27,9 @@ public final class DeviceService {
   private let clock = ContinuousClock()
   private let started: ContinuousClock.Instant
   var timer: Duration?
+  /// When the kept activation is looked at next (`lookAtKeptActivation`), and what was last said of it.
+  var nextActivationLook: Duration?
+  var lastActivationLine: String?
   var trial: TrialSupervisor?
   var healthCheck: HealthCheckProcess?
   let healthEnvironment: [String: String]
@@ -97,6 +100,7 @@ public final class DeviceService {
     while true {
       let deadline = [
         timer, link.nextDeadline, trial?.nextDeadline, smpRoom?.bluetooth.nextDeadline, faults?.nextDeadline,
+        activationDeadline,
       ].compactMap { $0 }.min()
       let descriptors =
         link.descriptors + (stopSignals.map { [$0.descriptor] } ?? [])
@@ -140,6 +144,7 @@ public final class DeviceService {
         if try servingPeer({ try apply(try host.handle(.tick(now: now))) }) { return .restart }
       }
       if trial != nil, try supervise({ $0.tick(now: now) }) { return .restart }
+      if try servingPeer(lookAtKeptActivation) { return .restart }
     }
   }
 

@@ -1,3 +1,4 @@
+import Logging
 import OTABoot
 import OTAEngine
 import OTAReport
@@ -81,8 +82,13 @@ extension Daemon {
         runningImage = .rotten("slot \(reading.state.running) cannot be read: \(error)")
       }
     }
-    return DeviceStatusReport(
+    var report = DeviceStatusReport(
       status: status, reading: reading, runningImage: runningImage, layout: layout,
       configuration: configuration)
+    report.activation = ActivationStatus.read(
+      storage, journal: status.transfer.value, configuration: configuration,
+      surroundings: UpdateLockDirectory(
+        path: configuration.lockDirectory, logger: Logger(label: "otad.status")))
+    return report
   }
 }

@@ -82,6 +82,9 @@ public struct DeviceTrace: Sendable {
     case .dataWrite, .smpRequest, .smpAnswer, .smpClientGone, .nordicDFU, .nordicDFUPacket, .nordicDFUGone:
       // Writes are counted per window (their slices); SMP has no phases here.
       break
+    case .activation(let what):
+      builder.instant(
+        "activation", tid: Track.boot.rawValue, at: time, args: [TraceArgument("what", .string(what))])
     case .fault(let what):
       builder.instant(
         "fault", tid: Track.link.rawValue, at: time, args: [TraceArgument("fault", .string(what))])

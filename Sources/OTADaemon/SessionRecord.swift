@@ -98,7 +98,7 @@ public struct SessionRecord: Sendable {
       finish("otad stopped (signal \(signal))", at: time)
     case .smpClientGone:
       finish("the SMP client went away", at: time)
-    case .nordicDFU(_, let line):
+    case .nordicDFU(_, let line), .activation(let line):
       add(line, at: time)
     case .nordicDFUGone(let service):
       finish("the \(service.rawValue) central went away", at: time)

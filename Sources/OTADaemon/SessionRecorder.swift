@@ -82,6 +82,10 @@ public struct SessionRecorder: Sendable {
       }
       ota = nil
       smp.removeAll()
+    case .activation:
+      // What became of a kept activation: each open session's business (the central that asked).
+      ota?.record(activity, at: time)
+      for client in smp.keys { smp[client]?.record.record(activity, at: time) }
     case .bootDecision, .healthCheck, .verdict:
       break
     }

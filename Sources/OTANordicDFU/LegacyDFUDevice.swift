@@ -123,6 +123,15 @@ public struct LegacyDFUDevice: NordicDFUSession {
       case .failure(.refused(let refusal)):
         out.notifications.append(LegacyDFU.response(.activateAndReset, .invalidState))
         out.note = "ACTIVATE AND RESET refused: \(refusal)"
+      case .failure(.deferred(let deferral, let detail)):
+        // Kept: the device activates it itself once nothing holds it; the image stays validated,
+        // and this central may ask again. Legacy DFU has no word for "later": operation failed.
+        state = .validated(id)
+        out.notifications.append(LegacyDFU.response(.activateAndReset, .operationFailed))
+        out.note = "ACTIVATE AND RESET deferred (\(deferral.reason)): \(detail); the device keeps it"
+      case .failure(.declined(let version)):
+        out.notifications.append(LegacyDFU.response(.activateAndReset, .operationFailed))
+        out.note = "ACTIVATE AND RESET: the device's owner declined \(version); the image was dropped"
       case .failure:
         out.notifications.append(LegacyDFU.response(.activateAndReset, .operationFailed))
       }

@@ -434,6 +434,14 @@ public struct SecureDFUDevice: NordicDFUSession {
     case .failure(.refused(let refusal)):
       out.note = "the activation was refused: \(refusal)"
       return SecureDFU.response(opcode, .operationNotPermitted)
+    case .failure(.deferred(let deferral, let detail)):
+      // Validated and kept: the device activates it itself once nothing holds it. Secure DFU has no
+      // word for "later": operation not permitted, its nearest.
+      out.note = "the activation is deferred (\(deferral.reason)): \(detail); the device keeps it"
+      return SecureDFU.response(opcode, .operationNotPermitted)
+    case .failure(.declined(let version)):
+      out.note = "the device's owner declined \(version): the firmware was dropped"
+      return SecureDFU.response(opcode, .operationFailed)
     case .failure:
       return SecureDFU.response(opcode, .operationFailed)
     }

@@ -60,6 +60,22 @@ public enum ActivationRecords {
     (try? records.load(consentName)).flatMap { $0 }.flatMap(decodeConsent)
   }
 
+  /// An update lock file's text (docs/OTAD.md, "The device has a say"): `pid=`, `reason=` and
+  /// `until=` lines (seconds since 1970 UTC). Nil when it does not parse, or names neither a
+  /// process nor a deadline: a lock nothing ends would hold the device forever.
+  public static func parseLock(holder: String, _ bytes: [UInt8]) -> UpdateLock? {
+    let fields = Self.fields(bytes)
+    guard !fields.isEmpty, Set(fields.keys).isSubset(of: ["pid", "reason", "until"]) else { return nil }
+    let pid = fields["pid"].flatMap { Int32($0) }
+    let until = fields["until"].flatMap { Int64($0) }
+    if fields["pid"] != nil, pid.map({ $0 > 0 }) != true { return nil }
+    if fields["until"] != nil, until == nil { return nil }
+    guard pid != nil || until != nil else { return nil }
+    let reason = String(
+      (fields["reason"] ?? "no reason given").unicodeScalars.filter { $0.value >= 0x20 }.prefix(200))
+    return UpdateLock(holder: holder, reason: reason, pid: pid, until: until)
+  }
+
   /// `key=value` lines; anything else (or a second value for a key) makes the record unreadable.
   static func fields(_ bytes: [UInt8]) -> [String: String] {
     guard bytes.count <= 4096, let text = String(validating: bytes, as: UTF8.self) else { return [:] }

@@ -201,7 +201,7 @@ extension ReceiverHost {
     return counter > boot[running].securityCounter
   }
 
-  static func matches(_ kept: KeptActivationRecord, _ journal: TransferJournal) -> Bool {
+  public static func matches(_ kept: KeptActivationRecord, _ journal: TransferJournal) -> Bool {
     kept.slot == journal.slot && kept.version == journal.version && kept.size == journal.size
       && kept.crc32 == journal.crc32
   }

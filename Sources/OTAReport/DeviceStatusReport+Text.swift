@@ -26,6 +26,7 @@ extension DeviceStatusReport {
     )
     lines += bootStateLines
     lines.append(transferLine)
+    lines += activation?.lines ?? []
     return lines
   }
 

@@ -165,6 +165,8 @@ public struct DeviceStatusReport: Codable, Equatable, Sendable {
   /// The PEM file of the device's key for encrypted images; nil (null): encrypted images are refused.
   public var decryptionKey: String?
   public var transfer: Transfer
+  /// The device's say over activations; nil (absent) when not read.
+  public var activation: ActivationStatus?
 
   public init(
     running: String, confirmed: String, onTrial: Bool, bootloader: String, slots: [Slot], trial: Trial?,
@@ -210,5 +212,6 @@ public struct DeviceStatusReport: Codable, Equatable, Sendable {
     try container.encode(downgradesAllowed, forKey: .downgradesAllowed)
     try container.encode(decryptionKey, forKey: .decryptionKey)  // null, not absent
     try container.encode(transfer, forKey: .transfer)
+    try container.encodeIfPresent(activation, forKey: .activation)
   }
 }

@@ -109,6 +109,13 @@ extension SMPDevice {
       return .success(SMPServer.imageState(view(&host)))
     case .failure(.imageInvalid(let status, _)):
       return .failure(Self.failure(for: status))
+    case .failure(.deferred):
+      // Held on the device (an update lock, consent, a postponement): kept, and carried out by the
+      // device itself once nothing holds it. Zephyr's nearest word: MGMT_ERR_EBUSY (docs/SMP.md).
+      return .failure(.generic(.busy))
+    case .failure(.declined):
+      // The device's owner declined the update: the image is dropped. MGMT_ERR_EACCESSDENIED.
+      return .failure(.generic(.accessDenied))
     case .failure:
       return .failure(.image(.flashWriteFailed))
     }

@@ -31,6 +31,17 @@ extension FileSystem {
     return bytes
   }
 
+  /// At most `limit` bytes of the regular file at `path`, never through a symbolic link (O_NOFOLLOW):
+  /// for small files another user may write (a lock file). Nil when the file is larger, or is not
+  /// a regular file.
+  public static func readSmallRegularFile(_ path: String, limit: Int) throws(SystemError) -> [UInt8]? {
+    let file = try FileDescriptor.open(path, [.readOnly, .noFollow, .nonBlocking])
+    defer { try? file.close() }
+    let bytes = try file.read(at: 0, count: limit + 1)
+    guard bytes.count <= limit, try FileSystem.status(ofPath: path)?.kind == .regular else { return nil }
+    return bytes
+  }
+
   /// `readFile`, but nil when there is no file at `path`.
   public static func readFileIfPresent(_ path: String) throws(SystemError) -> [UInt8]? {
     do throws(SystemError) {

@@ -17,6 +17,8 @@ public struct OpenOptions: OptionSet, Sendable {
   public static let exclusive = OpenOptions(rawValue: O_EXCL)
   public static let directory = OpenOptions(rawValue: O_DIRECTORY)
   public static let nonBlocking = OpenOptions(rawValue: O_NONBLOCK)
+  /// Fails (ELOOP) when the last component is a symbolic link.
+  public static let noFollow = OpenOptions(rawValue: O_NOFOLLOW)
 }
 
 /// What `stat` found: only the distinctions this project cares about.

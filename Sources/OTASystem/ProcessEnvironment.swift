@@ -72,6 +72,14 @@ extension ProcessEnvironment {
     Glibc._exit(137)
   }
 
+  /// Whether a process `pid` exists (kill(2) with signal 0 succeeds, or is refused only for want of
+  /// permission).
+  public static func processExists(_ pid: Int32) -> Bool {
+    guard pid > 0 else { return false }
+    if Glibc.kill(pid, 0) == 0 { return true }
+    return errno == EPERM
+  }
+
   /// Sends `signal` to the process `pid`: true if it was delivered (kill(2) succeeded).
   @discardableResult
   public static func send(_ signal: Int32, toProcess pid: Int32) -> Bool {

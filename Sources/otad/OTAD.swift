@@ -21,12 +21,14 @@ struct OTAD: ParsableCommand {
         otad status --config /etc/otad/otad.toml --json
         otad adopt --config /etc/otad/otad.toml --image-version 1.0.0   # a slot flashed by hand
         otad fault --config /etc/otad/otad.toml add drop-link after=37%  # a test device only
+        otad inhibit --why "printing job 17" -- ./print-job 17     # no update activates meanwhile
+        otad consent --config /etc/otad/otad.toml accept           # with [activation] require-consent
 
       Exit codes (docs/OTAD.md): \(OtadExitCode.helpList).
       """,
     version: BlueOTAVersion.line("otad"),
     subcommands: [
       RunCommand.self, BootCommand.self, MarkGoodCommand.self, MarkBadCommand.self, StatusCommand.self,
-      AdoptCommand.self, FaultCommand.self,
+      AdoptCommand.self, FaultCommand.self, ConsentCommand.self, InhibitCommand.self,
     ])
 }

@@ -23,6 +23,7 @@ struct RunCommand: ParsableCommand {
 
   @OptionGroup(title: "Storage") var storage: StorageOptions
   @OptionGroup(title: "Images") var images: ImageOptions
+  @OptionGroup(title: "Activation") var activation: ActivationOptions
   @OptionGroup(title: "Serving") var serve: ServeOptions
   @OptionGroup(title: "Boot") var boot: BootOptions
   @OptionGroup(title: "Trial") var trial: TrialOptions
@@ -44,7 +45,7 @@ struct RunCommand: ParsableCommand {
   /// Everything `otad run` needs, parsed; a usage error (exit 64) when something is missing.
   func settings() throws -> DaemonSettings {
     do {
-      return try storage.configuration(images, serve, boot, trial, faults, log).settings()
+      return try storage.configuration(images, activation, serve, boot, trial, faults, log).settings()
     } catch let error as ConfigurationError {
       throw ValidationError("\(error)")
     }

@@ -11,12 +11,13 @@ struct StatusCommand: ParsableCommand {
 
   @OptionGroup(title: "Storage") var storage: StorageOptions
   @OptionGroup(title: "Images") var images: ImageOptions
+  @OptionGroup(title: "Activation") var activation: ActivationOptions
 
   @Flag(help: "Print JSON instead of text.")
   var json = false
 
   func run() throws {
-    let report = try DaemonSetup.daemon(try storage.configuration(images)).statusReport()
+    let report = try DaemonSetup.daemon(try storage.configuration(images, activation)).statusReport()
     if json {
       let encoder = JSONEncoder()
       encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
