@@ -177,7 +177,7 @@ let package = Package(
       dependencies: [
         "OTADaemon", "OTAConfiguration", "OTAReport", "OTABoot", "OTALink", "OTASocketLink", "OTAStorage",
         "OTASystem", "OTATrust", "OTAWire", "OTABlueZ", "OTADBus", "OTATrace", "OTAFaults", "OTANordicDFU",
-        "OTALogging", "OTAVersion",
+        "OTALogging", "OTAVersion", "OTAReceiverHost",
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
         .product(name: "Logging", package: "swift-log"),
       ]),

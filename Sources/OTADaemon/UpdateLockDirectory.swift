@@ -1,13 +1,12 @@
 import Logging
 import OTAReceiverHost
 import OTASystem
-import Synchronization
 
 /// The update locks as the lock directory holds them (docs/OTAD.md, "The device has a say"), and
 /// the system's wall clock: what otad weighs an activation against. Each `NAME.lock` file is one
 /// holder's lock. A lock whose process is gone, whose deadline passed, or that does not parse holds
-/// nothing (the last two are said in the log, once per file): a crashed application never leaves
-/// the device unable to update.
+/// nothing (`otad status` lists the last two as stale or unreadable): a crashed application never
+/// leaves the device unable to update.
 public struct UpdateLockDirectory: ActivationSurroundings {
   public static let defaultPath = "/run/blueota/locks"
   public static let suffix = ".lock"
@@ -16,7 +15,6 @@ public struct UpdateLockDirectory: ActivationSurroundings {
 
   public let path: String
   let logger: Logger
-  let warned = WarnedOnce()
 
   public init(path: String, logger: Logger) {
     self.path = path
@@ -40,9 +38,8 @@ public struct UpdateLockDirectory: ActivationSurroundings {
       guard let bytes = try? FileSystem.readSmallRegularFile(file, limit: Self.sizeLimit),
         let lock = ActivationRecords.parseLock(holder: holder, bytes)
       else {
-        warn(
-          file,
-          "is not an update lock otad understands (a regular file of pid=, reason=, until= lines, with a pid or a deadline): it holds nothing"
+        logger.debug(
+          "update lock \(file) is not one otad understands (a regular file of pid=, reason=, until= lines, with a pid or a deadline): it holds nothing"
         )
         return LockFile(holder: holder, state: .unreadable)
       }
@@ -52,10 +49,6 @@ public struct UpdateLockDirectory: ActivationSurroundings {
       if !lock.holds(at: now) { return LockFile(holder: holder, state: .stale(lock, "its deadline passed")) }
       return LockFile(holder: holder, state: .holding(lock))
     }
-  }
-
-  private func warn(_ file: String, _ why: String) {
-    if warned.first(file) { logger.warning("update lock \(file) \(why)") }
   }
 }
 
@@ -69,13 +62,4 @@ public struct LockFile: Equatable, Sendable {
   }
   public var holder: String
   public var state: State
-}
-
-/// Names already warned about, so that a bad lock file is said once, not every second.
-final class WarnedOnce: Sendable {
-  private let names = Mutex<Set<String>>([])
-
-  func first(_ name: String) -> Bool {
-    names.withLock { $0.insert(name).inserted }
-  }
 }

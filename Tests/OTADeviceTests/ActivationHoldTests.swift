@@ -275,7 +275,7 @@ import Testing
   }
 
   @Test func smpAndNordicDFUAnswerAHeldActivationInTheirOwnTerms() throws {
-    // [P-HOLD-1] [P-HOLD-2]
+    // [P-HOLD-1] [P-HOLD-2] [S-HOLD-1] [S-HOLD-2]
     let fixture = DeviceFixture(slotCapacity: 64 * 1024)
     var host = try Self.host(fixture, locks: [Self.printer])
     var smp = SMPDevice()
