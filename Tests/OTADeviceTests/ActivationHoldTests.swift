@@ -152,7 +152,7 @@ import Testing
   }
 
   @Test func aSecurityUpdateGoesAheadOnceTheMaximumDeferralHasPassed() throws {
-    // [P-HOLD-3]
+    // [P-HOLD-3] [SEC-ATK-64]
     let fixture = DeviceFixture(slotCapacity: 64 * 1024)
     let policy = ActivationPolicy(requireConsent: true, maxDeferral: 600)
     var host = try Self.host(fixture, locks: [Self.printer], policy: policy)
@@ -172,7 +172,7 @@ import Testing
   }
 
   @Test func aSecurityUpdateMayBePostponedButNotDeclined() throws {
-    // [P-HOLD-3]
+    // [P-HOLD-3] [SEC-ATK-64]
     let policy = ActivationPolicy(requireConsent: true, maxDeferral: 600)
     let kept = KeptActivationRecord(
       slot: .b, version: Self.v2, size: 1, crc32: 1, permanent: false, firstHeld: Self.t0, security: true)
@@ -247,7 +247,7 @@ import Testing
   }
 
   @Test func nothingHoldsAVerdict() throws {
-    // [P-HOLD-5]
+    // [P-HOLD-5] [SEC-ATK-67]
     let fixture = DeviceFixture(slotCapacity: 64 * 1024)
     var host = try Self.host(fixture)
     try Self.stage(try Self.image(), &host)
@@ -331,7 +331,7 @@ import Testing
   }
 
   @Test func aDamagedOrStrayRecordIsDroppedAndNothingIsLost() throws {
-    // [P-HOLD-1] [SEC-DISK-1]
+    // [P-HOLD-1] [SEC-ATK-66]
     let fixture = DeviceFixture(slotCapacity: 64 * 1024)
     var host = try Self.host(fixture, locks: [Self.printer])
     try Self.stage(try Self.image(), &host)
@@ -348,7 +348,7 @@ import Testing
   /// A power cut at every storage operation of a kept activation carried out: the next boot runs a
   /// good image, and the device still goes on to the new one (nothing needs a person).
   @Test func aPowerCutAnywhereInTheKeptActivationEndsOnAGoodImage() throws {
-    // [P-HOLD-1] [P-HOLD-5]
+    // [P-HOLD-1] [P-HOLD-5] [SEC-ATK-66]
     var cut = 0
     while true {
       let fixture = DeviceFixture(slotCapacity: 64 * 1024)

@@ -12,6 +12,7 @@ import Testing
   static func lock(_ text: String) -> [UInt8] { Array(text.utf8) }
 
   @Test func aLockHoldsWhileItsProcessLivesAndNotAfter() throws {
+    // [SEC-ATK-65]
     let folder = try TemporaryDirectory(label: "locks")
     defer { folder.remove() }
     let directory = UpdateLockDirectory(path: folder.path, logger: Logger(label: "test"))
@@ -39,6 +40,7 @@ import Testing
   }
 
   @Test func whatIsNotALockHoldsNothing() throws {
+    // [SEC-ATK-65]
     let folder = try TemporaryDirectory(label: "locks")
     defer { folder.remove() }
     let directory = UpdateLockDirectory(path: folder.path, logger: Logger(label: "test"))
