@@ -52,6 +52,25 @@ import Testing
     #expect(trace.contains("\"name\":\"fault\"") && trace.contains("\"name\":\"PREPARE\""), "\(trace)")
   }
 
+  @Test func aHeldActivationIsInTheSessionOfTheCentralThatAskedForIt() throws {
+    var recorder = SessionRecorder()
+    recorder.record(.connected(mtu: 247), at: ms(0))
+    recorder.record(.request("ACTIVATE", offset: nil, length: nil), at: ms(5))
+    recorder.record(.response("ACTIVATE", status: "deferred", offset: nil, reason: nil), at: ms(6))
+    recorder.record(
+      .activation("ACTIVATE deferred (an update lock): printer holds an update lock: printing job 17"),
+      at: ms(6))
+    recorder.record(.disconnected(committed: 0), at: ms(9))
+    let text = try #require(recorder.takeEnded().first).text
+    #expect(
+      text.contains(
+        "+6 ms     ACTIVATE deferred (an update lock): printer holds an update lock: printing job 17"),
+      "\(text)")
+    // With no session open (the device acting on its own later), nothing is recorded and nothing traps.
+    recorder.record(.activation("the kept activation of 2.0.0+0 was carried out"), at: ms(30_000))
+    #expect(recorder.takeEnded().isEmpty)
+  }
+
   @Test func theNextSessionSaysWhenTheCentralCameBackAndWhereItResumed() throws {
     var recorder = SessionRecorder()
     recorder.record(.connected(mtu: 185), at: ms(0))
