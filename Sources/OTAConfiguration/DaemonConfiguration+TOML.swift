@@ -96,7 +96,7 @@ extension DaemonConfiguration {
       }
     }
     if let activation = try Self.section(
-      table, "activation", keys: ["require-consent", "max-deferral", "lock-dir"])
+      table, "activation", keys: ["require-consent", "max-deferral", "lock-dir", "notify"])
     {
       if let value = activation["require-consent"] {
         guard let flag = value.bool else {
@@ -108,6 +108,7 @@ extension DaemonConfiguration {
         maxDeferral = try Self.duration(text)
       }
       if let path = try Self.path(activation, "lock-dir", in: "activation") { lockDirectory = path }
+      if let command = try Self.string(activation, "notify", in: "activation") { activationNotify = command }
     }
     if let smp = try Self.section(table, "smp", keys: ["udp", "bluetooth"]) {
       if let text = try Self.string(smp, "udp", in: "smp") { smpUDP = try Self.udpAddress(text) }

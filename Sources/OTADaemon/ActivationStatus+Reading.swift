@@ -12,6 +12,13 @@ extension ActivationStatus {
     _ storage: DeviceStorage, journal: TransferJournal?, configuration: DaemonConfiguration,
     surroundings: UpdateLockDirectory
   ) -> ActivationStatus {
+    // The running daemon's policy and lock directory, as it recorded them at its start.
+    let recorded = (try? storage.records.load(ActivationRecords.policyName)).flatMap { $0 }.flatMap(
+      ActivationRecords.decodePolicy)
+    let policy = recorded?.policy ?? configuration.activationPolicy
+    let surroundings =
+      recorded.map { UpdateLockDirectory(path: $0.lockDirectory, logger: surroundings.logger) }
+      ?? surroundings
     let now = surroundings.wallClock()
     let files = surroundings.survey()
     let consent = ActivationRecords.loadConsent(storage.records)
@@ -19,7 +26,7 @@ extension ActivationStatus {
       ActivationRecords.decodeActivation)
     var kept: Kept?
     if let record, let journal, journal.state == .validated, ReceiverHost.matches(record, journal) {
-      let verdict = configuration.activationPolicy.decide(
+      let verdict = policy.decide(
         record, now: now, locks: surroundings.updateLocks(), consent: consent)
       let (hold, detail): (String, String) =
         switch verdict {
@@ -41,8 +48,8 @@ extension ActivationStatus {
         detail: detail)
     }
     return ActivationStatus(
-      consentRequired: configuration.requireConsent,
-      maxDeferral: configuration.maxDeferral.components.seconds,
+      consentRequired: policy.requireConsent,
+      maxDeferral: policy.maxDeferral,
       lockDirectory: surroundings.path,
       locks: files.map { file in
         switch file.state {

@@ -101,6 +101,17 @@ public struct Daemon: Sendable {
       pairingRequired: configuration.requirePairing)
     host.activationPolicy = configuration.activationPolicy
     host.surroundings = UpdateLockDirectory(path: configuration.lockDirectory, logger: logger)
+    // What `otad status` weighs a kept activation against, whatever flags it is given.
+    let policyRecord = ActivationRecords.encode(
+      configuration.activationPolicy, lockDirectory: configuration.lockDirectory)
+    do {
+      if try storage.records.load(ActivationRecords.policyName) != policyRecord {
+        try storage.records.replace(ActivationRecords.policyName, with: policyRecord)
+      }
+    } catch {
+      // Only `otad status`'s view of the policy is lost (it falls back on its own flags).
+      logger.warning("could not record the activation policy for otad status: \(error)")
+    }
     logStart(host, logger: logger)
     environment.observe(
       .serving(
@@ -130,6 +141,7 @@ public struct Daemon: Sendable {
       identity: identity)
     service.observe = environment.observe
     service.recordsDataWrites = environment.observesDataWrites
+    service.activationNotify = configuration.activationNotify
     if configuration.legacyDFU || configuration.secureDFU, !choice.isBluetooth {
       logger.warning("Nordic's DFU is served over Bluetooth only: not on this link (docs/NORDIC-DFU.md)")
     }

@@ -59,6 +59,9 @@ public struct DaemonConfiguration: Equatable, Sendable {
   public var requireConsent = false
   public var maxDeferral: Duration = .seconds(7 * 24 * 3600)
   public var lockDirectory = "/run/blueota/locks"
+  /// A command (run by /bin/sh -c) told of each change of the kept activation: an update waits for
+  /// consent, is held, went ahead, was declined (OTAD_ACTIVATION, OTAD_HOLD, OTAD_VERSION, ...).
+  public var activationNotify: String?
   /// Faults on demand (docs/APP-TESTING.md) may be set: at start (`faults`) and through the fault
   /// control (`otad fault`). Off by default: a product must not ship with them reachable.
   public var faultsAllowed = false

@@ -30,6 +30,10 @@ public final class DeviceService {
   /// When the kept activation is looked at next (`lookAtKeptActivation`), and what was last said of it.
   var nextActivationLook: Duration?
   var lastActivationLine: String?
+  /// The owner's command told of each change of the kept activation (`[activation] notify`), and
+  /// its process while it runs.
+  public var activationNotify: String?
+  var activationNotifier: ChildProcessID?
   var trial: TrialSupervisor?
   var healthCheck: HealthCheckProcess?
   let healthEnvironment: [String: String]

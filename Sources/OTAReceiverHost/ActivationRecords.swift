@@ -8,6 +8,9 @@ import OTAWire
 public enum ActivationRecords {
   public static let activationName = "activation"
   public static let consentName = "consent"
+  /// The policy and lock directory the running daemon started with, for `otad status` (which may
+  /// be run without the daemon's flags).
+  public static let policyName = "activation-policy"
 
   public static func encode(_ kept: KeptActivationRecord) -> [UInt8] {
     var lines = [
@@ -74,6 +77,20 @@ public enum ActivationRecords {
     let reason = String(
       (fields["reason"] ?? "no reason given").unicodeScalars.filter { $0.value >= 0x20 }.prefix(200))
     return UpdateLock(holder: holder, reason: reason, pid: pid, until: until)
+  }
+
+  public static func encode(_ policy: ActivationPolicy, lockDirectory: String) -> [UInt8] {
+    Array(
+      "require-consent=\(policy.requireConsent)\nmax-deferral=\(policy.maxDeferral)\nlock-dir=\(lockDirectory)\n"
+        .utf8)
+  }
+
+  public static func decodePolicy(_ bytes: [UInt8]) -> (policy: ActivationPolicy, lockDirectory: String)? {
+    let fields = Self.fields(bytes)
+    guard let consent = fields["require-consent"].flatMap({ Bool($0) }),
+      let deferral = fields["max-deferral"].flatMap({ Int64($0) }), let directory = fields["lock-dir"]
+    else { return nil }
+    return (ActivationPolicy(requireConsent: consent, maxDeferral: deferral), directory)
   }
 
   /// `key=value` lines; anything else (or a second value for a key) makes the record unreadable.

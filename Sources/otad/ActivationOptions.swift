@@ -22,7 +22,15 @@ struct ActivationOptions: ConfigurationOptions {
       "Where applications put their update locks (default /run/blueota/locks).", valueName: "dir"))
   var lockDir: String?
 
+  @Option(
+    name: .customLong("activation-notify"),
+    help: ArgumentHelp(
+      "A command (sh -c) told of each change of a kept activation: an update awaits consent, is held, went ahead.",
+      valueName: "command"))
+  var activationNotify: String?
+
   func apply(to configuration: inout DaemonConfiguration) throws {
+    if let activationNotify { configuration.activationNotify = activationNotify }
     if requireConsent { configuration.requireConsent = true }
     if let maxDeferral { configuration.maxDeferral = try DaemonConfiguration.duration(maxDeferral) }
     if let lockDir { configuration.lockDirectory = lockDir }
