@@ -23,7 +23,9 @@ struct PushCommand: ParsableCommand {
       trial of the new version; the push succeeds only when the new version runs confirmed (the
       device's health check passed, or --confirm). A rollback fails the push (exit code 7) with the
       device's reason. If the device already runs this version confirmed, nothing is sent (--force
-      sends it again); if it runs it on trial, the push waits for that trial's verdict.
+      sends it again); if it runs it on trial, the push waits for that trial's verdict. A device
+      may defer the activation (an update lock, its owner's consent): the push then ends with the
+      image validated and the activation kept by the device (exit code 16).
       """)
 
   @Argument(help: "The image file (raw, or MCUboot format).")
@@ -221,7 +223,11 @@ struct PushCommand: ParsableCommand {
       outcome, elapsed: session.elapsed, size: bytes.count, air: simulated ? session.air(conditions) : nil,
       connectToReady: session.connectToReady, version: imageVersion,
       path: session.pathFigures(simulated: simulated))
-    if case .failed(let failure, _) = outcome { throw ExitCode(failure.exitStatus) }
+    switch outcome {
+    case .succeeded: break
+    case .activationKept(let kept, _): if kept.exitStatus != .success { throw ExitCode(kept.exitStatus) }
+    case .failed(let failure, _): throw ExitCode(failure.exitStatus)
+    }
   }
 
   /// The image's bytes, or exit code 10 with the reason.
