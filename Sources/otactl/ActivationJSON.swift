@@ -26,3 +26,19 @@ extension PushReport.Activation {
       notAfter: window.notAfter.map { CivilTime.iso8601(Int64($0)) }, permanent: window.permanent)
   }
 }
+
+typealias PushReportActivation = PushReport.Activation
+
+/// `otactl activate --json`: what the device answered, as one document.
+struct ActivateJSON: Encodable {
+  let request = "activate"
+  let ok: Bool
+  /// "activated", "scheduled", "deferred", "declined" or "refused".
+  let result: String
+  let exitCode: Int
+  let message: String
+  /// As in a push's result line: the kept (or declined) activation.
+  let activation: PushReport.Activation?
+  /// After an activation waited for: the version the device runs.
+  let runningVersion: String?
+}

@@ -125,12 +125,11 @@ struct ConfirmCommand: ParsableCommand {
   }
 }
 
-private func talk(_ device: DeviceOptions, request: Request?) throws -> (info: InfoRecord, answer: Response?)
-{
+func talk(_ device: DeviceOptions, request: Request?) throws -> (info: InfoRecord, answer: Response?) {
   try talk(device) { _ in request }
 }
 
-private func talk(_ device: DeviceOptions, request: (InfoRecord) -> Request?) throws -> (
+func talk(_ device: DeviceOptions, request: (InfoRecord) -> Request?) throws -> (
   info: InfoRecord, answer: Response?
 ) {
   try talk(device) { link, timeout in CommandSession.run(link: link, request: request, timeout: timeout) }
@@ -138,7 +137,7 @@ private func talk(_ device: DeviceOptions, request: (InfoRecord) -> Request?) th
 
 /// One `CommandSession` conversation with the device; a failure is said on standard error and
 /// becomes the exit status.
-private func talk<Answer>(
+func talk<Answer>(
   _ device: DeviceOptions,
   _ converse: (any CentralLink, Duration) -> Result<Answer, CommandSession.Failure>
 ) throws -> Answer {
