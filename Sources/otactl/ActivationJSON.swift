@@ -27,6 +27,48 @@ extension PushReport.Activation {
   }
 }
 
+/// Info's kept activation (offset 100 on, features bit 5) in `otactl info --json`: null when the
+/// device keeps none.
+struct KeptActivationJSON: Encodable {
+  /// "trial" or "permanent".
+  let kind: String
+  /// What holds it: "none" (it goes ahead within a second), "locked", "awaitingConsent",
+  /// "postponed", "beforeWindow".
+  let hold: String
+  /// ISO 8601 in UTC; null: at once (notBefore), no end (notAfter).
+  let notBefore: Nullable<String>
+  let notAfter: Nullable<String>
+  /// Seconds; 0: the device cannot say.
+  let askAgainAfter: Int
+
+  init?(_ kept: KeptActivation) {
+    guard kept.kind != .none else { return nil }
+    kind = kept.kind == .permanent ? "permanent" : "trial"
+    hold = kept.hold.name
+    notBefore = Nullable(kept.notBefore == 0 ? nil : CivilTime.iso8601(Int64(kept.notBefore)))
+    notAfter = Nullable(kept.notAfter.map { CivilTime.iso8601(Int64($0)) })
+    askAgainAfter = Int(kept.askAgainAfter)
+  }
+}
+
+extension KeptActivation {
+  /// `otactl info`'s line: "a trial activation, held by an update lock, between … ; ask again in 60 s".
+  var summary: String {
+    let kind = kind == .permanent ? "a permanent activation (no trial boot)" : "an activation (a trial boot)"
+    let held = hold == .none ? "nothing holds it (it goes ahead within a second)" : "held: \(hold)"
+    let window: String
+    switch (notBefore, notAfter) {
+    case (0, nil): window = ""
+    case (_, nil): window = ", from \(CivilTime.iso8601(Int64(notBefore))) on"
+    case (let start, let end?):
+      window =
+        ", between \(start == 0 ? "now" : CivilTime.iso8601(Int64(start))) and \(CivilTime.iso8601(Int64(end)))"
+    }
+    let again = askAgainAfter > 0 ? "; ask again in \(askAgainAfter) s" : ""
+    return "\(kind), \(held)\(window)\(again)"
+  }
+}
+
 typealias PushReportActivation = PushReport.Activation
 
 /// `otactl activate --json`: what the device answered, as one document.

@@ -66,6 +66,12 @@ struct InfoCommand: ParsableCommand {
           + "itself (the device's health check) or is confirmed (a paired central's CONFIRM, or otad mark-good)"
       )
     }
+    if info.flags.contains(.consentRequired) {
+      print("consent required: the device asks its owner before it activates an update (otad consent)")
+    }
+    if info.keptActivation.kind != .none {
+      print("kept activation: \(info.keptActivation.summary)")
+    }
     if info.transfer.state != .idle {
       print(
         "transfer: \(info.transferVersion), \(info.transfer.committedOffset) of \(info.transfer.size) bytes committed"
