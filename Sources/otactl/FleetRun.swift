@@ -111,13 +111,14 @@ final class FleetRun {
     guard let record else { return "ended" }
     if record.ok {
       let rate = record.goodput.value.map { String(format: ", %.1f kB/s", $0 / 1000) } ?? ""
-      return "done: runs \(record.runningVersion.value ?? "?")"
+      // No version after it: validated, not activated (--no-activate) or scheduled on the device.
+      return (record.runningVersion.value.map { "done: runs \($0)" } ?? "done: validated")
         + (record.confirmed.value == true ? ", confirmed" : "") + rate
     }
     // The screen has a line: the reason's first clause (the summary gives it whole).
     let reason = record.reason.value ?? ""
     let clause = reason.range(of: ": ").map { String(reason[..<$0.lowerBound]) } ?? reason
-    return "FAILED (exit \(record.exitCode)): \(clause)"
+    return "\(FleetSummaryText.notOK(record.exitCode)) (exit \(record.exitCode)): \(clause)"
   }
 
   /// Every device's outcome and the figures of the whole push. `air`: the simulated link's, when
