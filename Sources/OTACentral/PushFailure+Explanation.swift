@@ -91,7 +91,8 @@ extension PushFailure {
       "the device broke the protocol: \(what)."
     case .declined:
       "the device's owner declined this update; the device dropped it (the running firmware is untouched). "
-        + "Pushing it again asks again; the owner decides on the device (otad consent)."
+        + "The answer is about this version and the device keeps it: pushed again, it is declined again "
+        + "until the owner changes it on the device (otad consent accept)."
     case .schedulingUnsupported:
       "the device takes no scheduled activation (Info features bit 5: its otad is from before SCHEDULE). "
         + "Update otad on the device, or push with --no-activate and run `otactl activate` in the window "
