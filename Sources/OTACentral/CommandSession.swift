@@ -14,6 +14,10 @@ public enum CommandSession {
     case timedOut
     case disconnected(String)
     case unreadableInfo(String)
+    /// The link dropped after the request was written, before its answer: the device may have
+    /// carried it out (ACTIVATE's restart can close the link before its answer gets out). Info as
+    /// read before the request.
+    case droppedAfterRequest(InfoRecord, reason: String)
 
     public var description: String {
       switch self {
@@ -22,6 +26,7 @@ public enum CommandSession {
       case .timedOut: "the device did not answer in time"
       case .disconnected(let reason): "the link dropped: \(reason)"
       case .unreadableInfo(let reason): "the device's Info could not be read: \(reason)"
+      case .droppedAfterRequest(_, let reason): "the link dropped before the device answered: \(reason)"
       }
     }
   }
@@ -78,6 +83,7 @@ public enum CommandSession {
         case .deviceBusy:
           return .failure(.busy)
         case .disconnected(let reason):
+          if let info, request != nil { return .failure(.droppedAfterRequest(info, reason: reason)) }
           return .failure(.disconnected(reason))
         case .info(let bytes):
           let read: InfoRecord

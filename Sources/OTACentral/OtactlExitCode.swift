@@ -1,5 +1,5 @@
 /// Every way `otactl` ends, one code per meaning across all its commands (`push`, `info`,
-/// `confirm`, `abort`, `scan`, `image …`). `otactl --help` and docs/OTACTL.md list them from here.
+/// `confirm`, `activate`, `abort`, `scan`, `image …`). `otactl --help` and docs/OTACTL.md list them from here.
 /// Scripts depend on these numbers: never renumber, never give a number a second meaning.
 public enum OtactlExitCode: Int32, CaseIterable, Sendable {
   case success = 0
@@ -17,6 +17,8 @@ public enum OtactlExitCode: Int32, CaseIterable, Sendable {
   case storageFailed = 13
   case notAllConfirmed = 14
   case cannotDecrypt = 15
+  case activationKept = 16
+  case declined = 17
   case usage = 64
 
   /// What the code means, in a few words (the help's list).
@@ -39,6 +41,10 @@ public enum OtactlExitCode: Int32, CaseIterable, Sendable {
     case .notAllConfirmed:
       "push to several devices: not every one ended confirmed (the summary says which and why)"
     case .cannotDecrypt: "the device cannot decrypt the encrypted image (no decryption key, or not its key)"
+    case .activationKept:
+      "validated and kept, not activated yet: the device deferred the activation (an update lock, consent, a "
+        + "postponement) and carries it out itself once nothing holds it (push, activate)"
+    case .declined: "the device's owner declined the update; the device dropped the image (push, activate)"
     case .usage: "bad arguments, or an unreadable key (refused before anything is sent or written)"
     }
   }

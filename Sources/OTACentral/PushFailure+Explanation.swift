@@ -16,7 +16,8 @@ extension PushFailure {
     case .rolledBack, .wrongVersionAfterRestart, .notConfirmed: .rolledBack
     case .timedOut: .timedOut
     // The device refused the connection, as it refuses PREPARE with busy (`.refused`).
-    case .refused, .protocolError, .deviceBusy: .refused
+    case .refused, .protocolError, .deviceBusy, .schedulingUnsupported: .refused
+    case .declined: .declined
     }
   }
 
@@ -80,10 +81,22 @@ extension PushFailure {
       "the device stopped answering (\(phase.rawValue)). Try again: the push resumes where it stopped."
     case .refused(.prepare, .invalidState):
       "the device refused PREPARE: it runs an image on trial. Confirm it first (otactl confirm), then push."
+    case .refused(.schedule, .invalidParameter):
+      "the device refused the window: by its own clock it has ended, or ends before it starts. Check the "
+        + "device's time (a device without a battery-backed clock needs it from the network), then ask "
+        + "again; the image stays validated on the device (otactl activate)."
     case .refused(let opcode, let status):
       "the device refused \(opcode): \(status)."
     case .protocolError(let what):
       "the device broke the protocol: \(what)."
+    case .declined:
+      "the device's owner declined this update; the device dropped it (the running firmware is untouched). "
+        + "The answer is about this version and the device keeps it: pushed again, it is declined again "
+        + "until the owner changes it on the device (otad consent accept)."
+    case .schedulingUnsupported:
+      "the device takes no scheduled activation (Info features bit 5: its otad is from before SCHEDULE). "
+        + "Update otad on the device, or push with --no-activate and run `otactl activate` in the window "
+        + "yourself. Nothing was sent."
     }
   }
 }

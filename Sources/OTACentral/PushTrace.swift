@@ -75,6 +75,14 @@ public struct PushTrace: Sendable {
       builder.instant(
         "succeeded", tid: Track.push.rawValue, at: time,
         args: [TraceArgument("windows", .integer(Int64(report.windowsCommitted)))])
+    case .activationKept(let kept, let report):
+      notice(report, at: time)
+      builder.instant(
+        "activation kept", tid: Track.push.rawValue, at: time,
+        args: [
+          TraceArgument("exitCode", .integer(Int64(kept.exitCode))),
+          TraceArgument("reason", .string(kept.explanation)),
+        ])
     case .failed(let failure, let report):
       notice(report, at: time)
       builder.instant(

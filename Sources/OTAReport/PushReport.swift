@@ -181,6 +181,8 @@ extension PushReport {
     public let dataLengthRx: Int?
     public let dataLengthTxTime: Int?
     public let dataLengthRxTime: Int?
+    /// A scheduled activation the device keeps (`otactl push --activate-at`/`--window`).
+    public let activation: Activation?
 
     public init(
       seconds: Double,
@@ -229,8 +231,10 @@ extension PushReport {
       dataLengthTxTime: Int?,
       dataLengthRxTime: Int?,
       plannedFrameBytesOnAir: Int? = nil,
-      framesSent: Int? = nil
+      framesSent: Int? = nil,
+      activation: Activation? = nil
     ) {
+      self.activation = activation
       self.plannedFrameBytesOnAir = plannedFrameBytesOnAir
       self.framesSent = framesSent
       self.seconds = seconds
@@ -281,7 +285,8 @@ extension PushReport {
     }
   }
 
-  /// The last line of a push that failed: the exit code and the explanation otactl prints.
+  /// The last line of a push that failed, or whose activation the device deferred (its image
+  /// validated and kept, exit code 16): the exit code and the explanation otactl prints.
   public struct Failed: Codable, Equatable, Sendable {
     public private(set) var event: String = "result"
     public private(set) var ok: Bool = false
@@ -290,14 +295,18 @@ extension PushReport {
     public let seconds: Double
     public let resumedFrom: [Int]
     public let lastOutcome: Nullable<Outcome>
+    /// The activation the device deferred (kept, exit code 16) or declined (exit code 17).
+    public let activation: Activation?
 
     public init(
       exitCode: Int,
       error: String,
       seconds: Double,
       resumedFrom: [Int],
-      lastOutcome: Nullable<Outcome>
+      lastOutcome: Nullable<Outcome>,
+      activation: Activation? = nil
     ) {
+      self.activation = activation
       self.exitCode = exitCode
       self.error = error
       self.seconds = seconds

@@ -258,6 +258,11 @@ public struct SenderEngine: Sendable {
       finish(.tooLarge(size: image.count, capacity: info.slotCapacity), &out)
       return
     }
+    // A window for the device to activate in needs SCHEDULE: say so before a byte is sent.
+    if configuration.activate, configuration.schedule != nil, !info.features.contains(.scheduledActivation) {
+      finish(.schedulingUnsupported, &out)
+      return
+    }
     // A device that requires signatures refuses a raw image at VALIDATE: say so before sending it.
     if info.flags.contains(.signaturesRequired), !MCUbootHeader.looksLikeMCUboot(image.prefix(4)) {
       finish(.validationFailed(.signatureInvalid), &out)
@@ -350,7 +355,7 @@ public struct SenderEngine: Sendable {
     {
       // The link dropped before the device took ACTIVATE: it never restarted. Ask again.
       state = .activating
-      sendControl(.activate(permanent: configuration.permanent), &out)
+      sendControl(activationRequest, &out)
       return
     }
     if info.state == .activating {
@@ -430,6 +435,7 @@ public struct SenderEngine: Sendable {
     case (.prepare, .preparing): handlePrepareAnswer(response, &out)
     case (.validate, .validating): handleValidateAnswer(response, &out)
     case (.activate, .activating): handleActivateAnswer(response, &out)
+    case (.schedule, .activating): handleScheduleAnswer(response, &out)
     case (.confirm, .confirming):
       deadline = nil
       guard response.status == .success else {
@@ -502,7 +508,7 @@ public struct SenderEngine: Sendable {
       }
       state = .activating
       activationSent = true
-      sendControl(.activate(permanent: configuration.permanent), &out)
+      sendControl(activationRequest, &out)
     case .missingData:
       // The device's view differs from ours: look again.
       resync(&out)
@@ -517,7 +523,11 @@ public struct SenderEngine: Sendable {
     deadline = nil
     guard response.status == .success else {
       activationSent = false
-      if response.status == .storageError || response.status == .busy {
+      if response.status == .deferred, case .deferral(let deferral) = response.payload {
+        finish(kept: .deferred(deferral), &out)
+      } else if response.status == .declined {
+        finish(.declined, &out)
+      } else if response.status == .storageError || response.status == .busy {
         retryLater(.activate, response.status, &out)
       } else if Self.imageVerdicts.contains(response.status) {
         // ACTIVATE checks the image again (PROTOCOL.md): its refusal is a validation failure.
@@ -542,7 +552,7 @@ public struct SenderEngine: Sendable {
   }
 
   /// The statuses with which the device judges an image (at VALIDATE, or again at ACTIVATE).
-  static let imageVerdicts: Set<StatusCode> = [
+  public static let imageVerdicts: Set<StatusCode> = [
     .crcMismatch, .validationFailed, .signatureInvalid, .downgradeRefused, .cannotDecrypt,
   ]
 
@@ -842,7 +852,7 @@ public struct SenderEngine: Sendable {
 
   /// A device that is busy or whose storage failed gets a few more chances, with backoff; each goes
   /// back through STATUS, which picks up wherever the device stands.
-  private mutating func retryLater(_ opcode: Opcode, _ status: StatusCode, _ out: inout [SenderAction]) {
+  mutating func retryLater(_ opcode: Opcode, _ status: StatusCode, _ out: inout [SenderAction]) {
     deviceRetries += 1
     guard deviceRetries < configuration.maxWindowAttempts else {
       finish(.refused(opcode, status), &out)
@@ -935,7 +945,15 @@ public struct SenderEngine: Sendable {
     }
   }
 
-  private mutating func finish(_ failure: PushFailure?, _ out: inout [SenderAction]) {
+  /// The device keeps the activation: the push ends here, and its link is let go (a deferred
+  /// ACTIVATE holds the central's session until it disconnects: P-HOLD-6).
+  mutating func finish(kept: ActivationKept, _ out: inout [SenderAction]) {
+    state = .finished
+    deadline = nil
+    out.append(.finished(.activationKept(kept, report)))
+  }
+
+  mutating func finish(_ failure: PushFailure?, _ out: inout [SenderAction]) {
     state = .finished
     deadline = nil
     if let failure {

@@ -60,6 +60,10 @@ public struct SenderConfiguration: Equatable, Sendable {
   public var operations: Bool
   /// Read Info, work out what would be sent, and stop: nothing changes on the device.
   public var dryRun: Bool
+  /// After VALIDATE, send SCHEDULE with this window instead of ACTIVATE (with `activate`; the
+  /// window's `permanent` is `permanent`'s): the device activates on its own within it. Needs Info
+  /// features bit 5; a device without it is refused before anything is sent.
+  public var schedule: ActivationWindow?
 
   public init(
     version: Version, activate: Bool = true, permanent: Bool = false,
@@ -70,8 +74,10 @@ public struct SenderConfiguration: Equatable, Sendable {
     confirm: Bool = false, trialTimeout: Duration = .seconds(300), trialPollInterval: Duration = .seconds(1),
     announcedCRC: UInt32? = nil, force: Bool = false, writeSize: WriteSize = .auto,
     linkLayerDataLength: Int = WriteSize.assumedDataLength, missingRangeReports: Bool = true,
-    resendTimeout: Duration = .milliseconds(300), operations: Bool = true, dryRun: Bool = false
+    resendTimeout: Duration = .milliseconds(300), operations: Bool = true, dryRun: Bool = false,
+    schedule: ActivationWindow? = nil
   ) {
+    self.schedule = schedule
     self.operations = operations
     self.dryRun = dryRun
     self.missingRangeReports = missingRangeReports
@@ -238,7 +244,17 @@ public struct SenderReport: Equatable, Sendable {
 
 public enum SenderOutcome: Equatable, Sendable {
   case succeeded(SenderReport)
+  /// The image is validated on the device, which keeps its activation and carries it out on its
+  /// own: neither the transfer's failure nor the new version running.
+  case activationKept(ActivationKept, SenderReport)
   case failed(PushFailure, SenderReport)
+
+  /// What the push did, however it ended.
+  public var report: SenderReport {
+    switch self {
+    case .succeeded(let report), .activationKept(_, let report), .failed(_, let report): report
+    }
+  }
 }
 
 /// Why a push failed, each with what a person needs to act on it.
@@ -256,4 +272,9 @@ public enum PushFailure: Error, Equatable, Sendable {
   case deviceBusy(attempts: Int, waited: Duration)
   case timedOut(SenderPhase)
   case protocolError(String)
+  /// The device's owner declined this update (ACTIVATE answered `0x0F`): the device dropped it.
+  case declined
+  /// A scheduled activation was asked of a device that takes no SCHEDULE (Info features bit 5):
+  /// found in Info, before anything was sent (or answered `0x01` to SCHEDULE).
+  case schedulingUnsupported
 }

@@ -66,6 +66,12 @@ struct InfoCommand: ParsableCommand {
           + "itself (the device's health check) or is confirmed (a paired central's CONFIRM, or otad mark-good)"
       )
     }
+    if info.flags.contains(.consentRequired) {
+      print("consent required: the device asks its owner before it activates an update (otad consent)")
+    }
+    if info.keptActivation.kind != .none {
+      print("kept activation: \(info.keptActivation.summary)")
+    }
     if info.transfer.state != .idle {
       print(
         "transfer: \(info.transferVersion), \(info.transfer.committedOffset) of \(info.transfer.size) bytes committed"
@@ -125,12 +131,11 @@ struct ConfirmCommand: ParsableCommand {
   }
 }
 
-private func talk(_ device: DeviceOptions, request: Request?) throws -> (info: InfoRecord, answer: Response?)
-{
+func talk(_ device: DeviceOptions, request: Request?) throws -> (info: InfoRecord, answer: Response?) {
   try talk(device) { _ in request }
 }
 
-private func talk(_ device: DeviceOptions, request: (InfoRecord) -> Request?) throws -> (
+func talk(_ device: DeviceOptions, request: (InfoRecord) -> Request?) throws -> (
   info: InfoRecord, answer: Response?
 ) {
   try talk(device) { link, timeout in CommandSession.run(link: link, request: request, timeout: timeout) }
@@ -138,7 +143,7 @@ private func talk(_ device: DeviceOptions, request: (InfoRecord) -> Request?) th
 
 /// One `CommandSession` conversation with the device; a failure is said on standard error and
 /// becomes the exit status.
-private func talk<Answer>(
+func talk<Answer>(
   _ device: DeviceOptions,
   _ converse: (any CentralLink, Duration) -> Result<Answer, CommandSession.Failure>
 ) throws -> Answer {

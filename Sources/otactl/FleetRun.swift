@@ -64,24 +64,22 @@ final class FleetRun {
   }
 
   private func record(_ index: Int, _ outcome: SenderOutcome, _ session: PushSession) {
-    let report: SenderReport
-    let failure: PushFailure?
-    switch outcome {
-    case .succeeded(let succeeded):
-      report = succeeded
-      failure = nil
-    case .failed(let failed, let failedReport):
-      report = failedReport
-      failure = failed
-    }
+    let report = outcome.report
+    // The exit code this device would have had alone, and why when it is not 0.
+    let (exitStatus, reason): (OtactlExitCode, String?) =
+      switch outcome {
+      case .succeeded: (.success, nil)
+      case .activationKept(let kept, _):
+        (kept.exitStatus, kept.exitStatus == .success ? nil : kept.explanation)
+      case .failed(let failure, _): (failure.exitStatus, failure.explanation(device: report.deviceBefore))
+      }
     var goodput: Double?
     if let start = report.transferStartedAt, let end = report.validatedAt {
       transfers.append((session.startedAt + start, session.startedAt + end))
       goodput = Double(size) / max(ProgressReporter.seconds(end - start), 1e-9)
     }
     records[index] = FleetReport.Device(
-      device: targets[index], ok: failure == nil, exitCode: Int(failure?.exitCode ?? 0),
-      reason: failure?.explanation(device: report.deviceBefore),
+      device: targets[index], ok: exitStatus == .success, exitCode: Int(exitStatus.rawValue), reason: reason,
       runningVersion: report.deviceAfter.map { "\($0.runningVersion)" },
       confirmed: report.deviceAfter.map { !$0.flags.contains(.runningOnTrial) },
       resumedFrom: report.resumedFrom.map { Int($0) }, seconds: ProgressReporter.seconds(session.sinceBegin),
@@ -113,13 +111,14 @@ final class FleetRun {
     guard let record else { return "ended" }
     if record.ok {
       let rate = record.goodput.value.map { String(format: ", %.1f kB/s", $0 / 1000) } ?? ""
-      return "done: runs \(record.runningVersion.value ?? "?")"
+      // No version after it: validated, not activated (--no-activate) or scheduled on the device.
+      return (record.runningVersion.value.map { "done: runs \($0)" } ?? "done: validated")
         + (record.confirmed.value == true ? ", confirmed" : "") + rate
     }
     // The screen has a line: the reason's first clause (the summary gives it whole).
     let reason = record.reason.value ?? ""
     let clause = reason.range(of: ": ").map { String(reason[..<$0.lowerBound]) } ?? reason
-    return "FAILED (exit \(record.exitCode)): \(clause)"
+    return "\(FleetSummaryText.notOK(record.exitCode)) (exit \(record.exitCode)): \(clause)"
   }
 
   /// Every device's outcome and the figures of the whole push. `air`: the simulated link's, when

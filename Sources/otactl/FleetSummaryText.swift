@@ -1,4 +1,5 @@
 import Foundation
+import OTACentral
 import OTAReport
 
 /// The summary of a push to several devices, as text: a line for the whole push, one per device.
@@ -29,13 +30,20 @@ struct FleetSummaryText {
     let lines = summary.devices.map { device in
       let name = device.device.padding(toLength: max(width, device.device.count), withPad: " ", startingAt: 0)
       guard device.ok else {
-        return "  \(name)  FAILED (exit \(device.exitCode)): \(device.reason.value ?? "no reason given")"
+        return "  \(name)  \(Self.notOK(device.exitCode)) (exit \(device.exitCode)): "
+          + (device.reason.value ?? "no reason given")
       }
       let rate = device.goodput.value.map { String(format: "  %.1f kB/s", $0 / 1000) } ?? ""
       let resumed = device.resumedFrom.filter { $0 > 0 }.map { "  resumed from byte \($0)" }.joined()
-      return "  \(name)  runs \(device.runningVersion.value ?? "?")"
+      return "  \(name)  \(device.runningVersion.value.map { "runs \($0)" } ?? "validated")"
         + (device.confirmed.value == true ? ", confirmed" : "") + rate + resumed
     }
     return ([head] + lines).joined(separator: "\n")
+  }
+
+  /// A device that did not end as asked: failed, or (exit 16) validated with the activation kept
+  /// by the device, which is no failure.
+  static func notOK(_ exitCode: Int) -> String {
+    exitCode == Int(OtactlExitCode.activationKept.rawValue) ? "NOT ACTIVATED YET" : "FAILED"
   }
 }

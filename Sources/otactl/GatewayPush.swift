@@ -103,6 +103,13 @@ struct GatewayPush {
       gateway.logger.info("\(id): \(detail)")
       gateway.learnt(after, for: item.job)
       gateway.close(item.job, success: true, [detail], wait: false)
+    case .finished(.activationKept(let kept, let report)):
+      // Validated and kept on the device, which activates on its own: not a failure, not done yet.
+      // The action stays open; the next poll asks again (STATUS finds the image validated).
+      totals.bytesOnAir += Int(report.bytesOnAir)
+      totals.pushes += 1
+      gateway.logger.warning("\(id): \(item.version) left open: \(kept.explanation)")
+      gateway.learnt(report.deviceAfter, for: item.job)
     case .finished(.failed(let failure, let report)):
       totals.bytesOnAir += Int(report.bytesOnAir)
       totals.pushes += 1

@@ -22,6 +22,10 @@ struct InfoJSON: Encodable {
   let decryptsImages: Bool
   let pairingRequired: Bool
   let bootStateRebuilt: Bool
+  /// Info flag bit 5: the device asks its owner's consent before it activates an update.
+  let consentRequired: Bool
+  /// Info offset 100 (features bit 5): the activation the device keeps; null when none.
+  let keptActivation: Nullable<KeptActivationJSON>
   let slotVersions: [String]
   let inactiveSlot: String
   let slotCapacity: Int
@@ -52,6 +56,8 @@ struct InfoJSON: Encodable {
     decryptsImages = info.flags.contains(.decryptsImages)
     pairingRequired = info.flags.contains(.pairingRequired)
     bootStateRebuilt = info.flags.contains(.bootStateRebuilt)
+    consentRequired = info.flags.contains(.consentRequired)
+    keptActivation = Nullable(KeptActivationJSON(info.keptActivation))
     slotVersions = info.slotVersions.values.map { "\($0)" }
     inactiveSlot = "\(info.inactiveSlotContent)"
     slotCapacity = Int(info.slotCapacity)

@@ -18,6 +18,7 @@ struct OTACtl: ParsableCommand {
     version: BlueOTAVersion.line("otactl"),
     subcommands: [
       ScanCommand.self, PushCommand.self, InfoCommand.self, AbortCommand.self, ConfirmCommand.self,
+      ActivateCommand.self,
       ImageCommand.self, DeltaCommand.self, GatewayCommand.self,
     ])
 }

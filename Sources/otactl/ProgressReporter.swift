@@ -97,10 +97,7 @@ final class ProgressReporter {
     clearBar()
     let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
     let goodput = Double(size) / max(seconds, 1e-9)
-    let finalReport: SenderReport
-    switch outcome {
-    case .succeeded(let report), .failed(_, let report): finalReport = report
-    }
+    let finalReport = outcome.report
     let transferSeconds = finalReport.transferStartedAt.flatMap { start in
       finalReport.validatedAt.map { Self.seconds($0 - start) }
     }
@@ -108,7 +105,7 @@ final class ProgressReporter {
     let raw = air?.dataPathBytesPerSecond
     let ceiling = air?.physicalCeilingBytesPerSecond
     switch outcome {
-    case .succeeded(let report):
+    case .succeeded(let report), .activationKept(.scheduled, let report):
       if style == .json {
         let linkFigures = air.flatMap { air in raw.map { (raw: $0, mtu: air.conditions.mtu) } }
         emit(
@@ -144,7 +141,8 @@ final class ProgressReporter {
               dataLengthRxTime: path.link?.dataLength.map { Int($0.maxRxTime) },
               plannedFrameBytesOnAir: report.plannedFrameBytesOnAir > 0
                 ? Int(report.plannedFrameBytesOnAir) : nil,
-              framesSent: report.plannedFrameBytesOnAir > 0 ? report.framesSent : nil)))
+              framesSent: report.plannedFrameBytesOnAir > 0 ? report.framesSent : nil,
+              activation: PushReport.Activation(outcome))))
         return
       }
       let after = report.deviceAfter.map {
@@ -168,12 +166,24 @@ final class ProgressReporter {
       if !path.simulated { line("  link: \(path.description)") }
       line(
         """
-        done in \(String(format: "%.2f", seconds)) s: \(after ?? "validated, not activated")
+        done in \(String(format: "%.2f", seconds)) s: \(after ?? keptExplanation(outcome) ?? "validated, not activated")
           \(report.windowsCommitted) windows committed, \(report.windowFailures) failed, \
         \(report.reconnects) reconnects, \(report.bytesSent) bytes sent for \(size) (\(report.bytesResent) resent)
           \(report.bytesOnAir) bytes on air (\(modeDescription(report.transferMode)))
           goodput \(String(format: "%.1f", goodput / 1000)) kB/s\(raw.map { String(format: " = %.0f%% of the link's %.1f kB/s", 100 * goodput / $0, $0 / 1000) } ?? "")\(ceiling.map { String(format: ", %.0f%% of the air's %.1f kB/s", 100 * goodput / $0, $0 / 1000) } ?? "")\(transferGoodput.map { String(format: "\n  transfer (PREPARE to VALIDATE's answer) %.2f s, %.1f kB/s", transferSeconds ?? 0, $0 / 1000) } ?? "")
         """)
+    case .activationKept(let kept, let report):
+      // Deferred: the image is validated and kept, not activated yet (exit code 16), not a failure.
+      if style == .json {
+        emit(
+          PushReport.failed(
+            .init(
+              exitCode: Int(kept.exitCode), error: kept.explanation, seconds: seconds,
+              resumedFrom: report.resumedFrom.map { Int($0) }, lastOutcome: .init(nil),
+              activation: PushReport.Activation(outcome))))
+        return
+      }
+      line("validated in \(String(format: "%.2f", seconds)) s, not activated yet: \(kept.explanation)")
     case .failed(let failure, let report):
       if style == .json {
         emit(
@@ -181,7 +191,8 @@ final class ProgressReporter {
             .init(
               exitCode: Int(failure.exitCode), error: failure.explanation(device: report.deviceBefore),
               seconds: seconds, resumedFrom: report.resumedFrom.map { Int($0) },
-              lastOutcome: .init(report.deviceAfter.map { PushReport.Outcome($0.lastOutcome) }))))
+              lastOutcome: .init(report.deviceAfter.map { PushReport.Outcome($0.lastOutcome) }),
+              activation: PushReport.Activation(outcome))))
         return
       }
       FileHandle.standardError.write(
@@ -189,6 +200,12 @@ final class ProgressReporter {
           "otactl: \(device.map { "\($0): " } ?? "")\(failure.explanation(device: report.deviceBefore))\n"
             .utf8))
     }
+  }
+
+  /// A scheduled activation's sentence, for the closing line.
+  private func keptExplanation(_ outcome: SenderOutcome) -> String? {
+    guard case .activationKept(let kept, _) = outcome else { return nil }
+    return kept.explanation
   }
 
   /// The transfer mode as the output names it.

@@ -23,7 +23,10 @@ struct PushCommand: ParsableCommand {
       trial of the new version; the push succeeds only when the new version runs confirmed (the
       device's health check passed, or --confirm). A rollback fails the push (exit code 7) with the
       device's reason. If the device already runs this version confirmed, nothing is sent (--force
-      sends it again); if it runs it on trial, the push waits for that trial's verdict.
+      sends it again); if it runs it on trial, the push waits for that trial's verdict. A device
+      may defer the activation (an update lock, its owner's consent): the push then ends with the
+      image validated and the activation kept by the device (exit code 16). --activate-at and
+      --window leave the activation to the device, in a window (SCHEDULE).
       """)
 
   @Argument(help: "The image file (raw, or MCUboot format).")
@@ -60,6 +63,28 @@ struct PushCommand: ParsableCommand {
 
   @Flag(help: "Activate for good, without a trial boot.")
   var permanent = false
+
+  @Option(
+    name: .customLong("activate-at"),
+    help: ArgumentHelp(
+      "After VALIDATE, leave the activation to the device from this time on (SCHEDULE): 2026-11-30T02:00:00Z, 2026-11-30T02:00 (local time), or from now +2h, +30m. The device activates on its own once nothing holds it.",
+      valueName: "time"),
+    transform: ScheduleOptions.time)
+  var activateAt: ActivationTime?
+
+  @Option(
+    help: ArgumentHelp(
+      "With --activate-at: the end of the window; past it the device no longer activates (the image stays validated).",
+      valueName: "time"),
+    transform: ScheduleOptions.time)
+  var until: ActivationTime?
+
+  @Option(
+    help: ArgumentHelp(
+      "After VALIDATE, leave the activation to the device in the next daily window that has not ended (SCHEDULE): HH:MM-HH:MM in this machine's time zone, or with Z in UTC (02:00-04:00Z). Inside it now: from now.",
+      valueName: "HH:MM-HH:MM"),
+    transform: ScheduleOptions.window)
+  var window: DailyWindow?
 
   @Flag(
     help:
@@ -170,6 +195,18 @@ struct PushCommand: ParsableCommand {
         "--confirm confirms the new version once activated, --no-activate stops before ACTIVATE: give one of them"
       )
     }
+    if try schedule() != nil {
+      if noActivate {
+        throw ValidationError(
+          "--activate-at and --window leave the activation to the device, --no-activate stops before it: give one of them"
+        )
+      }
+      if confirm {
+        throw ValidationError(
+          "--confirm confirms the new version once it runs, --activate-at and --window leave the activation to the device (confirm later with otactl confirm): give one of them"
+        )
+      }
+    }
     if let announceCRC, UInt32(announceCRC, radix: 16) == nil {
       throw ValidationError("--announce-crc \(announceCRC): give 8 hex digits")
     }
@@ -221,7 +258,16 @@ struct PushCommand: ParsableCommand {
       outcome, elapsed: session.elapsed, size: bytes.count, air: simulated ? session.air(conditions) : nil,
       connectToReady: session.connectToReady, version: imageVersion,
       path: session.pathFigures(simulated: simulated))
-    if case .failed(let failure, _) = outcome { throw ExitCode(failure.exitStatus) }
+    switch outcome {
+    case .succeeded: break
+    case .activationKept(let kept, _): if kept.exitStatus != .success { throw ExitCode(kept.exitStatus) }
+    case .failed(let failure, _): throw ExitCode(failure.exitStatus)
+    }
+  }
+
+  /// The scheduled activation the options ask for (nil: ACTIVATE at once, or none).
+  func schedule() throws -> ActivationSchedule? {
+    try ScheduleOptions.schedule(at: activateAt, until: until, window: window, atFlag: "--activate-at")
   }
 
   /// The image's bytes, or exit code 10 with the reason.
@@ -246,7 +292,8 @@ struct PushCommand: ParsableCommand {
       confirm: confirm, trialTimeout: .milliseconds(Int64(trialTimeout * 1000)), force: force,
       writeSize: writeSize,
       linkLayerDataLength: simulated ? try options.conditions().dataLength : WriteSize.assumedDataLength,
-      missingRangeReports: !noMissingRanges, operations: !full, dryRun: dryRun)
+      missingRangeReports: !noMissingRanges, operations: !full, dryRun: dryRun,
+      schedule: try schedule().map { try ScheduleOptions.resolve($0, permanent: permanent) })
     if let announceCRC {
       guard let value = UInt32(announceCRC, radix: 16) else {
         throw ValidationError("--announce-crc: not hex")

@@ -2,6 +2,7 @@ import Foundation
 import OTACentral
 import OTASender
 import OTATestSupport
+import OTAWire
 import Testing
 
 /// One list of exit codes for every otactl command, documented once: docs/OTACTL.md's table has a
@@ -28,13 +29,14 @@ import Testing
       .validationFailed(.validationFailed), .validationFailed(.signatureInvalid),
       .validationFailed(.downgradeRefused), .timedOut(.validating), .refused(.prepare, .invalidState),
       .protocolError("x"), .deviceBusy(attempts: 9, waited: .seconds(11)), .validationFailed(.cannotDecrypt),
+      .declined, .schedulingUnsupported,
     ]
     let statuses = failures.map(\.exitStatus)
     #expect(!statuses.contains(.success) && !statuses.contains(.usage))
     #expect(
       statuses == [
         .unreachable, .tooLarge, .transferFailed, .storageFailed, .validationFailed, .signatureInvalid,
-        .downgradeRefused, .timedOut, .refused, .refused, .refused, .cannotDecrypt,
+        .downgradeRefused, .timedOut, .refused, .refused, .refused, .cannotDecrypt, .declined, .refused,
       ])
   }
 }
@@ -50,5 +52,18 @@ extension OtactlExitCodeTests {
         == "device busy with another central: 8 connection attempts failed, refused as busy for the last "
         + "11.3 s. It serves one central at a time: try again when the other one is done (a push resumes "
         + "where it stopped).")
+  }
+}
+
+extension OtactlExitCodeTests {
+  /// A deferred activation is neither success nor a failure of the transfer: its own code; a
+  /// scheduled one did what was asked, as --no-activate does.
+  @Test func aKeptActivationHasItsOwnCodeUnlessItWasScheduled() {
+    // [P-HOLD-1]
+    let deferred = ActivationKept.deferred(ActivationDeferral(reason: .locked, askAgainAfter: 60))
+    #expect(deferred.exitStatus == .activationKept && deferred.exitCode == 16)
+    let scheduled = ActivationKept.scheduled(ActivationWindow(notBefore: 1, notAfter: nil, permanent: false))
+    #expect(scheduled.exitStatus == .success)
+    #expect(PushFailure.declined.exitCode == 17)
   }
 }
