@@ -34,7 +34,7 @@ enum WireRoundTrips {
   }
 
   /// Info is append-only: a decoder reads the first 69 bytes and every whole field after them and
-  /// ignores the rest, so the re-encoding must equal the input's first 100 bytes (a 69-byte record
+  /// ignores the rest, so the re-encoding must equal the input's first 114 bytes (a 69-byte record
   /// gains a zero byte 69, one without the whole dropped-chunk count gains a zero count, one without
   /// whole features none, one without the whole PSM a zero PSM).
   static func infoRecord(_ bytes: [UInt8]) -> [InvariantViolation] {
@@ -55,8 +55,12 @@ enum WireRoundTrips {
       expected = Array(expected.prefix(92)) + expected[25..<29]
     }
     // The max frame length (100) when missing reads as 0.
-    if expected.count < InfoRecord.byteCount {
+    if expected.count < 100 {
       expected = Array(expected.prefix(96)) + [0, 0, 0, 0]
+    }
+    // The kept activation (114) when missing reads as none: 14 zero bytes.
+    if expected.count < InfoRecord.byteCount {
+      expected = Array(expected.prefix(100)) + [UInt8](repeating: 0, count: KeptActivation.byteCount)
     }
     return canonical("InfoRecord", expected, info.encoded)
       + redecodes("InfoRecord", info, { try InfoRecord(bytes: $0) }, info.encoded)

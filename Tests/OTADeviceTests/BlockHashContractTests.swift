@@ -36,7 +36,7 @@ import Testing
     let bytes = bench.host.info(mtu: 247).encoded
     // Bit 0 missing-range reports, bit 1 data operations, bit 2 BLOCK HASHES, bit 3 packed operations,
     // bit 4 zstd frames.
-    #expect(Array(bytes[74..<78]) == [0x1F, 0x00, 0x00, 0x00])
+    #expect(Array(bytes[74..<78]) == [0x3F, 0x00, 0x00, 0x00])
   }
 
   /// "the first 8 bytes of the SHA-256 of each block ...; the last block may be short": 3000 bytes

@@ -36,7 +36,7 @@ import Testing
     // [P-GATT-5] [P-CHAN-1] [P-INFO-25]
     let offered = try Self.service(psm: 0x0085)
     let info = offered.value(of: .info, mtu: 247)
-    #expect(info.count == 100 && Array(info[78..<80]) == [0x85, 0x00])
+    #expect(info.count == 114 && Array(info[78..<80]) == [0x85, 0x00])
     #expect(offered.value(of: .l2capPSM, mtu: 247) == [0x85, 0x00])
     let none = try Self.service(psm: 0)
     #expect(Array(none.value(of: .info, mtu: 247)[78..<80]) == [0, 0])

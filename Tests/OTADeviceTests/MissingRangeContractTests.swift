@@ -29,10 +29,10 @@ import Testing
     // [P-REP-1] [P-INFO-24]
     let host = try DeviceFixture(slotCapacity: 4096).makeHost()
     let bytes = host.info(mtu: 247).encoded
-    #expect(bytes.count == 100)
+    #expect(bytes.count == 114)
     // Bit 0 missing-range reports, bit 1 data operations, bit 2 BLOCK HASHES, bit 3 packed
     // operations, bit 4 zstd frames.
-    #expect(Array(bytes[74..<78]) == [0x1F, 0x00, 0x00, 0x00])
+    #expect(Array(bytes[74..<78]) == [0x3F, 0x00, 0x00, 0x00])
   }
 
   @Test func featuresTurnsOnOnlyWhatTheDeviceSupports() throws {

@@ -33,8 +33,8 @@ import Testing
     let running = bench.fixture.runningImage
     let info = bench.host.info().encoded
     // "100 bytes"; "features u32 … bit 1 data operations" (and bit 0, and bit 2 BLOCK HASHES).
-    #expect(info.count == 100)
-    #expect(Array(info[74..<78]) == Self.le32(31))
+    #expect(info.count == 114)
+    #expect(Array(info[74..<78]) == Self.le32(63))
     // "80 max operation length u32": the default 64 KiB, capped by the window capacity (4096).
     #expect(Array(info[80..<84]) == Self.le32(4096))
     // "84 running image size u32, 88 running image crc32 u32" (the boot state's record).

@@ -54,8 +54,8 @@ import Testing
     // [P-INFO-30] [P-INFO-24] [P-INFO-1]
     let bench = try ProtocolBench(recordRunningImage: true)
     let info = bench.host.info().encoded
-    #expect(info.count == 100)
-    #expect(Array(info[74..<78]) == Self.le32(31))
+    #expect(info.count == 114)
+    #expect(Array(info[74..<78]) == Self.le32(63))
     // The default 1 MiB (inside the receive span: 4 MiB).
     #expect(Array(info[96..<100]) == Self.le32(1 << 20))
     // A device without the feature says 0.
