@@ -17,6 +17,9 @@ public struct OpenOptions: OptionSet, Sendable {
   public static let exclusive = OpenOptions(rawValue: O_EXCL)
   public static let directory = OpenOptions(rawValue: O_DIRECTORY)
   public static let nonBlocking = OpenOptions(rawValue: O_NONBLOCK)
+  /// Refuse a symbolic link as the last component (ELOOP): a file this process makes or reopens
+  /// in its own directory is never one an attacker pointed elsewhere.
+  public static let noFollow = OpenOptions(rawValue: O_NOFOLLOW)
 }
 
 /// What `stat` found: only the distinctions this project cares about.
@@ -39,6 +42,8 @@ public struct FileStatus: Equatable, Sendable {
   public var modified: Int64
   /// The permission bits (st_mode & 07777): who may read and write it.
   public var permissions: UInt32 = 0
+  /// The owner's user id (st_uid).
+  public var owner: UInt32 = 0
 
   init(_ info: stat) {
     switch info.st_mode & S_IFMT {
@@ -53,6 +58,7 @@ public struct FileStatus: Equatable, Sendable {
     inode = UInt64(info.st_ino)
     modified = Int64(info.st_mtim.tv_sec) * 1_000_000_000 + Int64(info.st_mtim.tv_nsec)
     permissions = UInt32(info.st_mode & 0o7777)
+    owner = UInt32(info.st_uid)
   }
 }
 

@@ -70,7 +70,7 @@ struct GatewayCommand: ParsableCommand {
 
   @Option(
     name: .customLong("state-dir"),
-    help: "Where the gateway keeps its downloads and the actions it began (default ~/.cache/otactl-gateway).")
+    help: "Where the gateway keeps its downloads and the actions it began (default $HOME/.cache/otactl-gateway).")
   var stateDirectory: String?
 
   @Option(help: "How many devices to push to at a time (1-64, default 4).")
@@ -132,8 +132,13 @@ struct GatewayCommand: ParsableCommand {
     // option, and a missing file would hide the misspelled flag.
     if let caFile, !FileSystem.exists(caFile) { throw ValidationError("--ca-file \(caFile): no such file") }
     let authorization = try GatewayCredentials.read(tokenFile: tokenFile, targetTokens: targetTokens)
-    let state =
-      stateDirectory ?? "\(ProcessInfo.processInfo.environment["HOME"] ?? "/tmp")/.cache/otactl-gateway"
+    let state: String
+    do {
+      state = try GatewayStateDirectory.path(
+        given: stateDirectory, home: ProcessInfo.processInfo.environment["HOME"])
+    } catch {
+      throw ValidationError("\(error)")
+    }
     let cache: ArtifactCache
     let journal: GatewayJournal
     do {
