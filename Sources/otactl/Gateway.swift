@@ -255,7 +255,7 @@ final class Gateway {
             "downloaded \(reference.filename) (\(fetch.downloaded) bytes\(fetch.resumedFrom > 0 ? ", resumed at \(fetch.resumedFrom)" : ""), \(reference.algorithm.rawValue) checked) for \(group.count) device(s)"
           )
         }
-        artifact = try GatewayArtifact(bytes: fetch.bytes)
+        artifact = try GatewayArtifact(bytes: try fetch.bytes())
       } catch let refusal as GatewayRefusal {
         if case .download(let reason) = refusal, reason.contains("kept to resume") {
           logger.warning("\(refusal): tried again next poll")

@@ -73,6 +73,21 @@ struct GatewayCommand: ParsableCommand {
     help: "Where the gateway keeps its downloads and the actions it began (default $HOME/.cache/otactl-gateway).")
   var stateDirectory: String?
 
+  @Option(
+    name: .customLong("max-artifact-mib"),
+    help: "The largest artifact downloaded, in MiB (1-4096, default 1024): a larger one is refused.")
+  var maxArtifactMiB = 1024
+
+  @Option(
+    name: .customLong("max-partial-mib"),
+    help: "Partial downloads kept to resume, in MiB all together (default 1024): the oldest go first.")
+  var maxPartialMiB = 1024
+
+  @Option(
+    name: .customLong("partial-max-age-hours"),
+    help: "Partial downloads older than this many hours are removed (default 72).")
+  var partialMaxAgeHours = 72.0
+
   @Option(help: "How many devices to push to at a time (1-64, default 4).")
   var parallel = 4
 
@@ -121,6 +136,12 @@ struct GatewayCommand: ParsableCommand {
     if device.isEmpty, devicesFile == nil, socketDirectory == nil, scan == nil {
       throw ValidationError("name the devices: --device, --devices FILE, --socket-dir DIR or --scan SECONDS")
     }
+    try OptionChecks.count(maxArtifactMiB, "--max-artifact-mib", 1...4096)
+    try OptionChecks.count(maxPartialMiB, "--max-partial-mib", 0...1 << 20)
+    guard partialMaxAgeHours.isFinite, partialMaxAgeHours > 0, partialMaxAgeHours <= 365 * 24 else {
+      throw ValidationError(
+        "--partial-max-age-hours \(partialMaxAgeHours): give hours more than 0, at most 8760")
+    }
     if once, untilIdle { throw ValidationError("give --once or --until-idle, not both") }
     if tenant.isEmpty || tenant.contains("/") {
       throw ValidationError("--tenant \(tenant): no '/' and not empty")
@@ -142,7 +163,11 @@ struct GatewayCommand: ParsableCommand {
     let cache: ArtifactCache
     let journal: GatewayJournal
     do {
-      cache = try ArtifactCache(directory: "\(state)/artifacts")
+      cache = try ArtifactCache(
+        directory: "\(state)/artifacts",
+        limits: ArtifactCache.Limits(
+          maxArtifactBytes: maxArtifactMiB << 20, maxPartialBytes: maxPartialMiB << 20,
+          maxPartialAge: .milliseconds(Int64(partialMaxAgeHours * 3_600_000))))
       journal = try GatewayJournal(directory: state)
     } catch {
       throw ValidationError("--state-dir \(state): \(error)")
