@@ -70,8 +70,16 @@ struct GatewayCommand: ParsableCommand {
 
   @Option(
     name: .customLong("state-dir"),
-    help: "Where the gateway keeps its downloads and the actions it began (default $HOME/.cache/otactl-gateway).")
+    help:
+      "Where the gateway keeps its downloads, the actions it began and each serial's Bluetooth identity (default $HOME/.cache/otactl-gateway)."
+  )
   var stateDirectory: String?
+
+  @Option(
+    help: ArgumentHelp(
+      "Forget a serial's Bluetooth identity (and its alarm): the next device saying it is bound. Give it several times.",
+      valueName: "serial"))
+  var rebind: [String] = []
 
   @Option(
     name: .customLong("max-artifact-mib"),
@@ -162,6 +170,8 @@ struct GatewayCommand: ParsableCommand {
     }
     let cache: ArtifactCache
     let journal: GatewayJournal
+    let bindingStore = BindingStore(directory: state)
+    var bindings: TargetBindings
     do {
       cache = try ArtifactCache(
         directory: "\(state)/artifacts",
@@ -169,6 +179,13 @@ struct GatewayCommand: ParsableCommand {
           maxArtifactBytes: maxArtifactMiB << 20, maxPartialBytes: maxPartialMiB << 20,
           maxPartialAge: .milliseconds(Int64(partialMaxAgeHours * 3_600_000))))
       journal = try GatewayJournal(directory: state)
+      bindings = try bindingStore.load()
+      if !rebind.isEmpty {
+        for serial in rebind where !bindings.forget(serial) {
+          FileHandle.standardError.write(Data("--rebind \(serial): no binding to forget\n".utf8))
+        }
+        try bindingStore.save(bindings)
+      }
     } catch {
       throw ValidationError("--state-dir \(state): \(error)")
     }
@@ -185,6 +202,9 @@ struct GatewayCommand: ParsableCommand {
           version: version, responseTimeout: .seconds(5),
           restartTimeout: .milliseconds(Int64(restartTimeout * 1000)), maxConnectAttempts: 8,
           trialTimeout: .milliseconds(Int64(trialTimeout * 1000)),
+          // The device's word that it runs the version is no reason to send nothing: the gateway
+          // pushes only when the device has not proven it (Gateway.plan).
+          force: true,
           linkLayerDataLength: simulated
             ? try linkOptions.conditions().dataLength : WriteSize.assumedDataLength)
       }, options: linkOptions, dataPath: .auto, parallel: parallel)
@@ -192,7 +212,8 @@ struct GatewayCommand: ParsableCommand {
       settings: Gateway.Settings(
         defaultSleep: .seconds(60),
         sleepBounds: .seconds(1)...(.milliseconds(Int64(maxPoll * 1000)))),
-      ddi: ddi, cache: cache, journal: journal, logger: logger,
+      ddi: ddi, cache: cache, journal: journal, bindings: bindings, bindingStore: bindingStore,
+      logger: logger,
       probe: { GatewayProbe.facts(of: $0, options: linkOptions, fallback: $1) }, push: push)
     logger.info("serving devices for \(server) (tenant \(tenant)), state in \(state)")
     var cycles = 0
