@@ -17,8 +17,7 @@ public struct OpenOptions: OptionSet, Sendable {
   public static let exclusive = OpenOptions(rawValue: O_EXCL)
   public static let directory = OpenOptions(rawValue: O_DIRECTORY)
   public static let nonBlocking = OpenOptions(rawValue: O_NONBLOCK)
-  /// Refuse a symbolic link as the last component (ELOOP): a file this process makes or reopens
-  /// in its own directory is never one an attacker pointed elsewhere.
+  /// Fails (ELOOP) when the last component is a symbolic link.
   public static let noFollow = OpenOptions(rawValue: O_NOFOLLOW)
 }
 
