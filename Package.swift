@@ -156,7 +156,8 @@ let package = Package(
     // The gateway's pure part: hawkBit DDI's messages, SWUpdate archives and sw-description, the
     // artifact's checks. No IO.
     .target(
-      name: "OTAGateway", dependencies: ["OTAWire", .product(name: "Crypto", package: "swift-crypto")]),
+      name: "OTAGateway",
+      dependencies: ["OTAWire", "OTAChecksum", .product(name: "Crypto", package: "swift-crypto")]),
     // The gateway's IO edge: HTTP over libcurl, the DDI client, the artifact cache.
     .target(
       name: "OTAGatewayHTTP",
@@ -256,7 +257,7 @@ let package = Package(
     .testTarget(
       name: "OTAGatewayTests",
       dependencies: [
-        "OTAGateway", "OTAGatewayHTTP", "OTATestSupport", "OTATrust", "OTAWire", "OTASystem",
+        "OTAGateway", "OTAGatewayHTTP", "OTATestSupport", "OTATrust", "OTAWire", "OTASystem", "OTAChecksum",
         .product(name: "Crypto", package: "swift-crypto"),
       ],
       exclude: ["Fixtures"]),

@@ -12,10 +12,16 @@
 #      counts 3 successes and 1 failure, the device's reason in its log).
 #   2. HTTPS: goosebit behind TLS with its own CA: the gateway with --ca-file reaches it, without
 #      it refuses the certificate; a token file others can read is refused before anything is sent.
+#      Then a device that claims sim-001's serial from another socket: an identity alarm for the
+#      serial, neither device served (the impostor untouched).
 #   3. A server that lies: wrong hash, truncated artifact, an artifact for other hardware, expired
 #      token, garbage, `null` deployment, a link to another server; and a cancel, at the poll and
 #      while the device waits its turn: each refused or handled with its own log line, and the
 #      device untouched (still 1.0.0, no transfer begun).
+#   4. Devices that lie (the DDI fake): two devices saying one serial at once (an alarm for both:
+#      the alarm attribute and feedback on the server, nothing downloaded, both untouched); a
+#      device that says it runs the release's version, confirmed, with another image (pushed, not
+#      taken at its word).
 # Needs otad and otactl built (BLUEOTA_BIN, default: swift build's debug folder).
 #
 #   Scripts/fleet/test-gateway.sh
@@ -57,16 +63,20 @@ started=$SECONDS
 
 # The devices: otad on a socket each, slot A holding firmware 1.0.0.
 mkdir -p "$work/sockets" "$work/images"
-start_device() { # index serial model health-check
-  local dir="$work/dev/$2"
+start_device() { # index serial model health-check [socket-name [slot-a-image [factory-version]]]
+  local name="${5:-$2}"
+  local dir="$work/dev/$name"
+  local factory=()
+  [[ -n "${7:-}" ]] && factory=(--factory-version "$7")
   mkdir -p "$dir"
-  [[ -f "$dir/a.img" ]] || cp "$root/Images/firmware-v1.bin" "$dir/a.img"
+  [[ -f "$dir/a.img" ]] || cp "${6:-$root/Images/firmware-v1.bin}" "$dir/a.img"
   "$bin/otad" run --slot-a "$dir/a.img" --slot-b "$dir/b.img" --capacity 1MiB --state-dir "$dir/state" \
-    --socket "$work/sockets/$2.sock" --serial "$2" --model "$3" --hardware-revision 1.0 --attempts 1 \
-    --health-check "$4" --decryption-key "$work/images/device.pem" --log-level info >>"$dir/otad.log" 2>&1 &
+    --socket "$work/sockets/$name.sock" --serial "$2" --model "$3" --hardware-revision 1.0 --attempts 1 \
+    --health-check "$4" --decryption-key "$work/images/device.pem" ${factory[@]+"${factory[@]}"} \
+    --log-level info >>"$dir/otad.log" 2>&1 &
   pids+=($!)
-  for _ in $(seq 250); do [[ -S "$work/sockets/$2.sock" ]] && return 0; sleep 0.02; done
-  echo "otad $2 did not start:" >&2
+  for _ in $(seq 250); do [[ -S "$work/sockets/$name.sock" ]] && return 0; sleep 0.02; done
+  echo "otad $name did not start:" >&2
   tail -n 5 "$dir/otad.log" >&2
   return 1
 }
@@ -150,6 +160,22 @@ check "the devices reported their attributes (goosebit read hardware from config
 grep -h "otactl.gateway" "$work/gateway-2.log" | sed 's/^/     /' | tail -n 12
 echo "GATEWAY-CAMPAIGN devices=5 seconds=$((SECONDS - started))"
 
+# A device claiming sim-001's serial from another socket: the gateway bound sim-001 to its socket
+# at first sight (bindings.json in its state directory); now neither is served.
+check "the gateway bound each serial to its socket" \
+  test "$(json "$work/gw/bindings.json" "j['sim-001']['identities']")" = "['socket sim-001.sock']"
+start_device 5 sim-001 blueota-sim "$ok" impostor || exit 1
+gateway "$work/gateway-3.log" --once
+wait "$gateway_pid"
+check "impostor: an identity alarm for sim-001 naming both sockets" \
+  grep -q "sim-001: identity alarm (.*): serial sim-001 is claimed by 2 Bluetooth identities (socket sim-001.sock, socket impostor.sock)" \
+  "$work/gateway-3.log"
+check "impostor: kept in the state directory (an alarm for both until --rebind)" \
+  test "$(json "$work/gw/bindings.json" "j['sim-001']['identities']")" = "['socket sim-001.sock', 'socket impostor.sock']"
+info_path() { "$bin/otactl" info --device "$1" --json 2>/dev/null; }
+check "impostor: untouched (1.0.0, no transfer begun)" \
+  test "$(info_path "$work/sockets/impostor.sock" | python3 -c 'import json,sys; i=json.load(sys.stdin); print(i["runningVersion"], i["transfer"]["size"])')" = "1.0.0+0 0"
+
 # ---- 2. HTTPS with a private CA, and tokens ----
 tls_port="$(free_port)"
 check "goosebit starts behind TLS" goosebit_start "$work/gb-tls" "$tls_port" --tls
@@ -209,6 +235,56 @@ check "cancel: the cancel was closed on the server" grep -q 'cancelAction/9/feed
 hostile cancel-late "cancelled by the server; nothing pushed"
 check "cancel-late: the artifact was fetched, the cancel taken before the push began" \
   bash -c "grep -q '/download' '$work/fake-cancel-late.jsonl' && grep -q 'cancelAction/9/feedback' '$work/fake-cancel-late.jsonl'"
+
+# ---- 4. devices that lie ----
+# Two devices saying one serial at once, never seen before: an alarm for both, not "first keeps it".
+start_device 10 sim-010 blueota-sim "$ok" || exit 1
+start_device 11 sim-010 blueota-sim "$ok" twin || exit 1
+fport="$(free_port)"
+python3 "$here/fake_ddi.py" --port "$fport" --artifact "$work/images/fw-2.0.0.swu" --log "$work/fake-twins.jsonl" \
+  --mode good &
+fake=$!
+for _ in $(seq 100); do curl -s -o /dev/null "http://127.0.0.1:$fport/" && break; sleep 0.05; done
+"$bin/otactl" gateway --server "http://127.0.0.1:$fport" --device "$work/sockets/sim-010.sock" \
+  --device "$work/sockets/twin.sock" --state-dir "$work/gw-twins" --once >"$work/twins.log" 2>&1
+kill "$fake"
+wait "$fake" 2>/dev/null
+check "twins: an identity alarm for sim-010 naming both sockets" \
+  grep -q "serial sim-010 is claimed by 2 Bluetooth identities (socket sim-010.sock, socket twin.sock)" "$work/twins.log"
+check "twins: the server got the alarm as an attribute and as feedback, and nothing was downloaded" \
+  python3 -c 'import json,sys
+lines = [json.loads(l) for l in open(sys.argv[1])]
+attribute = any(l["method"] == "PUT" and "identity_alarm" in l["body"] and "sim-010" in l["body"] for l in lines)
+feedback = any(l["path"].endswith("/feedback") and "not served by the gateway" in l["body"] for l in lines)
+download = any("/download" in l["path"] for l in lines)
+sys.exit(0 if attribute and feedback and not download else 1)' "$work/fake-twins.jsonl"
+for name in sim-010 twin; do
+  check "twins: $name untouched (1.0.0, no transfer begun)" \
+    test "$(info_path "$work/sockets/$name.sock" | python3 -c 'import json,sys; i=json.load(sys.stdin); print(i["runningVersion"], i["transfer"]["size"])')" = "1.0.0+0 0"
+done
+
+# A device that says it runs 2.0.0+0, confirmed, from another image of that version: its Info's
+# running image (size and CRC32) is not the release's, so it is pushed, not taken at its word.
+head -c 65536 "$root/Images/raw-1MiB.bin" >"$work/images/liar-payload.bin"
+"$bin/otactl" image create "$work/images/liar-payload.bin" "$work/images/liar-2.0.0.img" --version 2.0.0+0 >/dev/null
+start_device 12 sim-012 blueota-sim "$ok" sim-012 "$work/images/liar-2.0.0.img" 2.0.0+0 || exit 1
+check "liar: the device says it runs 2.0.0+0, confirmed" \
+  test "$(info_of sim-012 | python3 -c 'import json,sys; i=json.load(sys.stdin); print(i["runningVersion"], i["onTrial"])')" = "2.0.0+0 False"
+fport="$(free_port)"
+python3 "$here/fake_ddi.py" --port "$fport" --artifact "$work/images/fw-2.0.0.swu" --log "$work/fake-liar.jsonl" \
+  --mode good &
+fake=$!
+for _ in $(seq 100); do curl -s -o /dev/null "http://127.0.0.1:$fport/" && break; sleep 0.05; done
+"$bin/otactl" gateway --server "http://127.0.0.1:$fport" --device "$work/sockets/sim-012.sock" \
+  --state-dir "$work/gw-liar" --restart-timeout 30 --trial-timeout 60 --once >"$work/liar.log" 2>&1
+kill "$fake"
+wait "$fake" 2>/dev/null
+check "liar: its word that it runs 2.0.0+0 was not taken (its running image is not the release's)" \
+  grep -q "sim-012: says it runs 2.0.0+0, confirmed, but its running image" "$work/liar.log"
+check "liar: the release was pushed, and the success reported after the push" \
+  bash -c "grep -q 'sim-012: pushing 2.0.0+0' '$work/liar.log' && grep -q 'sim-012: runs 2.0.0+0, confirmed; [1-9][0-9]* bytes on air' '$work/liar.log'"
+check "liar: slot B holds the release's plaintext (decrypted on the device)" \
+  bash -c 'cmp -s <(tail -c +513 "$0" | head -c 131072) "$1"' "$work/dev/sim-012/b.img" "$work/images/payload.bin"
 
 echo "gateway: $passes passed, $failures failed ($((SECONDS - started)) s)"
 ((failures == 0))

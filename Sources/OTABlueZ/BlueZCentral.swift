@@ -55,6 +55,10 @@ public final class BlueZCentral: CentralLink {
     }
   }
 
+  /// The address of the device this link last connected to, as BlueZ reported it (nil before a
+  /// connection): the gateway binds a target's serial to it.
+  public var peerAddress: String? { lastPeer.map { "\($0)" } }
+
   public var descriptors: [Int32] { [connection.descriptor] + (linkMonitor?.descriptors ?? []) }
 
   /// The link to the device as the controller last reported it (kept after it closed); nil when

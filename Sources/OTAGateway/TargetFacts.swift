@@ -1,3 +1,4 @@
+import OTAChecksum
 import OTAWire
 
 /// One device as the gateway knows it from its last conversation with it: who it is (the Device
@@ -48,6 +49,18 @@ public struct TargetFacts: Sendable {
     case .succeeded: "\(outcome.from) to \(outcome.to): succeeded"
     case .rolledBack: "\(outcome.from) to \(outcome.to): rolled back (\(outcome.reason))"
     }
+  }
+
+  /// Whether the device's Info proves it runs `image` (the bytes a push would send): its running
+  /// image's size and CRC32, as its boot state records them, are the image's. A device that merely
+  /// says it runs the version does not prove it: the version is a string any device may send, the
+  /// size and CRC32 of a release's image are what only a device that holds the image knows without
+  /// the release (still no proof against a device that read the release; docs/SECURITY.md).
+  public func provesItRuns(_ image: [UInt8]) -> Bool {
+    guard info.runningImageSize > 0, Int(info.runningImageSize) == image.count else { return false }
+    var crc = CRC32()
+    crc.update(image)
+    return crc.value == info.runningImageCRC
   }
 
   /// The device rolled back from `version`, as its last outcome says: an update to it failed.

@@ -80,6 +80,13 @@ public struct CurlHTTPClient: Sendable {
     return (status, sink.received)
   }
 
+  /// The schemes a redirect from `url` may go to: an https request's redirect stays on https (a
+  /// redirect to http would send the rest of the exchange, and the artifact, in the clear, where
+  /// anyone on the path may change it); an http request's may go to either.
+  public static func redirectProtocols(from url: String) -> String {
+    url.lowercased().hasPrefix("https://") ? "https" : "http,https"
+  }
+
   private func perform(_ request: HTTPRequest, sink: BodySink, resumeFrom: Int, download: Bool)
     throws(HTTPFailure)
     -> Int
@@ -103,14 +110,17 @@ public struct CurlHTTPClient: Sendable {
         func set(_ result: CURLcode) { ok = ok && result == CURLE_OK }
         set(blueota_curl_set_string(handle, CURLOPT_URL, request.url))
         set(blueota_curl_set_string(handle, CURLOPT_PROTOCOLS_STR, "http,https"))
-        set(blueota_curl_set_string(handle, CURLOPT_REDIR_PROTOCOLS_STR, "http,https"))
+        set(
+          blueota_curl_set_string(
+            handle, CURLOPT_REDIR_PROTOCOLS_STR, Self.redirectProtocols(from: request.url)))
         set(blueota_curl_set_long(handle, CURLOPT_NOSIGNAL, 1))
         set(blueota_curl_set_long(handle, CURLOPT_SSL_VERIFYPEER, 1))
         set(blueota_curl_set_long(handle, CURLOPT_SSL_VERIFYHOST, 2))
         if let caFile = settings.caFile { set(blueota_curl_set_string(handle, CURLOPT_CAINFO, caFile)) }
         set(blueota_curl_set_long(handle, CURLOPT_CONNECTTIMEOUT_MS, settings.connectTimeoutMilliseconds))
         if download {
-          // A redirect (to object storage, say) is followed; curl sends no Authorization to another host.
+          // A redirect (to object storage, say) is followed, never from https down to http
+          // (`redirectProtocols`); curl sends no Authorization to another host.
           set(blueota_curl_set_long(handle, CURLOPT_FOLLOWLOCATION, 1))
           set(blueota_curl_set_long(handle, CURLOPT_MAXREDIRS, 5))
           set(blueota_curl_set_long(handle, CURLOPT_LOW_SPEED_LIMIT, 1))

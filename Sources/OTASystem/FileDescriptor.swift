@@ -41,6 +41,8 @@ public struct FileStatus: Equatable, Sendable {
   public var modified: Int64
   /// The permission bits (st_mode & 07777): who may read and write it.
   public var permissions: UInt32 = 0
+  /// The owner's user id (st_uid).
+  public var owner: UInt32 = 0
 
   init(_ info: stat) {
     switch info.st_mode & S_IFMT {
@@ -55,6 +57,7 @@ public struct FileStatus: Equatable, Sendable {
     inode = UInt64(info.st_ino)
     modified = Int64(info.st_mtim.tv_sec) * 1_000_000_000 + Int64(info.st_mtim.tv_nsec)
     permissions = UInt32(info.st_mode & 0o7777)
+    owner = UInt32(info.st_uid)
   }
 }
 

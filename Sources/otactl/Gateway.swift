@@ -3,12 +3,14 @@ import Logging
 import OTACentral
 import OTAGateway
 import OTAGatewayHTTP
+import OTASystem
 import OTAWire
 import Synchronization
 
 /// The gateway's work, one poll cycle at a time: each device near it a DDI target named by its own
-/// serial, its attributes reported, its deployment's artifact downloaded once for every device that
-/// has it, pushed to them at once, and each result reported once.
+/// serial (bound to the Bluetooth identity that first said it, `TargetBindings`), its attributes
+/// reported, its deployment's artifact downloaded once for every device that has it, pushed to them
+/// at once, and each result reported once. A serial two identities claim is served to neither.
 final class Gateway {
   struct Settings {
     var defaultSleep: Duration
@@ -25,6 +27,8 @@ final class Gateway {
     var link: DDILink
     var actionId: String
     var deployment: DDIDeploymentBase
+    /// The Bluetooth identity the serial is bound to.
+    var identity: String
   }
 
   let settings: Settings
@@ -36,12 +40,20 @@ final class Gateway {
   let feedback: GatewayFeedback
   let logger: Logger
   /// Reads a device's Info and identity (a short connection).
-  let probe: (_ device: String, _ fallback: Bool) -> Result<TargetFacts, GatewayProbe.Failure>
+  let probe: (_ device: String, _ fallback: Bool) -> Result<GatewayProbe.Found, GatewayProbe.Failure>
+  /// Each serial's Bluetooth identity, and the serials in alarm; saved in `bindingStore` whenever
+  /// they change, before any device is served.
+  private var bindings: TargetBindings
+  let bindingStore: BindingStore
   /// Pushes images to devices at once; calls back per device as each ends.
   let push: GatewayPush
 
   /// What the gateway last learnt of each device, by device.
   private(set) var facts: [String: TargetFacts] = [:]
+  /// The Bluetooth identity each device answered from at its last probe, by device.
+  private var identities: [String: String] = [:]
+  /// The actions told already (this run) that their target is in alarm, by deploymentBase link.
+  private var alarmsSaid = Set<String>()
   /// When each device was last asked.
   private var probedAt: [String: ContinuousClock.Instant] = [:]
   /// Probes in a row that failed, by device: a device that does not say its serial is named by
@@ -57,10 +69,13 @@ final class Gateway {
   let results = GatewayResults()
 
   init(
-    settings: Settings, ddi: DDIClient, cache: ArtifactCache, journal: GatewayJournal, logger: Logger,
-    probe: @escaping (_ device: String, _ fallback: Bool) -> Result<TargetFacts, GatewayProbe.Failure>,
+    settings: Settings, ddi: DDIClient, cache: ArtifactCache, journal: GatewayJournal,
+    bindings: TargetBindings, bindingStore: BindingStore, logger: Logger,
+    probe: @escaping (_ device: String, _ fallback: Bool) -> Result<GatewayProbe.Found, GatewayProbe.Failure>,
     push: GatewayPush
   ) {
+    self.bindings = bindings
+    self.bindingStore = bindingStore
     self.settings = settings
     self.ddi = ddi
     self.cache = cache
@@ -74,11 +89,12 @@ final class Gateway {
   /// One cycle: returns how long to sleep before the next, and whether any device had an action
   /// (or was still being registered).
   func cycle() -> (sleep: Duration, busy: Bool) {
-    let targets = probeDevices()
+    let (targets, alarms) = probeDevices()
+    for alarm in alarms { raise(alarm) }
     var jobs: [Job] = []
     var sleeps: [Duration] = []
     var registering = false
-    for (device, facts) in targets {
+    for (device, identity, facts) in targets {
       let id = facts.controllerId
       var base: DDIControllerBase
       do {
@@ -87,8 +103,8 @@ final class Gateway {
         logger.error("\(id) (\(device)): poll failed: \(error)")
         continue
       }
-      if base.configData != nil || reported[id] != facts.attributes {
-        report(facts)
+      if base.configData != nil || reported[id] != attributes(facts, identity) {
+        report(facts, identity)
         // The server asked for the attributes to take the target on: what it wants of the target
         // now is worth asking at once, rather than after the short sleep it gave for that.
         if base.configData != nil, let again = try? ddi.poll(id) { base = again }
@@ -105,7 +121,9 @@ final class Gateway {
       do {
         guard let deployment = try ddi.deployment(link, for: id) else { continue }
         jobs.append(
-          Job(device: device, facts: facts, link: link, actionId: deployment.id, deployment: deployment))
+          Job(
+            device: device, facts: facts, link: link, actionId: deployment.id, deployment: deployment,
+            identity: identity))
       } catch {
         logger.error("\(id): the deployment could not be read: \(error)")
       }
@@ -116,51 +134,104 @@ final class Gateway {
     return (sleep, !jobs.isEmpty || registering || probesPending)
   }
 
-  /// Each device's facts, probed when not known yet; a device that two devices' serials collide on
-  /// is left out, with the reason.
-  private func probeDevices() -> [(String, TargetFacts)] {
+  /// Each device's facts, probed when not known yet, admitted by the bindings: the devices to serve
+  /// (each with the identity its serial is bound to), and the serials in alarm.
+  private func probeDevices() -> (
+    targets: [(device: String, identity: String, facts: TargetFacts)], alarms: [TargetBindings.Alarm]
+  ) {
     probesPending = false
-    var byId: [String: String] = [:]
-    var out: [(String, TargetFacts)] = []
+    var sightings: [TargetBindings.Sighting] = []
     for device in devices {
       let stale = probedAt[device].map { clock.now - $0 > settings.probeInterval } ?? true
       if facts[device] == nil || stale {
         let before = facts[device]
         switch probe(device, failedProbes[device, default: 0] >= 2) {
         case .success(let found):
-          facts[device] = found
+          facts[device] = found.facts
+          identities[device] = found.identity
           probedAt[device] = clock.now
           failedProbes[device] = nil
           if before != nil { break }
           logger.info(
-            "\(found.controllerId): found at \(device): \(found.model) revision \(found.hardwareRevision), runs \(found.runningVersion)\(found.confirmed ? "" : " on trial")"
+            "\(found.facts.controllerId): found at \(device) (\(found.identity)): \(found.facts.model) revision \(found.facts.hardwareRevision), runs \(found.facts.runningVersion)\(found.facts.confirmed ? "" : " on trial")"
           )
         case .failure(let reason):
           logger.warning("\(device): not reached (tried again next poll): \(reason)")
           probedAt[device] = nil
           facts[device] = nil
+          identities[device] = nil
           failedProbes[device, default: 0] += 1
           if failedProbes[device, default: 0] <= 3 { probesPending = true }
           continue
         }
       }
-      guard let known = facts[device] else { continue }
-      if let other = byId[known.controllerId] {
-        logger.error(
-          "\(device) and \(other) both answer as serial \(known.controllerId): \(device) is left out; give each device its own serial ([device] serial in otad.toml)"
-        )
-        continue
-      }
-      byId[known.controllerId] = device
-      out.append((device, known))
+      guard let known = facts[device], let identity = identities[device] else { continue }
+      sightings.append(.init(device: device, identity: identity, serial: known.controllerId))
     }
-    return out
+    let now = Int64(ProcessEnvironment.wallClockMicroseconds / 1000)
+    let admitted = bindings.admit(sightings, now: now)
+    if admitted.changed {
+      do {
+        try bindingStore.save(bindings)
+      } catch {
+        // A binding not kept would not hold after a restart: nothing is served until it is.
+        logger.error("\(error); no device is served until it is")
+        return ([], admitted.alarms)
+      }
+    }
+    let targets = admitted.serve.compactMap { sighting in
+      facts[sighting.device].map { (sighting.device, sighting.identity, $0) }
+    }
+    return (targets, admitted.alarms)
   }
 
-  private func report(_ facts: TargetFacts) {
+  /// A serial in alarm: said in the log at every poll; when one of its devices is near, said to the
+  /// server as the target's `identity_alarm` attribute and, once per action, as progress feedback
+  /// that leaves the action open. Nothing is pushed and nothing closed: an operator settles it.
+  private func raise(_ alarm: TargetBindings.Alarm) {
+    let id = alarm.serial
+    let at = alarm.devices.isEmpty ? "none of its devices is near now" : alarm.devices.joined(separator: ", ")
+    logger.error("\(id): identity alarm (\(at)): \(alarm)")
+    guard !alarm.devices.isEmpty else { return }
+    let base: DDIControllerBase
     do {
-      try ddi.configData(facts.attributes, for: facts.controllerId)
-      reported[facts.controllerId] = facts.attributes
+      base = try ddi.poll(id)
+    } catch {
+      logger.error("\(id): poll failed: \(error)")
+      return
+    }
+    let attributes = ["identity_alarm": "\(alarm)"]
+    if reported[id] != attributes {
+      do {
+        try ddi.configData(attributes, for: id)
+        reported[id] = attributes
+      } catch {
+        logger.warning("\(id): the alarm attribute was not delivered: \(error)")
+      }
+    }
+    guard let link = base.deploymentBase, !alarmsSaid.contains(link.href) else { return }
+    do {
+      try ddi.feedback(
+        DDIFeedback(
+          execution: .proceeding, finished: .none, details: ["not served by the gateway: \(alarm)"]),
+        on: link, for: id)
+      alarmsSaid.insert(link.href)
+    } catch {
+      logger.warning("\(id): the alarm feedback was not delivered (sent again next poll): \(error)")
+    }
+  }
+
+  /// What the server is told of a served target: its facts, the identity its serial is bound to,
+  /// and that no alarm stands (replacing an alarm said before an operator settled it).
+  private func attributes(_ facts: TargetFacts, _ identity: String) -> [String: String] {
+    facts.attributes.merging(["bluetooth_identity": identity, "identity_alarm": "none"]) { $1 }
+  }
+
+  private func report(_ facts: TargetFacts, _ identity: String) {
+    let attributes = attributes(facts, identity)
+    do {
+      try ddi.configData(attributes, for: facts.controllerId)
+      reported[facts.controllerId] = attributes
     } catch {
       logger.warning("\(facts.controllerId): attributes not delivered: \(error)")
     }
@@ -255,7 +326,7 @@ final class Gateway {
             "downloaded \(reference.filename) (\(fetch.downloaded) bytes\(fetch.resumedFrom > 0 ? ", resumed at \(fetch.resumedFrom)" : ""), \(reference.algorithm.rawValue) checked) for \(group.count) device(s)"
           )
         }
-        artifact = try GatewayArtifact(bytes: fetch.bytes)
+        artifact = try GatewayArtifact(bytes: try fetch.bytes())
       } catch let refusal as GatewayRefusal {
         if case .download(let reason) = refusal, reason.contains("kept to resume") {
           logger.warning("\(refusal): tried again next poll")
@@ -291,12 +362,26 @@ final class Gateway {
       refuse(job, error.description)
       return nil
     }
+    // This gateway began the action on this serial (bound to this identity) in an earlier cycle or
+    // run: what the device shows now is the result of its own push.
+    let ownPush = journal.action(on: facts.controllerId) == job.actionId
     if facts.runningVersion == image.version, facts.confirmed {
-      logger.info("\(facts.controllerId): already runs \(image.version), confirmed")
-      close(job, success: true, ["runs \(image.version), confirmed"])
-      return nil
+      // The device's word that it runs the version proves nothing: its running image's size and
+      // CRC32 must be the artifact's image's, or the action this gateway's own; else it is pushed.
+      let proof =
+        facts.provesItRuns(image.bytes)
+        ? "its running image is the artifact's (size and CRC32)"
+        : ownPush ? "after this gateway's push of action \(job.actionId)" : nil
+      if let proof {
+        logger.info("\(facts.controllerId): already runs \(image.version), confirmed, \(proof)")
+        close(job, success: true, ["runs \(image.version), confirmed; \(proof)"])
+        return nil
+      }
+      logger.warning(
+        "\(facts.controllerId): says it runs \(image.version), confirmed, but its running image (\(facts.info.runningImageSize) bytes, CRC32 \(String(facts.info.runningImageCRC, radix: 16))) is not the artifact's (\(image.bytes.count) bytes): pushed"
+      )
     }
-    if journal.action(on: facts.controllerId) == job.actionId, facts.rolledBack(from: image.version) {
+    if ownPush, facts.rolledBack(from: image.version) {
       let reason =
         "rolled back from \(image.version): \(facts.info.lastOutcome.reason); runs \(facts.runningVersion)"
       logger.error("\(facts.controllerId): action \(job.actionId): \(reason)")
@@ -309,7 +394,7 @@ final class Gateway {
       logger.error("\(facts.controllerId): the gateway's journal cannot be written (\(error)); not pushed")
       return nil
     }
-    return GatewayPush.Item(job: job, image: image.bytes, version: image.version)
+    return GatewayPush.Item(job: job, image: image.bytes, version: image.version, ownPush: ownPush)
   }
 
   /// A device's push ended: its facts are what the device said last (sent to the server as its

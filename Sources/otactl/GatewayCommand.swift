@@ -70,8 +70,31 @@ struct GatewayCommand: ParsableCommand {
 
   @Option(
     name: .customLong("state-dir"),
-    help: "Where the gateway keeps its downloads and the actions it began (default ~/.cache/otactl-gateway).")
+    help:
+      "Where the gateway keeps its downloads, the actions it began and each serial's Bluetooth identity (default $HOME/.cache/otactl-gateway)."
+  )
   var stateDirectory: String?
+
+  @Option(
+    help: ArgumentHelp(
+      "Forget a serial's Bluetooth identity (and its alarm): the next device saying it is bound. Give it several times.",
+      valueName: "serial"))
+  var rebind: [String] = []
+
+  @Option(
+    name: .customLong("max-artifact-mib"),
+    help: "The largest artifact downloaded, in MiB (1-4096, default 1024): a larger one is refused.")
+  var maxArtifactMiB = 1024
+
+  @Option(
+    name: .customLong("max-partial-mib"),
+    help: "Partial downloads kept to resume, in MiB all together (default 1024): the oldest go first.")
+  var maxPartialMiB = 1024
+
+  @Option(
+    name: .customLong("partial-max-age-hours"),
+    help: "Partial downloads older than this many hours are removed (default 72).")
+  var partialMaxAgeHours = 72.0
 
   @Option(help: "How many devices to push to at a time (1-64, default 4).")
   var parallel = 4
@@ -121,6 +144,12 @@ struct GatewayCommand: ParsableCommand {
     if device.isEmpty, devicesFile == nil, socketDirectory == nil, scan == nil {
       throw ValidationError("name the devices: --device, --devices FILE, --socket-dir DIR or --scan SECONDS")
     }
+    try OptionChecks.count(maxArtifactMiB, "--max-artifact-mib", 1...4096)
+    try OptionChecks.count(maxPartialMiB, "--max-partial-mib", 0...1 << 20)
+    guard partialMaxAgeHours.isFinite, partialMaxAgeHours > 0, partialMaxAgeHours <= 365 * 24 else {
+      throw ValidationError(
+        "--partial-max-age-hours \(partialMaxAgeHours): give hours more than 0, at most 8760")
+    }
     if once, untilIdle { throw ValidationError("give --once or --until-idle, not both") }
     if tenant.isEmpty || tenant.contains("/") {
       throw ValidationError("--tenant \(tenant): no '/' and not empty")
@@ -132,13 +161,31 @@ struct GatewayCommand: ParsableCommand {
     // option, and a missing file would hide the misspelled flag.
     if let caFile, !FileSystem.exists(caFile) { throw ValidationError("--ca-file \(caFile): no such file") }
     let authorization = try GatewayCredentials.read(tokenFile: tokenFile, targetTokens: targetTokens)
-    let state =
-      stateDirectory ?? "\(ProcessInfo.processInfo.environment["HOME"] ?? "/tmp")/.cache/otactl-gateway"
+    let state: String
+    do {
+      state = try GatewayStateDirectory.path(
+        given: stateDirectory, home: ProcessInfo.processInfo.environment["HOME"])
+    } catch {
+      throw ValidationError("\(error)")
+    }
     let cache: ArtifactCache
     let journal: GatewayJournal
+    let bindingStore = BindingStore(directory: state)
+    var bindings: TargetBindings
     do {
-      cache = try ArtifactCache(directory: "\(state)/artifacts")
+      cache = try ArtifactCache(
+        directory: "\(state)/artifacts",
+        limits: ArtifactCache.Limits(
+          maxArtifactBytes: maxArtifactMiB << 20, maxPartialBytes: maxPartialMiB << 20,
+          maxPartialAge: .milliseconds(Int64(partialMaxAgeHours * 3_600_000))))
       journal = try GatewayJournal(directory: state)
+      bindings = try bindingStore.load()
+      if !rebind.isEmpty {
+        for serial in rebind where !bindings.forget(serial) {
+          FileHandle.standardError.write(Data("--rebind \(serial): no binding to forget\n".utf8))
+        }
+        try bindingStore.save(bindings)
+      }
     } catch {
       throw ValidationError("--state-dir \(state): \(error)")
     }
@@ -155,6 +202,9 @@ struct GatewayCommand: ParsableCommand {
           version: version, responseTimeout: .seconds(5),
           restartTimeout: .milliseconds(Int64(restartTimeout * 1000)), maxConnectAttempts: 8,
           trialTimeout: .milliseconds(Int64(trialTimeout * 1000)),
+          // The device's word that it runs the version is no reason to send nothing: the gateway
+          // pushes only when the device has not proven it (Gateway.plan).
+          force: true,
           linkLayerDataLength: simulated
             ? try linkOptions.conditions().dataLength : WriteSize.assumedDataLength)
       }, options: linkOptions, dataPath: .auto, parallel: parallel)
@@ -162,7 +212,8 @@ struct GatewayCommand: ParsableCommand {
       settings: Gateway.Settings(
         defaultSleep: .seconds(60),
         sleepBounds: .seconds(1)...(.milliseconds(Int64(maxPoll * 1000)))),
-      ddi: ddi, cache: cache, journal: journal, logger: logger,
+      ddi: ddi, cache: cache, journal: journal, bindings: bindings, bindingStore: bindingStore,
+      logger: logger,
       probe: { GatewayProbe.facts(of: $0, options: linkOptions, fallback: $1) }, push: push)
     logger.info("serving devices for \(server) (tenant \(tenant)), state in \(state)")
     var cycles = 0

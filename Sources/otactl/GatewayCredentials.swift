@@ -1,9 +1,9 @@
 import ArgumentParser
 import OTAGatewayHTTP
-import OTASystem
 
 /// The gateway's tokens, read from files only their owner can read: a token lets whoever holds it
-/// update every device it names, so a file others can read is refused, as ssh refuses such a key.
+/// update every device it names, so a file others can read or another user owns is refused, as ssh
+/// refuses such a key (`TokenFile`).
 enum GatewayCredentials {
   /// `--token-file` (hawkBit's gateway token) or `--target-tokens` (one `controllerId token` per
   /// line), or no authorization.
@@ -39,24 +39,10 @@ enum GatewayCredentials {
   }
 
   private static func text(_ path: String, _ option: String) throws -> String {
-    let status: FileStatus?
     do {
-      status = try FileSystem.status(ofPath: path)
+      return try TokenFile.read(path)
     } catch {
-      throw ValidationError("\(option) \(path): \(error)")
+      throw ValidationError("\(option) \(error)")
     }
-    guard let status, status.kind == .regular else {
-      throw ValidationError("\(option) \(path): no such file")
-    }
-    guard status.permissions & 0o077 == 0 else {
-      throw ValidationError(
-        "\(option) \(path) can be read or written by others (mode \(String(status.permissions, radix: 8))): "
-          + "run chmod 600 \(path); a token there lets anyone who reads it update the devices")
-    }
-    guard let bytes = try? FileSystem.readFile(path), let text = String(validating: bytes, as: UTF8.self)
-    else {
-      throw ValidationError("\(option) \(path): cannot read it as text")
-    }
-    return text
   }
 }

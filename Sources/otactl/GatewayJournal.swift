@@ -1,10 +1,12 @@
 import Foundation
+import OTAGatewayHTTP
 import OTASystem
 import Synchronization
 
 /// The actions the gateway began pushing and has not yet closed on the server, by controller id,
 /// kept durably in `<state>/actions.json`. After a kill, a restarted gateway knows that a device's
 /// rollback from the action's version is this action's result (to report), not an older one.
+/// Written with O_EXCL|O_NOFOLLOW, mode 0600 (`PrivateFile`).
 /// Closed from the feedback queue's thread as results are delivered, so it is locked.
 final class GatewayJournal: Sendable {
   let path: String
@@ -44,6 +46,6 @@ final class GatewayJournal: Sendable {
   private func save(_ started: [String: String]) throws {
     let encoder = JSONEncoder()
     encoder.outputFormatting = [.sortedKeys]
-    try DurableWrite.replace(path, with: Array(try encoder.encode(started)), mode: 0o600)
+    try PrivateFile.replace(path, with: Array(try encoder.encode(started)))
   }
 }

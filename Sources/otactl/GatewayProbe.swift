@@ -1,9 +1,18 @@
+import OTABlueZ
 import OTACentral
 import OTAGateway
 import OTALink
 
-/// A short conversation with one device: its Info and its identity, as the gateway's facts.
+/// A short conversation with one device: its Info and its identity, as the gateway's facts, and
+/// the Bluetooth identity it answered from (what `TargetBindings` binds its serial to).
 enum GatewayProbe {
+  struct Found {
+    var facts: TargetFacts
+    /// "address AA:BB:CC:DD:EE:FF" as BlueZ reported the peer; on the simulated link "socket
+    /// NAME.sock", the socket's name; "name NAME" only when BlueZ named no address.
+    var identity: String
+  }
+
   struct Failure: Error, CustomStringConvertible {
     let description: String
     init(_ description: String) { self.description = description }
@@ -12,7 +21,7 @@ enum GatewayProbe {
   /// `fallback`: name a device that does not say its serial by its address; otherwise such a
   /// device is a failed probe (asked again: bluetoothd may not have listed its Device Information
   /// Service yet).
-  static func facts(of device: String, options: LinkOptions, fallback: Bool) -> Result<TargetFacts, Failure> {
+  static func facts(of device: String, options: LinkOptions, fallback: Bool) -> Result<Found, Failure> {
     let link: any CentralLink
     do {
       link = try options.makeLink(to: device)
@@ -27,14 +36,23 @@ enum GatewayProbe {
         return .failure(Failure("the device did not say its serial (Device Information Service)"))
       }
       let serial = identity.serial ?? fallbackSerial(device)
-      return .success(
-        TargetFacts(
-          serial: serial, model: identity.model ?? "default",
-          hardwareRevision: identity.hardwareRevision ?? "default",
-          info: info))
+      let facts = TargetFacts(
+        serial: serial, model: identity.model ?? "default",
+        hardwareRevision: identity.hardwareRevision ?? "default",
+        info: info)
+      return .success(Found(facts: facts, identity: linkIdentity(device, link)))
     case .failure(let failure):
       return .failure(Failure(failure.description))
     }
+  }
+
+  /// The identity of the device `link` reached as `device`.
+  static func linkIdentity(_ device: String, _ link: any CentralLink) -> String {
+    if LinkOptions.isSimulated(device) {
+      return "socket " + (device.split(separator: "/").last.map(String.init) ?? device)
+    }
+    if let address = (link as? BlueZCentral)?.peerAddress { return "address " + address.uppercased() }
+    return DeviceList.identity(device)
   }
 
   static func fallbackSerial(_ device: String) -> String {

@@ -15,6 +15,8 @@ struct GatewayPush {
     var job: Gateway.Job
     var image: [UInt8]
     var version: Version
+    /// The gateway began this action on the device in an earlier cycle or run.
+    var ownPush: Bool
   }
 
   /// What every session is told, by image version and link kind.
@@ -87,6 +89,14 @@ struct GatewayPush {
     logger.info("pushed to \(items.count) device(s), at most \(fleet.peakRunning) at a time")
   }
 
+  /// Whether the device's Info after the push proves it runs the item's image.
+  private func proves(_ item: Item, _ after: InfoRecord?) -> Bool {
+    guard let after else { return false }
+    var facts = item.job.facts
+    facts.info = after
+    return facts.provesItRuns(item.image)
+  }
+
   private func ended(_ item: Item, _ ending: FleetPush.Ending, _ session: PushSession?, gateway: Gateway) {
     let id = item.job.facts.controllerId
     switch ending {
@@ -100,6 +110,15 @@ struct GatewayPush {
       let resumed =
         resumes.isEmpty ? "" : ", resumed at byte \(resumes.map { "\($0)" }.joined(separator: ", "))"
       let detail = "runs \(runs), confirmed; \(report.bytesOnAir) bytes on air\(resumed)"
+      if report.joinedTrial, !item.ownPush, !proves(item, after) {
+        // The device was on trial of the version when the gateway came: someone else's image, or
+        // a word. Not this action's result: left open, and the next poll pushes.
+        gateway.logger.warning(
+          "\(id): it was on trial of \(item.version) before this action, and its running image is not the artifact's (size and CRC32): not reported; pushed next poll"
+        )
+        gateway.learnt(after, for: item.job)
+        return
+      }
       gateway.logger.info("\(id): \(detail)")
       gateway.learnt(after, for: item.job)
       gateway.close(item.job, success: true, [detail], wait: false)

@@ -2,6 +2,7 @@ import Crypto
 import Foundation
 import OTAGateway
 import OTAGatewayHTTP
+import OTASystem
 import OTATestSupport
 import OTAWire
 import Testing
@@ -43,7 +44,7 @@ struct ArtifactDownloadTests {
     for algorithm in [ArtifactReference.Algorithm.sha256, .sha1] {
       let reference = Self.reference(server, algorithm: algorithm)
       let first = try cache.fetch(reference, client: Self.client(server), for: "d1")
-      #expect(first.bytes == Self.file)
+      #expect(try first.bytes() == Self.file)
       #expect(first.downloaded == Self.file.count)
       let second = try cache.fetch(reference, client: Self.client(server), for: "d2")
       #expect(second.downloaded == 0, "the second device's fetch came from the cache")
@@ -55,20 +56,22 @@ struct ArtifactDownloadTests {
     server.stop()
   }
 
-  /// A fetch into a fresh cache whose partial file holds the file's first `partial` bytes.
-  static func fetch(from server: ScriptedServer, partial: Int) throws -> ArtifactCache.Fetch {
+  /// A fetch into a fresh cache whose partial file holds the file's first `partial` bytes, and the
+  /// bytes it fetched.
+  static func fetch(from server: ScriptedServer, partial: Int) throws -> (ArtifactCache.Fetch, [UInt8]) {
     let folder = try TemporaryDirectory(label: "gateway-cache")
     defer { folder.remove() }
     let cache = try ArtifactCache(directory: folder.path)
     let reference = Self.reference(server)
     try Data(Self.file.prefix(partial)).write(to: URL(fileURLWithPath: cache.partialPath(reference)))
-    return try cache.fetch(reference, client: Self.client(server), for: "d")
+    let fetch = try cache.fetch(reference, client: Self.client(server), for: "d")
+    return (fetch, try fetch.bytes())
   }
 
   @Test func aStoppedDownloadGoesOnWhereItStopped() throws {
     let server = try Self.server()
-    let fetch = try Self.fetch(from: server, partial: 20_000)
-    #expect(fetch.bytes == Self.file)
+    let (fetch, bytes) = try Self.fetch(from: server, partial: 20_000)
+    #expect(bytes == Self.file)
     #expect(fetch.resumedFrom == 20_000)
     #expect(fetch.downloaded == 30_000)
     #expect(server.requests.map { $0.headers["range"] } == ["bytes=20000-"])
@@ -77,8 +80,8 @@ struct ArtifactDownloadTests {
 
   @Test func aServerThatCannotResumeIsReadFromTheStart() throws {
     let server = try Self.server(ranges: false)
-    let fetch = try Self.fetch(from: server, partial: 1000)
-    #expect(fetch.bytes == Self.file)
+    let (fetch, bytes) = try Self.fetch(from: server, partial: 1000)
+    #expect(bytes == Self.file)
     #expect(fetch.resumedFrom == 0)
     #expect(fetch.downloaded == Self.file.count)
     // The Range request answered 200 with the whole file: curl refuses to resume, so once more
@@ -132,6 +135,65 @@ struct ArtifactDownloadTests {
     #expect("\(error)".contains("longer than 50000 bytes"))
     server.stop()
   }
+
+  @Test func anArtifactOverTheLimitIsRefusedBeforeAByteIsFetched() throws {
+    // [SEC-GW-3]
+    let server = try Self.server()
+    let folder = try TemporaryDirectory(label: "gateway-cache")
+    defer { folder.remove() }
+    let cache = try ArtifactCache(
+      directory: folder.path, limits: ArtifactCache.Limits(maxArtifactBytes: Self.file.count - 1))
+    let result = Result { try cache.fetch(Self.reference(server), client: Self.client(server), for: "d") }
+    guard case .failure(let error) = result, let refusal = error as? GatewayRefusal,
+      case .artifact(let reason) = refusal
+    else {
+      Issue.record("taken: \(result)")
+      return
+    }
+    #expect(reason.contains("is 50000 bytes, over the gateway's limit of 49999 bytes"))
+    #expect(reason.contains("--max-artifact-mib"))
+    #expect(server.requests.isEmpty)
+    #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path).isEmpty)
+    server.stop()
+  }
+
+  /// The download goes to a partial file only the gateway's user may read, hashed as it arrives;
+  /// the whole file in the cache is checked from disk before it is used again.
+  @Test func aDamagedCachedArtifactIsFetchedAgain() throws {
+    let server = try Self.server()
+    let folder = try TemporaryDirectory(label: "gateway-cache")
+    defer { folder.remove() }
+    let cache = try ArtifactCache(directory: folder.path)
+    let reference = Self.reference(server)
+    _ = try cache.fetch(reference, client: Self.client(server), for: "d")
+    let mode = try FileManager.default.attributesOfItem(atPath: cache.path(reference))[.posixPermissions]
+    #expect((mode as? Int) == 0o600)
+    var damaged = Self.file
+    damaged[7] ^= 0xFF
+    try Data(damaged).write(to: URL(fileURLWithPath: cache.path(reference)))
+    let again = try cache.fetch(reference, client: Self.client(server), for: "d")
+    #expect(again.downloaded == Self.file.count)
+    #expect(try again.bytes() == Self.file)
+    #expect(server.requests.count == 2)
+    server.stop()
+  }
+
+  /// A symbolic link planted where the partial download goes is refused, never followed.
+  @Test func aLinkPlantedAsThePartialFileIsNotFollowed() throws {
+    // [SEC-GW-5]
+    let server = try Self.server()
+    let folder = try TemporaryDirectory(label: "gateway-cache")
+    defer { folder.remove() }
+    let cache = try ArtifactCache(directory: "\(folder.path)/cache")
+    let victim = try folder.write([1, 2, 3], "victim")
+    let reference = Self.reference(server)
+    try FileManager.default.createSymbolicLink(
+      atPath: cache.partialPath(reference), withDestinationPath: victim)
+    #expect(throws: SystemError.self) { try cache.fetch(reference, client: Self.client(server), for: "d") }
+    #expect(try folder.read("victim") == [1, 2, 3])
+    #expect(server.requests.isEmpty)
+    server.stop()
+  }
 }
 
 /// The cache keeps a few releases, not every one.
@@ -153,5 +215,27 @@ struct ArtifactCachePruneTests {
     try cache.prune(keeping: 2, inUse: ["sha256-0"])
     let left = try FileManager.default.contentsOfDirectory(atPath: folder.path).sorted()
     #expect(left == ["sha256-0.swu", "sha256-4.swu", "sha256-5.swu", "sha256-8.part"])
+  }
+
+  /// Partial downloads beyond their total cap go oldest first (never the one in use); those past
+  /// their age go whatever their size.
+  @Test func partialFilesAreCappedInBytesAndAge() throws {
+    // [SEC-GW-3]
+    let folder = try TemporaryDirectory(label: "gateway-prune")
+    defer { folder.remove() }
+    let cache = try ArtifactCache(
+      directory: folder.path,
+      limits: ArtifactCache.Limits(maxPartialBytes: 2500, maxPartialAge: .seconds(3600)))
+    // p0 the oldest ... p4 the newest, 1000 bytes each; p5 two hours old; p0 in use.
+    for index in 0..<6 {
+      let path = try folder.write([UInt8](repeating: 1, count: 1000), "sha256-p\(index).part")
+      let age = index == 5 ? 7200.0 : Double(10 - index) * 60
+      try FileManager.default.setAttributes(
+        [.modificationDate: Date(timeIntervalSinceNow: -age)], ofItemAtPath: path)
+    }
+    try cache.prune(keeping: 3, inUse: ["sha256-p0"])
+    let left = try FileManager.default.contentsOfDirectory(atPath: folder.path).sorted()
+    // p5 past its age; then 5000 bytes over 2500: p1, p2 and p3 go (oldest first), p0 is in use.
+    #expect(left == ["sha256-p0.part", "sha256-p4.part"])
   }
 }

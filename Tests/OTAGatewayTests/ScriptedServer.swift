@@ -32,10 +32,12 @@ final class ScriptedServer: Sendable {
   }
 
   let port: Int
+  /// Serving HTTPS (with the certificate given).
+  let tls: Bool
   private let child: ChildProcessID
   private let folder: TemporaryDirectory
 
-  var url: String { "http://127.0.0.1:\(port)" }
+  var url: String { "\(tls ? "https" : "http")://127.0.0.1:\(port)" }
 
   /// The requests so far, in order.
   var requests: [Seen] {
@@ -45,8 +47,9 @@ final class ScriptedServer: Sendable {
     }
   }
 
-  /// `routes`: "METHOD /path" to its answer.
-  init(_ routes: [String: Route]) throws {
+  /// `routes`: "METHOD /path" to its answer; `tls`: a PEM certificate and key to serve HTTPS with.
+  init(_ routes: [String: Route], tls: (certificate: String, key: String)? = nil) throws {
+    self.tls = tls != nil
     folder = try TemporaryDirectory(label: "scripted-http")
     try JSONEncoder().encode(routes).write(to: URL(fileURLWithPath: folder.path("routes.json")))
     // OTASystem's spawn, not Foundation's Process: its wait is a plain waitpid.
@@ -55,7 +58,7 @@ final class ScriptedServer: Sendable {
       arguments: [
         "python3", RepositoryRoot.url("Tests/OTAGatewayTests/Fixtures/scripted_http.py").path,
         folder.path("routes.json"), folder.path("log.jsonl"), folder.path("port"),
-      ])
+      ] + (tls.map { [$0.certificate, $0.key] } ?? []))
     spawn.standardOutput = .null
     child = try spawn.start()
     // The server writes its port once it listens (at most 10 s).

@@ -2,7 +2,9 @@
 """An HTTP server for Tests/OTAGatewayTests, in its own process so that the tests' load cannot
 starve it: each route answers as a JSON table says, and every request is appended to a log.
 
-  scripted_http.py ROUTES.json LOG.jsonl PORT-FILE   # writes the port it listens on, then serves
+  scripted_http.py ROUTES.json LOG.jsonl PORT-FILE [CERT KEY]  # writes its port, then serves
+
+With CERT and KEY (PEM files) it serves HTTPS.
 
 ROUTES.json: {"GET /path": {"status": 200, "headers": {"Name": "value"}, "body_hex": "...",
               "ranges": true}, ...}. With "ranges", a "Range: bytes=N-" request gets 206 and the
@@ -10,6 +12,7 @@ body from N (416 past its end); without, the whole body.
 """
 import json
 import os
+import ssl
 import sys
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -63,6 +66,10 @@ class Server(ThreadingHTTPServer):
 
 
 server = Server(("127.0.0.1", 0), Handler)
+if len(sys.argv) > 5:
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(sys.argv[4], sys.argv[5])
+    server.socket = context.wrap_socket(server.socket, server_side=True)
 with open(sys.argv[3] + ".tmp", "w") as port_file:
     port_file.write(str(server.server_address[1]))
 os.rename(sys.argv[3] + ".tmp", sys.argv[3])
