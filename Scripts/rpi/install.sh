@@ -108,7 +108,7 @@ statedir="$root/var/lib/otad"
 btconf="$root/etc/bluetooth/main.conf"
 
 for file in otad.service otad-boot.service otactl-gateway.service otad-dbus.conf otad.toml otad-app-slots.toml \
-  bluetooth-main.conf bluetooth-restart.conf health-check; do
+  bluetooth-main.conf bluetooth-restart.conf health-check blueota-locks.conf; do
   [[ -f "$here/$file" ]] || die "$here/$file is missing: run install.sh from a complete Scripts/rpi"
 done
 
@@ -250,6 +250,9 @@ put "$here/otad.service" "$unitdir/otad.service" 0644
 # The gateway's unit, not enabled: docs/FLEET.md says how to set it up and enable it.
 put "$here/otactl-gateway.service" "$unitdir/otactl-gateway.service" 0644
 put "$here/otad-dbus.conf" "$dbusdir/otad.conf" 0644
+# The update locks' directory, made at each boot (applications in the group blueota-lock write it).
+directory "$root/etc/tmpfiles.d" 0755
+put "$here/blueota-locks.conf" "$root/etc/tmpfiles.d/blueota-locks.conf" 0644
 # bluetoothd started again when it dies (Debian's unit does not): bluetooth-restart.conf says why.
 directory "$unitdir/bluetooth.service.d" 0755
 put "$here/bluetooth-restart.conf" "$unitdir/bluetooth.service.d/blueota-restart.conf" 0644
@@ -423,6 +426,12 @@ if ldd "$bindir/otad" 2>/dev/null | grep -q "not found"; then
   ldd "$bindir/otad" | grep "not found" >&2
   warn "build with --static-swift-stdlib (the Swift runtime is then inside the binary)"
 fi
+
+# The group whose members may hold update locks, and the directory now rather than at the next boot.
+getent group blueota-lock >/dev/null || groupadd --system blueota-lock ||
+  warn "could not create the group blueota-lock: applications cannot hold update locks (docs/OTAD.md)"
+systemd-tmpfiles --create /etc/tmpfiles.d/blueota-locks.conf 2>/dev/null ||
+  warn "systemd-tmpfiles could not create /run/blueota/locks now: it will at the next boot"
 
 # dbus-daemon notices new policy files itself; a reload makes sure. Without a running systemd
 # (a chroot building an image) enabling still works; reloading is for the next boot.

@@ -151,6 +151,9 @@ expect_tree() { # the files every successful run leaves
   check "otactl-gateway.service installed 0644, the shipped one" \
     same "$here/otactl-gateway.service" "$dest/etc/systemd/system/otactl-gateway.service"
   check "D-Bus policy installed 0644" has_mode "$dest/etc/dbus-1/system.d/otad.conf" 644 f
+  check "the update locks' tmpfiles.d entry installed 0644, as shipped" has_mode "$dest/etc/tmpfiles.d/blueota-locks.conf" 644 f
+  check "the update locks' directory: sticky, for the group blueota-lock" \
+    contains "$dest/etc/tmpfiles.d/blueota-locks.conf" "d /run/blueota/locks 1770 root blueota-lock -"
   check "bluetooth.service's drop-in installed 0644, the shipped one" \
     same "$here/bluetooth-restart.conf" "$dest/etc/systemd/system/bluetooth.service.d/blueota-restart.conf"
   check "the drop-in restarts bluetoothd when it fails, in [Service]" python3 - \
