@@ -37,6 +37,9 @@ final class Gateway {
   let logger: Logger
   /// Reads a device's Info and identity (a short connection).
   let probe: (_ device: String, _ fallback: Bool) -> Result<TargetFacts, GatewayProbe.Failure>
+  /// Reads several devices' Info and identity at once, each answer in the order asked.
+  let probeSeveral:
+    (_ devices: [(device: String, fallback: Bool)]) -> [Result<TargetFacts, GatewayProbe.Failure>]
   /// Pushes images to devices at once; calls back per device as each ends.
   let push: GatewayPush
 
@@ -59,6 +62,8 @@ final class Gateway {
   init(
     settings: Settings, ddi: DDIClient, cache: ArtifactCache, journal: GatewayJournal, logger: Logger,
     probe: @escaping (_ device: String, _ fallback: Bool) -> Result<TargetFacts, GatewayProbe.Failure>,
+    probeSeveral: (([(device: String, fallback: Bool)]) -> [Result<TargetFacts, GatewayProbe.Failure>])? =
+      nil,
     push: GatewayPush
   ) {
     self.settings = settings
@@ -67,6 +72,7 @@ final class Gateway {
     self.journal = journal
     self.logger = logger
     self.probe = probe
+    self.probeSeveral = probeSeveral ?? { $0.map { probe($0.device, $0.fallback) } }
     self.push = push
     feedback = GatewayFeedback(client: ddi, logger: logger)
   }
@@ -78,20 +84,22 @@ final class Gateway {
     var jobs: [Job] = []
     var sleeps: [Duration] = []
     var registering = false
-    for (device, facts) in targets {
+    // The servers' requests of every target at once; what they say is taken in the targets' order.
+    let registrations = GatewayRegistration.run(
+      targets.map { ($0.1, reported[$0.1.controllerId] != $0.1.attributes) }, ddi: ddi)
+    for ((device, facts), registration) in zip(targets, registrations) {
       let id = facts.controllerId
-      var base: DDIControllerBase
-      do {
-        base = try ddi.poll(id)
-      } catch {
+      let base: DDIControllerBase
+      switch registration.poll {
+      case .success(let polled): base = polled
+      case .failure(let error):
         logger.error("\(id) (\(device)): poll failed: \(error)")
         continue
       }
-      if base.configData != nil || reported[id] != facts.attributes {
-        report(facts)
-        // The server asked for the attributes to take the target on: what it wants of the target
-        // now is worth asking at once, rather than after the short sleep it gave for that.
-        if base.configData != nil, let again = try? ddi.poll(id) { base = again }
+      switch registration.attributes {
+      case .success?: reported[id] = facts.attributes
+      case .failure(let error)?: logger.warning("\(id): attributes not delivered: \(error)")
+      case nil: break
       }
       // A server that still asks for attributes is still taking the target on: not idle yet.
       registering = registering || base.configData != nil
@@ -102,12 +110,14 @@ final class Gateway {
         continue
       }
       guard let link = base.deploymentBase else { continue }
-      do {
-        guard let deployment = try ddi.deployment(link, for: id) else { continue }
+      switch registration.deployment {
+      case .success(let deployment?)?:
         jobs.append(
           Job(device: device, facts: facts, link: link, actionId: deployment.id, deployment: deployment))
-      } catch {
+      case .failure(let error)?:
         logger.error("\(id): the deployment could not be read: \(error)")
+      case .success(nil)?, nil:
+        continue
       }
     }
     run(jobs)
@@ -120,13 +130,20 @@ final class Gateway {
   /// is left out, with the reason.
   private func probeDevices() -> [(String, TargetFacts)] {
     probesPending = false
+    // The devices to ask, asked together.
+    let asked = devices.filter { device in
+      facts[device] == nil || probedAt[device].map { clock.now - $0 > settings.probeInterval } ?? true
+    }
+    let answers = Dictionary(
+      zip(asked, probeSeveral(asked.map { ($0, failedProbes[$0, default: 0] >= 2) })),
+      uniquingKeysWith: { first, _ in first })
     var byId: [String: String] = [:]
     var out: [(String, TargetFacts)] = []
     for device in devices {
       let stale = probedAt[device].map { clock.now - $0 > settings.probeInterval } ?? true
       if facts[device] == nil || stale {
         let before = facts[device]
-        switch probe(device, failedProbes[device, default: 0] >= 2) {
+        switch answers[device] ?? probe(device, failedProbes[device, default: 0] >= 2) {
         case .success(let found):
           facts[device] = found
           probedAt[device] = clock.now
@@ -155,15 +172,6 @@ final class Gateway {
       out.append((device, known))
     }
     return out
-  }
-
-  private func report(_ facts: TargetFacts) {
-    do {
-      try ddi.configData(facts.attributes, for: facts.controllerId)
-      reported[facts.controllerId] = facts.attributes
-    } catch {
-      logger.warning("\(facts.controllerId): attributes not delivered: \(error)")
-    }
   }
 
   /// Just before a device's push begins (it may have waited its turn behind others): whether the
