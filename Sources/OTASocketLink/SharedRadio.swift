@@ -17,11 +17,11 @@
 /// start): a link with data to send has the slot above, one that only asks and answers a slot of
 /// one exchange of the longest packets, and one that waits (for a commit, the device's check, its
 /// restart's verdict) a slot of its empty exchange, each with T_IFS after it; the links that send
-/// share the rest of the interval, and the interval holds all the slots. A link's need is told at
-/// each event's start, from what its central has queued; that event runs in the smaller of its
-/// old and new slots (what does not fit waits for the next event), and the slots' grid moves with
-/// the link's new slot, which begins at that event's start when the need shrank and where the old
-/// slot ended when it grew.
+/// share the rest of the interval, and the interval holds all the slots. A link joins as one that
+/// sends; from its second event on, its need is told at each event's start, from what its
+/// central has queued; that event runs in the smaller of its old and new slots (what does not fit
+/// waits for the next event), and the slots' grid moves with the link's new slot, which begins at
+/// that event's start when the need shrank and where the old slot ended when it grew.
 ///
 /// Link k (in the order they connected, the first 0) has its events at the radio's origin (when
 /// the first of the links now connected joined) + the slots of the links before it + whole

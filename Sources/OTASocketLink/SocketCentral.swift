@@ -68,6 +68,9 @@ public final class SocketCentral: CentralLink {
   /// last event (or when it joined).
   private var radioGeneration = -1
   private var lastEventEnd: Duration = .zero
+  /// Whether this link has had an event since it joined the radio: the first keeps the slot the
+  /// plan gave the new link (one that sends), the need is told from the second on.
+  private var eventOnRadio = false
   private var dataBytesSent = 0
   private var forcedDisconnectDone = false
   /// The channel's credit flow, once it is open on this connection.
@@ -232,6 +235,7 @@ public final class SocketCentral: CentralLink {
         nextEvent = radio.join(ObjectIdentifier(self), air: air, at: nextEvent)
         radioGeneration = radio.generation
         lastEventEnd = nextEvent
+        eventOnRadio = false
         onRadio = true
       }
       events.append(.connected(mtu: ATTMTU(clamping: self.mtu)))
@@ -348,7 +352,8 @@ public final class SocketCentral: CentralLink {
   private func tellRadio(_ radio: SharedRadio, _ id: ObjectIdentifier, at start: Duration) -> AirTime {
     let before = radio.air(of: id) ?? air
     let now = need
-    guard let planned = radio.need(of: id), now != planned else { return before }
+    defer { eventOnRadio = true }
+    guard eventOnRadio, let planned = radio.need(of: id), now != planned else { return before }
     let old = before.slotMicroseconds ?? before.intervalMicroseconds
     radio.setNeed(
       now, of: id, slotAt: now > planned ? start + .nanoseconds(Int64((old * 1000).rounded(.up))) : start)
