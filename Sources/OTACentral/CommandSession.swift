@@ -57,66 +57,32 @@ public enum CommandSession {
   /// The conversation: Info, then the identity when asked (`identify`), then the request if any.
   private static func converse(
     link: any CentralLink, request choose: (InfoRecord) -> Request?, identify: Bool, timeout: Duration
-  ) -> Result<(info: InfoRecord, answer: Response?, identity: DeviceIdentity?), Failure> {
+  ) -> Conversation.Ending {
     let clock = ContinuousClock()
     let started = clock.now
     var now: Duration { clock.now - started }
     link.connect(now: now)
-    var info: InfoRecord?
-    var identity: DeviceIdentity?
-    var request: Request?
     defer { link.disconnect() }
-    while now < timeout {
+    return withoutActuallyEscaping(choose) { choose in
+      var conversation = Conversation(link: link, choose: choose, identify: identify)
+      return talk(&conversation, link: link, timeout: timeout, now: { now })
+    }
+  }
+
+  /// Runs one conversation's link until the conversation ends or `timeout`.
+  private static func talk(
+    _ conversation: inout Conversation, link: any CentralLink, timeout: Duration, now: () -> Duration
+  ) -> Conversation.Ending {
+    while now() < timeout {
       let deadline = link.nextDeadline ?? timeout
       let readable: Set<Int32>
       do {
-        readable = try Poller.wait(for: link.descriptors, timeout: max(.zero, min(deadline, timeout) - now))
+        readable = try Poller.wait(for: link.descriptors, timeout: max(.zero, min(deadline, timeout) - now()))
       } catch {
         return .failure(.disconnected(error.description))
       }
-      for event in link.service(readable: readable, now: now) {
-        switch event {
-        case .connected:
-          link.readInfo()
-        case .connectFailed(let reason):
-          return .failure(.unreachable(reason))
-        case .deviceBusy:
-          return .failure(.busy)
-        case .disconnected(let reason):
-          if let info, request != nil { return .failure(.droppedAfterRequest(info, reason: reason)) }
-          return .failure(.disconnected(reason))
-        case .info(let bytes):
-          let read: InfoRecord
-          do {
-            read = try InfoRecord(bytes: bytes)
-          } catch {
-            return .failure(.unreadableInfo("\(error)"))
-          }
-          info = read
-          if identify {
-            link.readIdentity()
-            continue
-          }
-          request = choose(read)
-          guard let request else { return .success((read, nil, nil)) }
-          link.writeControl(request.encoded)
-        case .identity(let read):
-          guard let info, identify else { break }
-          identity = read
-          request = choose(info)
-          guard let request else { return .success((info, nil, read)) }
-          link.writeControl(request.encoded)
-        case .blockHashes:
-          break  // never asked for here
-        case .notification(let bytes):
-          if let info, let request, let answer = try? Response(bytes: bytes),
-            answer.requestOpcode == request.opcode.rawValue
-          {
-            return .success((info, answer, identity))
-          }
-        case .writable, .controlWriteFailed, .dataChannelOpened:
-          break
-        }
+      for event in link.service(readable: readable, now: now()) {
+        if let ending = conversation.handle(event) { return ending }
       }
     }
     return .failure(.timedOut)

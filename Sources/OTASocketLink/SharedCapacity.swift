@@ -50,10 +50,15 @@ extension AirTime {
 
   /// The air of one of `links` links on a radio running them at `interval`.
   func sharing(links: Int, interval: Duration) -> AirTime {
+    sharing(links: links, interval: interval, slot: Self.microseconds(interval) / Double(links))
+  }
+
+  /// The air of one of `links` links on a radio running them at `interval`, its slot `slot` µs.
+  func sharing(links: Int, interval: Duration, slot: Double) -> AirTime {
     guard links > 1 else { return self }
     var shared = conditions
     shared.connectionInterval = interval
-    return AirTime(shared, slotMicroseconds: Self.microseconds(interval) / Double(links))
+    return AirTime(shared, slotMicroseconds: slot)
   }
 
   /// The radio time one of this link's events takes at its packet limit, µs, with full packets

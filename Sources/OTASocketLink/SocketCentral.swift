@@ -64,6 +64,13 @@ public final class SocketCentral: CentralLink {
   /// `readIdentity`'s reads are under way.
   private var identityRead: (identity: DeviceIdentity, left: Set<Characteristic>)?
   private var nextEvent: Duration = .zero
+  /// On a shared radio: the plan's generation this link's next event was set in, the end of its
+  /// last event (or when it joined).
+  private var radioGeneration = -1
+  private var lastEventEnd: Duration = .zero
+  /// Whether this link has had an event since it joined the radio: the first keeps the slot the
+  /// plan gave the new link (one that sends), the need is told from the second on.
+  private var eventOnRadio = false
   private var dataBytesSent = 0
   private var forcedDisconnectDone = false
   /// The channel's credit flow, once it is open on this connection.
@@ -90,7 +97,9 @@ public final class SocketCentral: CentralLink {
   public var nextDeadline: Duration? {
     if !pendingEvents.isEmpty { return .zero }
     if let helloSentAt { return helloSentAt + Self.helloPatience }
-    return connected ? nextEvent : nil
+    guard connected else { return nil }
+    followPlan()
+    return nextEvent
   }
 
   public func connect(now: Duration) {
@@ -224,6 +233,9 @@ public final class SocketCentral: CentralLink {
       if let radio, !onRadio {
         // The first event was due when the central connected; on a shared radio, its slot's.
         nextEvent = radio.join(ObjectIdentifier(self), air: air, at: nextEvent)
+        radioGeneration = radio.generation
+        lastEventEnd = nextEvent
+        eventOnRadio = false
         onRadio = true
       }
       events.append(.connected(mtu: ATTMTU(clamping: self.mtu)))
@@ -314,14 +326,51 @@ public final class SocketCentral: CentralLink {
 
   // MARK: Connection events
 
+  /// On a shared radio whose plan changed since this link's next event was set: that event moves
+  /// to the link's new slot, after its own last event and the last event on the radio.
+  private func followPlan() {
+    guard let radio, onRadio, radio.generation != radioGeneration else { return }
+    radioGeneration = radio.generation
+    let id = ObjectIdentifier(self)
+    nextEvent = radio.slotStart(of: id, atOrAfter: max(lastEventEnd, radio.freeAt)) ?? nextEvent
+  }
+
+  /// What this link needs of the shared radio, from its queues at an event's start.
+  private var need: RadioNeed {
+    let data: Bool =
+      switch uplink.head {
+      case .data?, .kFrame?: true
+      default: !dataQueue.isEmpty || channelSDU != nil
+      }
+    if data { return .sending }
+    let talk = !requests.isEmpty || !uplink.isEmpty || !downlink.isEmpty || (channel?.returnable ?? 0) > 0
+    return talk ? .talking : .waiting
+  }
+
+  /// Tells the radio this link's need at the start of an event at `start`; returns the air the
+  /// event runs in: the smaller of its slot before the change and after it.
+  private func tellRadio(_ radio: SharedRadio, _ id: ObjectIdentifier, at start: Duration) -> AirTime {
+    let before = radio.air(of: id) ?? air
+    let now = need
+    defer { eventOnRadio = true }
+    guard eventOnRadio, let planned = radio.need(of: id), now != planned else { return before }
+    let old = before.slotMicroseconds ?? before.intervalMicroseconds
+    radio.setNeed(
+      now, of: id, slotAt: now > planned ? start + .nanoseconds(Int64((old * 1000).rounded(.up))) : start)
+    return now > planned ? before : radio.air(of: id) ?? before
+  }
+
   private func connectionEvent(now: Duration, _ events: inout [CentralEvent]) {
     let id = ObjectIdentifier(self)
+    followPlan()
+    if nextEvent > now { return }
     if let slot = radio?.slotStart(of: id, atOrAfter: nextEvent), slot != nextEvent {
       // Set before the radio's plan changed: this link's events are in its slot now.
       nextEvent = slot
       return
     }
     connectionEvents += 1
+    let start = nextEvent
     let scheduled = radio?.nextEvent(of: id, after: nextEvent) ?? nextEvent + conditions.connectionInterval
     nextEvent = max(scheduled, now)
     if random.chance(conditions.disconnects) {
@@ -329,8 +378,14 @@ public final class SocketCentral: CentralLink {
       return
     }
     let creditBefore = credit
-    var event = ConnectionEvent(link: radio?.air(of: id) ?? air)
-    defer { radio?.record(airMicroseconds: event.used) }
+    var event = ConnectionEvent(link: radio.map { tellRadio($0, id, at: start) } ?? air)
+    defer {
+      if let radio, onRadio {
+        radio.record(airMicroseconds: event.used, at: start)
+        lastEventEnd = start + .nanoseconds(Int64((event.used * 1000).rounded(.up)))
+        followPlan()
+      }
+    }
     channel?.newEvent()
     while connected {
       if uplink.isEmpty { startNextUplink() }

@@ -41,6 +41,9 @@ final class Gateway {
   let logger: Logger
   /// Reads a device's Info and identity (a short connection).
   let probe: (_ device: String, _ fallback: Bool) -> Result<GatewayProbe.Found, GatewayProbe.Failure>
+  /// Reads several devices' Info and identity at once, each answer in the order asked.
+  let probeSeveral:
+    (_ devices: [(device: String, fallback: Bool)]) -> [Result<GatewayProbe.Found, GatewayProbe.Failure>]
   /// Each serial's Bluetooth identity, and the serials in alarm; saved in `bindingStore` whenever
   /// they change, before any device is served.
   private var bindings: TargetBindings
@@ -72,6 +75,10 @@ final class Gateway {
     settings: Settings, ddi: DDIClient, cache: ArtifactCache, journal: GatewayJournal,
     bindings: TargetBindings, bindingStore: BindingStore, logger: Logger,
     probe: @escaping (_ device: String, _ fallback: Bool) -> Result<GatewayProbe.Found, GatewayProbe.Failure>,
+    probeSeveral: (
+      ([(device: String, fallback: Bool)]) -> [Result<GatewayProbe.Found, GatewayProbe.Failure>]
+    )? =
+      nil,
     push: GatewayPush
   ) {
     self.bindings = bindings
@@ -82,6 +89,7 @@ final class Gateway {
     self.journal = journal
     self.logger = logger
     self.probe = probe
+    self.probeSeveral = probeSeveral ?? { $0.map { probe($0.device, $0.fallback) } }
     self.push = push
     feedback = GatewayFeedback(client: ddi, logger: logger)
   }
@@ -94,20 +102,25 @@ final class Gateway {
     var jobs: [Job] = []
     var sleeps: [Duration] = []
     var registering = false
-    for (device, identity, facts) in targets {
+    // The servers' requests of every target at once; what they say is taken in the targets' order.
+    let registrations = GatewayRegistration.run(
+      targets.map { target in
+        let told = attributes(target.facts, target.identity)
+        return (target.facts.controllerId, told, reported[target.facts.controllerId] != told)
+      }, ddi: ddi)
+    for ((device, identity, facts), registration) in zip(targets, registrations) {
       let id = facts.controllerId
-      var base: DDIControllerBase
-      do {
-        base = try ddi.poll(id)
-      } catch {
+      let base: DDIControllerBase
+      switch registration.poll {
+      case .success(let polled): base = polled
+      case .failure(let error):
         logger.error("\(id) (\(device)): poll failed: \(error)")
         continue
       }
-      if base.configData != nil || reported[id] != attributes(facts, identity) {
-        report(facts, identity)
-        // The server asked for the attributes to take the target on: what it wants of the target
-        // now is worth asking at once, rather than after the short sleep it gave for that.
-        if base.configData != nil, let again = try? ddi.poll(id) { base = again }
+      switch registration.attributes {
+      case .success?: reported[id] = attributes(facts, identity)
+      case .failure(let error)?: logger.warning("\(id): attributes not delivered: \(error)")
+      case nil: break
       }
       // A server that still asks for attributes is still taking the target on: not idle yet.
       registering = registering || base.configData != nil
@@ -118,14 +131,16 @@ final class Gateway {
         continue
       }
       guard let link = base.deploymentBase else { continue }
-      do {
-        guard let deployment = try ddi.deployment(link, for: id) else { continue }
+      switch registration.deployment {
+      case .success(let deployment?)?:
         jobs.append(
           Job(
             device: device, facts: facts, link: link, actionId: deployment.id, deployment: deployment,
             identity: identity))
-      } catch {
+      case .failure(let error)?:
         logger.error("\(id): the deployment could not be read: \(error)")
+      case .success(nil)?, nil:
+        continue
       }
     }
     run(jobs)
@@ -140,12 +155,19 @@ final class Gateway {
     targets: [(device: String, identity: String, facts: TargetFacts)], alarms: [TargetBindings.Alarm]
   ) {
     probesPending = false
+    // The devices to ask, asked together.
+    let asked = devices.filter { device in
+      facts[device] == nil || probedAt[device].map { clock.now - $0 > settings.probeInterval } ?? true
+    }
+    let answers = Dictionary(
+      zip(asked, probeSeveral(asked.map { ($0, failedProbes[$0, default: 0] >= 2) })),
+      uniquingKeysWith: { first, _ in first })
     var sightings: [TargetBindings.Sighting] = []
     for device in devices {
       let stale = probedAt[device].map { clock.now - $0 > settings.probeInterval } ?? true
       if facts[device] == nil || stale {
         let before = facts[device]
-        switch probe(device, failedProbes[device, default: 0] >= 2) {
+        switch answers[device] ?? probe(device, failedProbes[device, default: 0] >= 2) {
         case .success(let found):
           facts[device] = found.facts
           identities[device] = found.identity

@@ -214,7 +214,8 @@ struct GatewayCommand: ParsableCommand {
         sleepBounds: .seconds(1)...(.milliseconds(Int64(maxPoll * 1000)))),
       ddi: ddi, cache: cache, journal: journal, bindings: bindings, bindingStore: bindingStore,
       logger: logger,
-      probe: { GatewayProbe.facts(of: $0, options: linkOptions, fallback: $1) }, push: push)
+      probe: { GatewayProbe.facts(of: $0, options: linkOptions, fallback: $1) },
+      probeSeveral: { GatewayProbe.facts(of: $0, options: linkOptions, parallel: parallel) }, push: push)
     logger.info("serving devices for \(server) (tenant \(tenant)), state in \(state)")
     var cycles = 0
     while true {

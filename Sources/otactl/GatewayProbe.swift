@@ -2,6 +2,7 @@ import OTABlueZ
 import OTACentral
 import OTAGateway
 import OTALink
+import OTAWire
 
 /// A short conversation with one device: its Info and its identity, as the gateway's facts, and
 /// the Bluetooth identity it answered from (what `TargetBindings` binds its serial to).
@@ -28,7 +29,15 @@ enum GatewayProbe {
     } catch {
       return .failure(Failure("\(error)"))
     }
-    switch CommandSession.identify(link: link) {
+    return facts(from: CommandSession.identify(link: link), of: device, link: link, fallback: fallback)
+  }
+
+  /// The facts a device's answers make (`CommandSession.identify`'s).
+  static func facts(
+    from answer: Result<(info: InfoRecord, identity: DeviceIdentity), CommandSession.Failure>,
+    of device: String, link: any CentralLink, fallback: Bool
+  ) -> Result<Found, Failure> {
+    switch answer {
     case .success(let (info, identity)):
       // A device from before the identity characteristics: its address (or socket name) names it,
       // stable as long as it keeps that address; its hardware is unstated ("default").

@@ -286,6 +286,44 @@ import Testing
     #expect(abs(radio.airMicroseconds - rig.events.map(\.air).reduce(0, +)) < 1e-6)
   }
 
+  /// A link with nothing to send holds the radio only for its empty exchange: the link that sends
+  /// runs at its packet limit as if alone (6 writes every 15 ms), where two sending links take
+  /// turns at 17.5 ms; the slots still add up to at most the interval, and once the quiet link has
+  /// data again the plan is the two sending links' again.
+  @Test func aLinkThatWaitsLeavesTheAirToTheLinkThatSends() throws {
+    let radio = SharedRadio()
+    let rig = try Rig(links: 2, spec: "queue=1000", radio: radio)
+    try rig.connect(0, writes: 1000)
+    try rig.connect(1, writes: 0)
+    try rig.run(until: .milliseconds(100))
+    let ids = rig.centrals.map { ObjectIdentifier($0) }
+    #expect(radio.need(of: ids[0]) == .sending && radio.need(of: ids[1]) == .waiting)
+    let plan = try #require(radio.plan)
+    #expect(plan.interval == .milliseconds(15), "8352 + 388 µs fit in the link's own 15 ms")
+    let idle = AirTime(rig.conditions).exchangeMicroseconds(central: 0, peripheral: 0)
+    #expect(abs(plan.slotMicroseconds - (15_000 - idle - AirTime.interFrameSpace)) < 1e-6)
+    let from = rig.clock
+    try rig.run(until: from + .milliseconds(150))
+    let sending = rig.events.filter { $0.time >= from && $0.link == 0 }
+    #expect(sending.count == 10 && sending.allSatisfy { $0.writes == 6 }, "\(sending.map(\.writes))")
+    #expect(Self.spacing(rig.events, link: 0, after: from) == [.milliseconds(15)])
+    #expect(
+      Self.airPerInterval(rig.events.filter { $0.time >= from }, .milliseconds(15)).allSatisfy {
+        $0 <= 15_000
+      })
+
+    // Data for the quiet link: from its next event on both send, at the two links' 17.5 ms.
+    for _ in 0..<400 { rig.centrals[1].writeData(Array(repeating: 0xA5, count: 244)) }
+    try rig.run(until: rig.clock + .milliseconds(100))
+    #expect(radio.need(of: ids[1]) == .sending)
+    #expect(radio.plan?.interval == .microseconds(17_500))
+    let both = rig.clock
+    try rig.run(until: both + .microseconds(17_500 * 10))
+    #expect(Self.spacing(rig.events, link: 0, after: both) == [.microseconds(17_500)])
+    #expect(Self.spacing(rig.events, link: 1, after: both) == [.microseconds(17_500)])
+    #expect(rig.events.filter { $0.time >= both }.allSatisfy { $0.writes == 6 })
+  }
+
   /// The gaps between a link's events after `time`, each once.
   static func spacing(_ events: [Rig.Event], link: Int, after time: Duration) -> Set<Duration> {
     let times = events.filter { $0.link == link && $0.time >= time }.map(\.time)
@@ -357,15 +395,15 @@ import Testing
       self.radio = radio
     }
 
-    /// Connects a link now and queues 400 writes of `length` bytes on it.
-    func connect(_ link: Int, length: Int = 244) throws {
+    /// Connects a link now and queues `writes` writes of `length` bytes on it.
+    func connect(_ link: Int, length: Int = 244, writes: Int = 400) throws {
       let central = centrals[link]
       central.connect(now: clock)
       _ = try deviceWrites(link)
       let ready = try Poller.wait(for: central.descriptors, timeout: .milliseconds(50))
       let events = central.service(readable: ready, now: clock)
       #expect(events.contains(.connected(mtu: ATTMTU(clamping: conditions.mtu))), "\(events)")
-      for _ in 0..<400 { central.writeData(Array(repeating: 0xA5, count: length)) }
+      for _ in 0..<writes { central.writeData(Array(repeating: 0xA5, count: length)) }
     }
 
     /// Runs every link's connection events due before `end`, in time order.
