@@ -97,10 +97,10 @@ mkdir -p "$locks"
 hold_from=$(($(wc -l <"$results/otad.log") + 1))
 hold_log() { tail -n +"$hold_from" "$results/otad.log"; }
 in_log() { hold_log | grep -q -- "$1"; }
-# wait_log TEXT SECONDS: true once otad's log (this step's part) has TEXT.
 # Microseconds, read without a process (bash's clock), for deadlines and the times told.
 clock() { echo "${EPOCHREALTIME/./}"; }
 seconds_since() { awk -v a="$1" -v b="$(clock)" 'BEGIN { printf "%.1f", (b - a) / 1e6 }'; }
+# wait_log TEXT SECONDS: true once otad's log (this step's part) has TEXT, within SECONDS.
 wait_log() {
   local deadline=$(($(clock) + $2 * 1000000))
   until in_log "$1"; do
