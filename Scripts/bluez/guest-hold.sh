@@ -249,7 +249,7 @@ hold_equal "otad status: the lock print-job holds (printing job 17)" "[('holding
   "$(hold_status '[(l["state"], l["reason"]) for l in s["activation"]["locks"]]')"
 hold_equal "otad status: 6.0.0's activation kept, held by an update lock" "('6.0.0+0', 'an update lock')" \
   "$(kept_activation)"
-"$bin/otad" status "${hold_storage[@]}" --lock-dir "$locks" | grep -E "^activation|^  (lock|kept)" | sed 's/^ */  otad status: /'
+"$bin/otad" status "${hold_storage[@]}" --lock-dir "$locks" | grep -E "^activation|^  (lock |kept activation)" | sed 's/^ */  otad status: /'
 hold_equal "the device still runs its factory image in slot A, nothing armed" "('A', False, None)" \
   "$(hold_status 's["running"], s["onTrial"], s.get("trial")')"
 hold_verdict a
