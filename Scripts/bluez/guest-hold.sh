@@ -221,14 +221,15 @@ printed() { tr '\r' '\n' <"$1" | grep -v -e "%" -e "^ *$" -e "━" | sed 's/^ */
 smpmgr_said() {
   tr '\r' '\n' <"$1" | grep -E "Marking|ErrorV|rc=|Upgrade complete" | sed 's/^[^A-Za-z]*//' | tr '\n' ' '
 }
-# smp_slot0 FILE: slot 0's version, whether active and confirmed, as smpmgr's image state-read printed
-# them (rich prints each image over several lines).
-smp_slot0() {
+# smp_images FILE: each image as smpmgr's image state-read printed it (rich spreads one over several
+# lines), one line each: "slot N VERSION", then the flags that are true of pending, confirmed, active.
+smp_images() {
   /usr/bin/python3 -c 'import re, sys
 text = re.sub(r"\s+", " ", open(sys.argv[1]).read())
-found = re.search(r"slot=0,? version=.([^\x27]*).*?confirmed=(True|False).*?active=(True|False)", text)
-print(found.group(1), "active" if found.group(3) == "True" else "not active",
-      "confirmed" if found.group(2) == "True" else "not confirmed") if found else print("none")' "$1"
+for image in re.findall(r"ImageState\((.*?)\)(?= ImageState|$| splitStatus)", text):
+    fields = dict(re.findall(r"(\w+)=\x27?([\w.]+)", image))
+    print("slot", fields.get("slot"), fields.get("version"),
+          *[flag for flag in ("pending", "confirmed", "active") if fields.get(flag) == "True"])' "$1"
 }
 
 start_hold_otad
@@ -253,12 +254,16 @@ hold_equal "otad status: 6.0.0's activation kept, held by an update lock" "('6.0
 hold_equal "the device still runs its factory image in slot A, nothing armed" "('A', False, None)" \
   "$(hold_status 's["running"], s["onTrial"], s.get("trial")')"
 hold_verdict a
+# What smpmgr's image list shows while the activation waits: the uploaded image in slot 1, neither
+# pending nor active. (A read does not prolong SMP's session hold: reads change nothing.)
 smp_free=$((smpmgr_ended + 30000000))
+smpmgr_run state-read image state-read
+echo "16a smpmgr image state-read printed: $(smp_images "$results/smpmgr-state-read.txt" | tr '\n' ';')"
+hold_equal "smpmgr's image list while held: 6.0.0 in slot 1, neither pending nor active" \
+  "slot 1 6.0.0" "$(smp_images "$results/smpmgr-state-read.txt" | grep " 6\.0\.0")"
+hold_verdict a
 release_lock print-job
 carried_out 6.0.0 "$smp_free"
-smpmgr_run state-read image state-read
-hold_equal "smpmgr's image list: slot 0 holds 6.0.0, active and confirmed" "6.0.0 active confirmed" \
-  "$(smp_slot0 "$results/smpmgr-state-read.txt")"
 hold_equal "otad status: 6.0.0 runs confirmed in slot B" "('B', 'B', False)" \
   "$(hold_status 's["running"], s["confirmed"], s["onTrial"]')"
 hold_equal "otad status: no kept activation left" None "$(hold_status 's["activation"].get("kept")')"
