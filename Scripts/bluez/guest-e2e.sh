@@ -54,6 +54,11 @@
 #  15. otad's log in the journal: systemd-journald run by hand in the VM, otad on hci0 with its
 #      standard error on the journal's stream: its warning at priority 4, its news at 6, so
 #      `journalctl -p warning` shows the one and not the other (journal.txt in the results)
+#  16. the device has a say (Scripts/bluez/guest-hold.sh, sourced here), the EATT-off run only: an
+#      update lock (`otad inhibit`) holds the activation that smpmgr's test (rc 10), nrf-ota's
+#      ACTIVATE AND RESET and nrfutil's last EXECUTE ask for; the device keeps each and carries it
+#      out on its own once the lock is released; the owner's declined consent answers smpmgr's test
+#      rc 11 and drops the image
 # BLUEOTA_E2E_SCOPE=bearer (test-bluez.sh's EATT-off run, `run.sh --env BLUEOTA_E2E_SCOPE=bearer`) runs
 # only the steps whose outcome can depend on the ATT bearer (EATT's several bearers or one): 1, 2, 3,
 # 3b, 4, 4b, 4c, 5, 8 (its GATT half) and 11. It skips 2b, 5a, 5b, 6, 7, 8's channel half, 9, 9b, 10, 12 and 15,
@@ -64,7 +69,8 @@
 # EATT-on run (the default scope, all) does them.
 # Needs BLUEOTA_BIN (where otad and otactl were built), BLUEOTA_SMPCLIENT_PYTHON (Scripts/setup.sh's
 # smpclient venv) and BLUEOTA_SMP_IMAGE (the signed image); the EATT-off run BLUEOTA_NORDIC_PYTHON and
-# BLUEOTA_NRFUTIL_PYTHON (the Nordic venvs). Writes figures.json to GUEST_RESULTS.
+# BLUEOTA_NRFUTIL_PYTHON (the Nordic venvs) and BLUEOTA_SMPMGR (smpmgr in its venv). Writes
+# figures.json to GUEST_RESULTS.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
@@ -1117,6 +1123,12 @@ for line in sys.stdin:
   grep -q "image check" <<<"$warnings" || fail "journalctl -p warning lacks otad's image-check warning"
   ! grep -q "RegisterAdvertisement" <<<"$warnings" || fail "journalctl -p warning shows otad's info lines: no priorities"
   echo "journal: $(wc -l <<<"$warnings") line(s) at warning or worse, $(wc -l <<<"$news") at info or worse"
+fi
+if grep -q "Channels = 1" "$results/main.conf" 2>/dev/null; then
+  # shellcheck source=Scripts/bluez/guest-hold.sh
+  source "$here/guest-hold.sh"
+else
+  step "16. skipped in the EATT-on run: Nordic's DFU packets carry no offsets, and smpmgr's requests go in pieces EATT reorders; the EATT-off run does it"
 fi
 kill "$otad" 2>/dev/null || true
 wait "$otad" || true
