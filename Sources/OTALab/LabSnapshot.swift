@@ -128,6 +128,9 @@ public struct LabSnapshot: Codable, Equatable, Sendable {
   /// Set while a reset makes the device again (under U-Boot a new board and its first boot: seconds).
   public var resetting: String?
   public var bootVariables: BootVariables?
+  /// The device's say over activations: locks, the kept activation and what holds it, the owner's
+  /// answer (nil while otad's status is unread).
+  public var say: DeviceSay?
 
   public static let eventLimit = 40
 
@@ -139,6 +142,7 @@ public struct LabSnapshot: Codable, Equatable, Sendable {
   ) {
     self.encryption = encryption
     cycle = status.map(UpdateCycle.init)
+    say = status?.activation.map(DeviceSay.init)
     self.at = at
     self.otadRunning = otadRunning
     self.powerCuts = powerCuts
