@@ -37,8 +37,8 @@ public enum LabPage {
     .cycle .lit.good rect{fill:#2b7a3d} .cycle .lit.good text{fill:#fff} .cycle .lit.bad rect{fill:#b3261e} .cycle .lit.bad text{fill:#fff}
     .cycle path{stroke:#8a93a6;stroke-width:2;fill:none;marker-end:url(#arrow)}
     .phases{display:flex;gap:4px;margin-top:8px} .phases div{flex:1;border-radius:4px;padding:4px;background:#eef0f3;font-size:12px;text-align:center}
-    .phases .now{background:#2456a6;color:#fff} .phases .past{background:#cfe3d3} .phases .fail{background:#b3261e;color:#fff}
-    #exercises{max-height:none;font:13px/1.35 system-ui,sans-serif;padding-left:2ch} #exercises li{margin:4px 0;padding:3px 6px;border-radius:4px}
+    .phases .now{background:#2456a6;color:#fff} .phases .past{background:#cfe3d3} .phases .fail{background:#b3261e;color:#fff} .phases .held{background:#f0c420}
+    #exercises{max-height:none;font:13px/1.35 system-ui,sans-serif;padding-left:3.2ch} #exercises li{margin:4px 0;padding:3px 6px;border-radius:4px}
     #exercises li[data-state=locked]{color:#7a8599} #exercises li[data-state=done]{color:#2b7a3d}
     #exercises li.current{background:#fff6d6;outline:2px solid #f0c420}
     #exercises small{display:block;color:#5b6475}
@@ -241,8 +241,10 @@ public enum LabPage {
       order.forEach(k => {
         const e = $('phase-' + k), seen = names.includes(k);
         const failed = p && p.result && !p.result.ok && names[names.length - 1] === k;
-        e.className = failed ? 'fail' : k === now ? 'now' : seen ? 'past' : '';
-        let text = {prepare:'PREPARE',transfer:'transfer',validate:'VALIDATE',activate:'ACTIVATE',restart:'restart, verify'}[k];
+        // A held ACTIVATE did not fail: the device keeps it (the device's say).
+        const held = failed && k === 'activate' && s.say && s.say.kept && s.say.kept.hold !== 'none';
+        e.className = held ? 'held' : failed ? 'fail' : k === now ? 'now' : seen ? 'past' : '';
+        let text = {prepare:'PREPARE',transfer:'transfer',validate:'VALIDATE',activate:held ? 'ACTIVATE kept, held' : 'ACTIVATE',restart:'restart, verify'}[k];
         if (k === 'transfer' && p && p.total) text += ` ${kib(p.committed)} of ${kib(p.total)}` + (p.resumes.length ? ` · resumed from ${p.resumes.map(kib).join(', ')}` : '');
         e.textContent = text;
       });

@@ -187,7 +187,7 @@ public struct LabSnapshot: Codable, Equatable, Sendable {
   static func detail(_ event: DeviceEvent) -> String {
     let keys = [
       "row", "run", "version", "rolledBack", "offset", "length", "crc", "committed", "status", "reason",
-      "mtu", "passed", "exit", "verdict", "slot", "onTrial", "from", "to", "ended", "signal",
+      "mtu", "passed", "exit", "verdict", "slot", "onTrial", "from", "to", "ended", "signal", "what",
     ]
     return keys.compactMap { key in event.args[key].map { "\(key) \($0)" } }.joined(separator: ", ")
   }

@@ -97,8 +97,9 @@ final class LabDevice: Sendable {
     changed.requireConsent = required
     let fresh = try Daemon(layout: layout, configuration: changed, policy: policy)
     consent.withLock { $0 = required }
-    reader.withLock { $0 = fresh }
     try powerCut(off: .milliseconds(100))
+    // The status says so once otad runs with it.
+    reader.withLock { $0 = fresh }
   }
 
   /// The device's key (mode 0600) and the encrypted image made for it: firmware 2.0.0's payload
