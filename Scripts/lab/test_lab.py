@@ -410,7 +410,8 @@ def device_has_a_say(lab, driver, shot, click, text):
     state = lab.wait("v2 validated and kept, held by the lock",
                      lambda s: kept(s).get("hold") == "an update lock" and push(s).get("result") is not None, 90)
     result = push(state)["result"]
-    print(f"  otactl's word for the held ACTIVATE: exit {result['exitCode']}: {result.get('error')}", flush=True)
+    check("otactl's push ends deferred (exit 16), saying what holds it",
+          result["exitCode"] == 16 and "deferred: an update lock" in (result.get("error") or ""), result)
     journal = journal_state(state)
     check("with the lock held v2 is received and validated, not activated: 1.0.0 still runs in A, no trial",
           state["status"]["running"] == "A" and state["status"].get("trial") is None
@@ -422,6 +423,8 @@ def device_has_a_say(lab, driver, shot, click, text):
           "validated, not activated" in text("say-line") and "an update lock" in text("say-line")
           and "busy printing" in text("say-locks") and "busy printing" in text("say-kept"),
           [text("say-line"), text("say-locks"), text("say-kept")])
+    wait_page(driver, "the push drawn deferred", "const e = document.getElementById('result');"
+              " return e && e.innerText.startsWith('deferred (exit 16)')")
     check("the diagram stops at validated, ACTIVATE drawn kept and held (not failed)",
           lit(driver) == "stage-validated" and text("phase-activate") == "ACTIVATE kept, held"
           and driver.execute_script("return document.getElementById('phase-activate').className") == "held",

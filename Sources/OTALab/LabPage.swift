@@ -45,7 +45,7 @@ public enum LabPage {
     .choosing{display:inline-block;background:#fff6d6;outline:2px solid #f0c420;border-radius:3px;padding:1px 4px}
     #say-line{margin-bottom:4px} #say-line.held{background:#fff6d6;outline:2px solid #f0c420;border-radius:4px;padding:3px 6px}
     #say-section .buttons{margin-top:8px}
-    .ok{color:#2b7a3d;font-weight:600} .fail{color:#b3261e;font-weight:600}
+    .ok{color:#2b7a3d;font-weight:600} span.held{color:#8a5a00;font-weight:600} .fail{color:#b3261e;font-weight:600}
     canvas{width:100%;height:120px;background:#fafbfc;border:1px solid #e3e6eb}
     </style></head><body>
     <header><h1>BlueOTA lab</h1><span id="seat"></span><span id="summary">connecting to the lab…</span></header>
@@ -182,7 +182,9 @@ public enum LabPage {
     function drawPush(s) {
       const p = s.push;
       if (!p) { $('push-line').textContent = 'no push yet: press a push button'; $('timeline').innerHTML = ''; $('push').innerHTML = ''; return; }
+      // otactl's exit 16: validated and kept, not activated yet (docs/OTACTL.md): no failure.
       const res = p.result ? (p.result.ok ? '<span class="ok" id="result">succeeded</span>' :
+        p.result.exitCode === 16 ? '<span class="held" id="result">deferred (exit 16): the device keeps the activation</span>' :
         `<span class="fail" id="result">failed (exit ${p.result.exitCode})</span>`) : `<span id="result">${esc(p.phase)}…</span>`;
       $('push-line').innerHTML = `<b>${esc(p.label)}</b>: ${esc(p.image.split('/').pop())} ${esc(p.version)} · ${res}`;
       const span = Math.max(p.elapsed, 0.001);

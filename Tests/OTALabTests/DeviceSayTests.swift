@@ -77,6 +77,15 @@ import Testing
     #expect(postponed.answer?.decision == "postpone" && postponed.answer?.until == "05:21:00 UTC")
   }
 
+  @Test func aDeferredPushIsNotCalledFailed() {
+    var push = PushProgress(label: "push v2")
+    push.apply(
+      .result(ok: false, exitCode: 16, error: "deferred: an update lock, ask again in 60 s", seconds: 3))
+    #expect(push.phase == "deferred" && push.result?.ok == false && !push.running)
+    push.apply(.result(ok: false, exitCode: 7, error: "rolled back", seconds: 3))
+    #expect(push.phase == "failed")
+  }
+
   @Test func aStatusWithoutTheDevicesSayLeavesItOut() {
     #expect(Self.snapshot(Self.report(nil)).say == nil)
   }
