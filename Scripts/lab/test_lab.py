@@ -7,7 +7,9 @@ the resume, v3 ends rolled back with its reason, a flipped byte fails VALIDATE, 
 refused, an encrypted image travels as ciphertext and lands as plaintext; the A/B cycle's diagram lights
 the slot's state (empty, receiving, bad after a rollback), the timeline marks the resume, the exercises
 open in order, Reset brings the device back to 1.0.0 and a delta sends a fraction of the image; the
-event list's numbers fit and bytes on air are never lost. Then class mode: three students in three
+event list's numbers fit and bytes on air are never lost; an update lock holds v2 validated, not
+activated (the page says why), released the device activates it itself, and with consent required
+a declined v3 is dropped. Then class mode: three students in three
 browsers, each with a cookie and a device of their own, a wrong code and a full class refused. Last,
 `--bootloader uboot`: Debian's real U-Boot under qemu decides the boots (the U-Boot harness's board);
 v2 pushed, the boot pointer's panel shows "the bootloader is choosing", the moment otad's variables
@@ -354,6 +356,7 @@ def main():
               "delta" in text("air") and "of a 40.7 KiB image" in text("air"), text("air"))
         check("the delta completes exercise 9", exercise(driver, 9)[0] == "done", exercise(driver, 9))
         shot("10-delta")
+        device_has_a_say(lab, driver, shot, click, text)
 
     except Exception as error:  # a wait that timed out, a missing element: one failure, with why
         check("the lab session ran to its end", False, repr(error))
@@ -369,6 +372,103 @@ def main():
     failed = sum(1 for _, ok in results if not ok)
     print(f"{len(results) - failed} passed, {failed} failed")
     return 1 if failed else 0
+
+
+def say(state):
+    return state.get("say") or {}
+
+
+def kept(state):
+    return say(state).get("kept") or {}
+
+
+def journal_state(state):
+    """The transfer journal's state, or "missing"/"damaged" (otad status writes those as a word)."""
+    transfer = state["status"]["transfer"]
+    return transfer.get("state") if isinstance(transfer, dict) else transfer
+
+
+def device_has_a_say(lab, driver, shot, click, text):
+    """Exercise 10: a lock holds v2's activation (validated, not activated, the page says why); released,
+    the device activates v2 itself and confirms its trial; then consent required, v3 held for it, declined."""
+    check("exercise 10 (the device has a say) is locked while v2 runs, saying to reset",
+          exercise(driver, 10)[0] == "locked" and "Reset" in exercise(driver, 10)[1], exercise(driver, 10))
+    click("reset")
+    lab.wait("the device reset for exercise 10", lambda s: s.get("push") is None and s.get("status")
+             and s["status"]["running"] == "A" and [x["version"] for x in s["status"]["slots"]] == ["1.0.0+0", None], 30)
+    wait_page(driver, "exercise 10 ready", "return document.getElementById('exercise-10').dataset.state === 'ready'")
+    state = lab.state()
+    check("the device's say at start: no consent needed, no lock, nothing kept",
+          say(state).get("consentRequired") is False and say(state).get("locks") == [] and not kept(state), say(state))
+    click("hold-lock")
+    state = lab.wait("the lock held", lambda s: any(l["state"] == "holding" for l in say(s).get("locks", [])), 10)
+    check("hold an update lock: otad sees the lab's lock holding, with its reason",
+          say(state)["locks"][0]["holder"] == "lab"
+          and say(state)["locks"][0]["reason"] == "the lab's device is busy printing", say(state))
+    click("push-v2")
+    lab.wait("v2 started", lambda s: push(s).get("label") == "push v2", 30)
+    state = lab.wait("v2 validated and kept, held by the lock",
+                     lambda s: kept(s).get("hold") == "an update lock" and push(s).get("result") is not None, 90)
+    result = push(state)["result"]
+    check("otactl's push ends deferred (exit 16), saying what holds it",
+          result["exitCode"] == 16 and "deferred: an update lock" in (result.get("error") or ""), result)
+    journal = journal_state(state)
+    check("with the lock held v2 is received and validated, not activated: 1.0.0 still runs in A, no trial",
+          state["status"]["running"] == "A" and state["status"].get("trial") is None
+          and journal == "validated" and kept(state).get("version") == "2.0.0+0"
+          and kept(state).get("kind") == "trial", [journal, kept(state)])
+    wait_page(driver, "the held state drawn", "const e = document.getElementById('say-kept');"
+              " return e && e.dataset.hold === 'an update lock'")
+    check("the page says why: validated, not activated, held by the lab's lock and its reason",
+          "validated, not activated" in text("say-line") and "an update lock" in text("say-line")
+          and "busy printing" in text("say-locks") and "busy printing" in text("say-kept"),
+          [text("say-line"), text("say-locks"), text("say-kept")])
+    wait_page(driver, "the push drawn deferred", "const e = document.getElementById('result');"
+              " return e && e.innerText.startsWith('deferred (exit 16)')")
+    check("the diagram stops at validated, ACTIVATE drawn kept and held (not failed)",
+          lit(driver) == "stage-validated" and text("phase-activate") == "ACTIVATE kept, held"
+          and driver.execute_script("return document.getElementById('phase-activate').className") == "held",
+          [lit(driver), text("phase-activate")])
+    check("the lab's log says what the button did", "holding an update lock" in text("actions"), text("actions"))
+    # otad's trace is read at most once a second: the event may come a moment after the status.
+    deadline = time.time() + 10
+    while time.time() < deadline and "ACTIVATE deferred (an update lock)" not in text("events"):
+        time.sleep(0.2)
+    check("what otad did: ACTIVATE deferred, with what holds it",
+          "ACTIVATE deferred (an update lock)" in text("events"), text("events")[:600])
+    driver.execute_script("document.getElementById('say-section').scrollIntoView({block: 'center'})")
+    time.sleep(0.4)
+    shot("13-device-has-a-say")
+    click("release-lock")
+    state = lab.wait("v2 activated by the device itself, its trial confirmed",
+                     lambda s: s["status"]["running"] == "B" and s["status"]["confirmed"] == "B"
+                     and s["status"].get("trial") is None and not kept(s), 90)
+    check("release the lock: the device activates v2 on its own (no central), the trial is confirmed",
+          state["boot"]["outcome"] == "succeeded" and push(state)["label"] == "push v2"
+          and not say(state)["locks"], [state["boot"], say(state)])
+    click("require-consent")
+    state = lab.wait("consent required", lambda s: say(s).get("consentRequired") and s["otadRunning"]
+                     and any("--require-consent" in a for a in s["actions"]), 30)
+    wait_page(driver, "the toggle drawn", "return document.getElementById('require-consent').innerText === 'Stop requiring consent'")
+    check("require consent: otad started again with --require-consent, the toggle offers to stop",
+          "required" in text("say-consent") and "--require-consent" in text("actions"), [text("say-consent"), text("actions")])
+    click("push-v3")
+    lab.wait("v3 started", lambda s: push(s).get("label") == "push v3", 30)
+    state = lab.wait("v3 held for the owner's consent",
+                     lambda s: kept(s).get("hold") == "awaiting consent" and push(s).get("result") is not None, 90)
+    check("with consent required v3 is validated and kept, awaiting consent; 2.0.0 still runs",
+          kept(state)["version"] == "3.0.0+0" and state["status"]["running"] == "B", kept(state))
+    click("consent-decline")
+    state = lab.wait("declined: the staged image dropped",
+                     lambda s: (say(s).get("answer") or {}).get("decision") == "decline" and not kept(s), 30)
+    check("consent: decline: the owner's answer recorded, the kept activation gone, 2.0.0 runs confirmed",
+          say(state)["answer"]["version"] == "3.0.0+0" and state["status"]["running"] == "B"
+          and state["status"]["confirmed"] == "B" and journal_state(state) != "validated",
+          [say(state), journal_state(state)])
+    wait_page(driver, "exercise 10 done", "return document.getElementById('exercise-10').dataset.state === 'done'")
+    check("the page shows the answer, and exercise 10 done",
+          "decline about 3.0.0+0" in text("say-answer") and "otad consent decline" in text("actions")
+          and exercise(driver, 10)[0] == "done", [text("say-answer"), exercise(driver, 10)])
 
 
 def post(address, path, body, origin=None, cookie=None):

@@ -1,6 +1,7 @@
 /// The lab's exercises in the order the page runs them: each names the buttons to press, what it
 /// needs, and is open when the device's state (otad's status and the push under way) holds that,
-/// else it says what to do first. Done when a push (or a button) showed what it is about.
+/// else it says what to do first. Done when a push (or a button) showed what it is about; exercise 10
+/// when the device showed each of its steps (`SayExercise`).
 public struct LabExercise: Codable, Equatable, Sendable {
   public enum State: String, Codable, Sendable {
     case done
@@ -24,11 +25,14 @@ public struct LabExercise: Codable, Equatable, Sendable {
     public var onTrial: Bool
     /// The push under way ("push v3"), nil when none runs.
     public var pushing: String?
+    /// Exercise 10 begun (a lock held an image back) and not done: open whatever runs meanwhile.
+    public var sayUnderWay: Bool
 
-    public init(running: String?, onTrial: Bool, pushing: String?) {
+    public init(running: String?, onTrial: Bool, pushing: String?, sayUnderWay: Bool = false) {
       self.running = running
       self.onTrial = onTrial
       self.pushing = pushing
+      self.sayUnderWay = sayUnderWay
     }
 
     var idle: Bool { pushing == nil && !onTrial && running != nil }
@@ -86,6 +90,11 @@ public struct LabExercise: Codable, Equatable, Sendable {
       number: 9, title: "A delta: v2 sent as its difference from v1", buttons: ["reset", "push-delta"],
       needs: "1.0.0 running (the delta's base)", first: factory,
       open: { ($0.idle && $0.runs("1.0.0")) || $0.pushing == "push v2 delta" }),
+    Plan(
+      number: SayExercise.number, title: "The device has a say",
+      buttons: ["hold-lock", "push-v2", "release-lock", "require-consent", "push-v3", "consent-decline"],
+      needs: "1.0.0 running, no push under way (after exercise 9: Reset the device)", first: factory,
+      open: { ($0.idle && $0.runs("1.0.0")) || $0.pushing == "push v2" || $0.sayUnderWay }),
   ]
 
   /// Every exercise's state for `device`, given those done.

@@ -37,13 +37,15 @@ public enum LabPage {
     .cycle .lit.good rect{fill:#2b7a3d} .cycle .lit.good text{fill:#fff} .cycle .lit.bad rect{fill:#b3261e} .cycle .lit.bad text{fill:#fff}
     .cycle path{stroke:#8a93a6;stroke-width:2;fill:none;marker-end:url(#arrow)}
     .phases{display:flex;gap:4px;margin-top:8px} .phases div{flex:1;border-radius:4px;padding:4px;background:#eef0f3;font-size:12px;text-align:center}
-    .phases .now{background:#2456a6;color:#fff} .phases .past{background:#cfe3d3} .phases .fail{background:#b3261e;color:#fff}
-    #exercises{max-height:none;font:13px/1.35 system-ui,sans-serif;padding-left:2ch} #exercises li{margin:4px 0;padding:3px 6px;border-radius:4px}
+    .phases .now{background:#2456a6;color:#fff} .phases .past{background:#cfe3d3} .phases .fail{background:#b3261e;color:#fff} .phases .held{background:#f0c420}
+    #exercises{max-height:none;font:13px/1.35 system-ui,sans-serif;padding-left:3.2ch} #exercises li{margin:4px 0;padding:3px 6px;border-radius:4px}
     #exercises li[data-state=locked]{color:#7a8599} #exercises li[data-state=done]{color:#2b7a3d}
     #exercises li.current{background:#fff6d6;outline:2px solid #f0c420}
     #exercises small{display:block;color:#5b6475}
     .choosing{display:inline-block;background:#fff6d6;outline:2px solid #f0c420;border-radius:3px;padding:1px 4px}
-    .ok{color:#2b7a3d;font-weight:600} .fail{color:#b3261e;font-weight:600}
+    #say-line{margin-bottom:4px} #say-line.held{background:#fff6d6;outline:2px solid #f0c420;border-radius:4px;padding:3px 6px}
+    #say-section .buttons{margin-top:8px}
+    .ok{color:#2b7a3d;font-weight:600} span.held{color:#8a5a00;font-weight:600} .fail{color:#b3261e;font-weight:600}
     canvas{width:100%;height:120px;background:#fafbfc;border:1px solid #e3e6eb}
     </style></head><body>
     <header><h1>BlueOTA lab</h1><span id="seat"></span><span id="summary">connecting to the lab…</span></header>
@@ -72,6 +74,15 @@ public enum LabPage {
       <div class="legend"><i style="background:#2b7a3d"></i>committed (checked)<i style="background:#f0c420"></i>in flight<i style="background:#b3261e"></i>failed check<i style="background:#6aa84f;outline:2px solid #b3261e"></i>resent<i style="background:#e3e6eb"></i>empty</div>
     </section>
     <section><h2>Boot state</h2><table id="boot"></table></section>
+    <section id="say-section"><h2>The device has a say</h2><div id="say-line"></div><table id="say"></table>
+      <div class="buttons">
+      <button id="hold-lock" data-action="hold-lock">Hold an update lock</button>
+      <button id="release-lock" data-action="release-lock">Release the lock</button>
+      <button id="require-consent" data-action="require-consent">Require consent</button>
+      <button id="consent-accept" data-action="consent-accept">Consent: accept</button>
+      <button id="consent-postpone" data-action="consent-postpone">Consent: postpone 1 min</button>
+      <button id="consent-decline" data-action="consent-decline">Consent: decline</button>
+      </div></section>
     <section><h2>Push</h2><div id="push-line"></div><div class="timeline" id="timeline"></div><table id="push"></table></section>
     <section><h2>Link and throughput</h2><table id="link"></table><canvas id="chart" width="600" height="160"></canvas></section>
     <section><h2>Try it</h2><div class="buttons">
@@ -153,10 +164,27 @@ public enum LabPage {
       if (v.caption) out.push(["otad's view against the bootloader's", `<span id="boot-caption">${esc(v.caption)}</span>`]);
       return rows(out);
     }
+    function drawSay(s) {
+      const y = s.say;
+      $('require-consent').textContent = y && y.consentRequired ? 'Stop requiring consent' : 'Require consent';
+      if (!y) { $('say-line').textContent = ''; $('say-line').className = ''; $('say').innerHTML = ''; return; }
+      const k = y.kept, held = k && k.hold !== 'none';
+      $('say-line').className = held ? 'held' : '';
+      $('say-line').innerHTML = k ? (held ? `<b>${esc(k.version)} is validated, not activated</b>: held by ${esc(k.hold)}. The device keeps the activation and carries it out itself once nothing holds it.`
+        : `<b>${esc(k.version)}</b>: nothing holds it; the device activates it within a second.`) : 'no activation kept: an ACTIVATE goes ahead unless something holds it';
+      $('say').innerHTML = rows([
+        ["owner's consent", `<span id="say-consent" data-required="${y.consentRequired ? 1 : ''}">${y.consentRequired ? 'required (otad run --require-consent)' : 'not required'}</span>`],
+        ['update locks', `<span id="say-locks" data-holding="${y.locks.filter(l => l.state === 'holding').length}">${y.locks.length ? y.locks.map(l => `${esc(l.holder)}: ${esc(l.state)}${l.reason ? ' — ' + esc(l.reason) : ''}`).join('<br>') : 'none'}</span>`],
+        ['kept activation', k ? `<span id="say-kept" data-hold="${esc(k.hold)}" data-version="${esc(k.version)}">${esc(k.version)} as a ${esc(k.kind)}${k.security ? ' (a security update)' : ''}; held by <b>${esc(k.hold)}</b>: ${esc(k.detail)}</span>` : '<span id="say-kept" data-hold="">none</span>'],
+        ['its window', k && k.window ? esc(k.window) : 'none: at once'],
+        ["the owner's answer", y.answer ? `<span id="say-answer" data-decision="${esc(y.answer.decision)}">${esc(y.answer.decision)} about ${esc(y.answer.version)}${y.answer.until ? ' until ' + esc(y.answer.until) : ''}</span>` : '<span id="say-answer" data-decision="">none</span>']]);
+    }
     function drawPush(s) {
       const p = s.push;
       if (!p) { $('push-line').textContent = 'no push yet: press a push button'; $('timeline').innerHTML = ''; $('push').innerHTML = ''; return; }
+      // otactl's exit 16: validated and kept, not activated yet (docs/OTACTL.md): no failure.
       const res = p.result ? (p.result.ok ? '<span class="ok" id="result">succeeded</span>' :
+        p.result.exitCode === 16 ? '<span class="held" id="result">deferred (exit 16): the device keeps the activation</span>' :
         `<span class="fail" id="result">failed (exit ${p.result.exitCode})</span>`) : `<span id="result">${esc(p.phase)}…</span>`;
       $('push-line').innerHTML = `<b>${esc(p.label)}</b>: ${esc(p.image.split('/').pop())} ${esc(p.version)} · ${res}`;
       const span = Math.max(p.elapsed, 0.001);
@@ -215,8 +243,10 @@ public enum LabPage {
       order.forEach(k => {
         const e = $('phase-' + k), seen = names.includes(k);
         const failed = p && p.result && !p.result.ok && names[names.length - 1] === k;
-        e.className = failed ? 'fail' : k === now ? 'now' : seen ? 'past' : '';
-        let text = {prepare:'PREPARE',transfer:'transfer',validate:'VALIDATE',activate:'ACTIVATE',restart:'restart, verify'}[k];
+        // A held ACTIVATE did not fail: the device keeps it (the device's say).
+        const held = failed && k === 'activate' && s.say && s.say.kept && s.say.kept.hold !== 'none';
+        e.className = held ? 'held' : failed ? 'fail' : k === now ? 'now' : seen ? 'past' : '';
+        let text = {prepare:'PREPARE',transfer:'transfer',validate:'VALIDATE',activate:held ? 'ACTIVATE kept, held' : 'ACTIVATE',restart:'restart, verify'}[k];
         if (k === 'transfer' && p && p.total) text += ` ${kib(p.committed)} of ${kib(p.total)}` + (p.resumes.length ? ` · resumed from ${p.resumes.map(kib).join(', ')}` : '');
         e.textContent = text;
       });
@@ -231,7 +261,7 @@ public enum LabPage {
       document.body.dataset.at = s.at;
       const choosing = (s.resetting ? s.resetting + ' · ' : '') + (s.bootVariables && s.bootVariables.choosing ? 'the bootloader is choosing… · ' : '');
       $('summary').textContent = choosing + (s.status ? `running ${s.status.running} · firmware ${(s.status.slots.find(x => x.running) || {}).version} · ${s.push ? s.push.label + ': ' + s.push.phase : 'idle'}` : (s.statusError || 'reading the device…'));
-      drawSlots(s); drawBoot(s); drawPush(s); drawLink(s); drawCycle(s); drawExercises(s);
+      drawSlots(s); drawBoot(s); drawSay(s); drawPush(s); drawLink(s); drawCycle(s); drawExercises(s);
       const x = s.encryption;
       $('encryption').innerHTML = x ? `encrypted v2.1, its first payload bytes: on the air <code id="on-air">${esc(x.onAir)}</code> (ciphertext), in slot ${esc(x.slot)} <code id="in-slot">${esc(x.inSlot)}</code> <code>${esc(x.inSlotText)}</code> (decrypted by the device after its checks)` : '';
       $('events').innerHTML = s.events.slice().reverse().map(e => `<li>${esc(e[0])} s <b>${esc(e[1])}</b> ${esc(e[2])}</li>`).join('');

@@ -128,6 +128,9 @@ public struct LabSnapshot: Codable, Equatable, Sendable {
   /// Set while a reset makes the device again (under U-Boot a new board and its first boot: seconds).
   public var resetting: String?
   public var bootVariables: BootVariables?
+  /// The device's say over activations: locks, the kept activation and what holds it, the owner's
+  /// answer (nil while otad's status is unread).
+  public var say: DeviceSay?
 
   public static let eventLimit = 40
 
@@ -139,6 +142,7 @@ public struct LabSnapshot: Codable, Equatable, Sendable {
   ) {
     self.encryption = encryption
     cycle = status.map(UpdateCycle.init)
+    say = status?.activation.map(DeviceSay.init)
     self.at = at
     self.otadRunning = otadRunning
     self.powerCuts = powerCuts
@@ -183,7 +187,7 @@ public struct LabSnapshot: Codable, Equatable, Sendable {
   static func detail(_ event: DeviceEvent) -> String {
     let keys = [
       "row", "run", "version", "rolledBack", "offset", "length", "crc", "committed", "status", "reason",
-      "mtu", "passed", "exit", "verdict", "slot", "onTrial", "from", "to", "ended", "signal",
+      "mtu", "passed", "exit", "verdict", "slot", "onTrial", "from", "to", "ended", "signal", "what",
     ]
     return keys.compactMap { key in event.args[key].map { "\(key) \($0)" } }.joined(separator: ", ")
   }

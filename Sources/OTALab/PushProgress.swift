@@ -81,7 +81,8 @@ public struct PushProgress: Codable, Equatable, Sendable {
       }
       if let last = phases.indices.last, phases[last].end == nil { phases[last].end = at }
       elapsed = max(elapsed, at)
-      phase = ok ? "succeeded" : "failed"
+      // otactl's exit 16: the device kept the activation (docs/OTACTL.md); not a failure.
+      phase = ok ? "succeeded" : exitCode == 16 ? "deferred" : "failed"
       result = Result(ok: ok, exitCode: exitCode, error: error)
     }
   }

@@ -8,7 +8,7 @@ import OTAFaults
 /// a fault (docs/APP-TESTING.md) goes to otad's fault control, as `otad fault add` sends it; a reset
 /// makes the device again from nothing. v2 and v3 go whole (`--full`): they are siblings of v1, and
 /// without it otactl would copy the blocks the device already has; the delta button sends v2 as its
-/// difference from v1 (`--base`).
+/// difference from v1 (`--base`). The device's say (an update lock, consent) is in `LabAction+Say`.
 enum LabAction: String, CaseIterable {
   case pushV2 = "push-v2"
   case pushV3 = "push-v3"
@@ -23,6 +23,12 @@ enum LabAction: String, CaseIterable {
   case setFault = "set-fault"
   case clearFaults = "clear-faults"
   case reset
+  case holdLock = "hold-lock"
+  case releaseLock = "release-lock"
+  case requireConsent = "require-consent"
+  case consentAccept = "consent-accept"
+  case consentPostpone = "consent-postpone"
+  case consentDecline = "consent-decline"
 
   /// Carries the action out; what the lab's log says about it.
   func perform(on model: LabModel, body: String, bigImage: String?) throws -> String {
@@ -92,6 +98,8 @@ enum LabAction: String, CaseIterable {
     case .reset:
       try model.reset()
       return "reset: the device made again (1.0.0 in slot A, slot B empty, a fresh journal and boot state)"
+    case .holdLock, .releaseLock, .requireConsent, .consentAccept, .consentPostpone, .consentDecline:
+      return try performSay(on: model)
     }
   }
 }

@@ -12,7 +12,8 @@ import Synchronization
 /// socket, the sample firmware 1.0.0 in slot A, the test key trusted, the sample health check, two
 /// trial boots: the demo's device. A power cut is SIGKILL and a new start on the same files. Under
 /// `--bootloader uboot` the device has the U-Boot harness's board (`LabUBootBoard`): otad's U-Boot
-/// backend writes the real environment, its restart and the power cut's power-on run U-Boot.
+/// backend writes the real environment, its restart and the power cut's power-on run U-Boot. Its
+/// update locks are in the folder's `locks` (`--lock-dir`); the page may make it require consent.
 final class LabDevice: Sendable {
   let paths: LabPaths
   let capacity: String
@@ -23,8 +24,14 @@ final class LabDevice: Sendable {
   let watcher: LabUBootWatcher?
   private let process = Mutex<LabProcess?>(nil)
   private let starts = Mutex(0)
-  /// otad's status, read in this process from the same files (as `otad status` does).
-  private let reader: Daemon
+  /// otad's status, read in this process from the same files (as `otad status` does); made again
+  /// when the device starts requiring consent or stops (the report weighs the kept activation).
+  private let reader: Mutex<Daemon>
+  private let configuration: DaemonConfiguration
+  private let layout: DeviceLayout
+  private let policy: ImagePolicy
+  /// `otad run --require-consent`: the page's toggle; a new device (a reset) starts without it.
+  private let consent = Mutex(false)
 
   init(paths: LabPaths, capacity: String, window: String) throws {
     self.paths = paths
@@ -38,6 +45,7 @@ final class LabDevice: Sendable {
     configuration.stateDirectory = paths.state
     configuration.socket = paths.socket
     configuration.trust.keyFiles = [paths.trustedKey]
+    configuration.lockDirectory = paths.lockDirectory
     if paths.bootloader == .uboot {
       let (scripts, qemu) = try LabUBootBoard.check(images: paths.images)
       board = LabUBootBoard(folder: paths.folder, scripts: scripts, qemu: qemu)
@@ -49,6 +57,7 @@ final class LabDevice: Sendable {
       (try? FileSystem.readFile(path)).flatMap { String(validating: $0, as: UTF8.self) }
     }
     try FileSystem.makeDirectories(paths.state)
+    try FileSystem.makeDirectories(paths.lockDirectory)
     try Self.makeEncryptedImage(paths)
     // otad creates slot B at its first start; the status reader opens both.
     try FileSystem.writeFile(paths.slotB, [])
@@ -60,7 +69,10 @@ final class LabDevice: Sendable {
       configuration.boot.ubootConfig = board.config
       configuration.boot.cmdline = board.cmdline
     }
-    reader = try Daemon(layout: layout, configuration: configuration, policy: policy)
+    reader = Mutex(try Daemon(layout: layout, configuration: configuration, policy: policy))
+    self.configuration = configuration
+    self.layout = layout
+    self.policy = policy
     watcher?.start()
   }
 
@@ -72,8 +84,22 @@ final class LabDevice: Sendable {
       "--decryption-key", paths.deviceKey,
       "--attempts", "2", "--window", window, "--log-level", "info", "--trace", paths.deviceTrace,
       // The lab is a test device: its fault buttons set faults through otad's fault control.
-      "--allow-faults",
-    ]
+      "--allow-faults", "--lock-dir", paths.lockDirectory,
+    ] + (requiresConsent ? ["--require-consent"] : [])
+  }
+
+  var requiresConsent: Bool { consent.withLock { $0 } }
+
+  /// Starts otad again with (or without) `--require-consent`, on the same files, as a power cut
+  /// does: the setting is otad's own, read at its start.
+  func requireConsent(_ required: Bool) throws {
+    var changed = configuration
+    changed.requireConsent = required
+    let fresh = try Daemon(layout: layout, configuration: changed, policy: policy)
+    consent.withLock { $0 = required }
+    try powerCut(off: .milliseconds(100))
+    // The status says so once otad runs with it.
+    reader.withLock { $0 = fresh }
   }
 
   /// The device's key (mode 0600) and the encrypted image made for it: firmware 2.0.0's payload
@@ -143,7 +169,9 @@ final class LabDevice: Sendable {
 
   /// otad's status without the running image's check: the page asks several times a second, and
   /// a check hashes the whole running slot (64 MiB after a large push).
-  func status() throws -> DeviceStatusReport { try reader.statusReport(checkingImage: false) }
+  func status() throws -> DeviceStatusReport {
+    try reader.withLock { $0 }.statusReport(checkingImage: false)
+  }
 
   /// Flips one byte of the slot otad is not running, inside what the journal says is there: the
   /// next VALIDATE (or a trial's image check) must find it.

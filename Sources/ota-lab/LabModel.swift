@@ -41,6 +41,8 @@ final class LabModel: Sendable {
     var powerCutDuringPush = false
     var flippedDuringPush = false
     var faultSet = false
+    /// Exercise 10's steps as the device showed them.
+    var say = SayExercise()
   }
 
   let options: LabRigOptions
@@ -129,6 +131,8 @@ final class LabModel: Sendable {
         $0.powerCutDuringPush = false
         $0.flippedDuringPush = false
         $0.faultSet = false
+        // The new device requires no consent and holds no lock: exercise 10 starts again.
+        $0.say = SayExercise()
       }
       if !options.keep { try? FileSystem.removeTree(old.device.paths.folder) }
     }
@@ -201,7 +205,6 @@ final class LabModel: Sendable {
       do { status = try device.status() } catch { statusError = "\(error)" }
       let link = self.link
       let (serial, push) = central.progress()
-      let exercises = self.exercises(status: status, serial: serial, push: push)
       var snapshot = LabSnapshot(
         at: Double((now - started).components.seconds) + Double((now - started).components.attoseconds)
           / 1e18,
@@ -212,7 +215,7 @@ final class LabModel: Sendable {
           conditions: link.conditions),
         windowCapacity: windowCapacity, actions: actions.withLock { $0 },
         encryption: encryption(status))
-      snapshot.exercises = exercises
+      snapshot.exercises = exercises(status: status, say: snapshot.say, serial: serial, push: push)
       snapshot.seat = seat
       snapshot.resetting = resetUnderWay.withLock { $0 }
       snapshot.bootVariables = device.bootPointer(otad: snapshot.boot)
@@ -223,7 +226,9 @@ final class LabModel: Sendable {
   }
 
   /// The exercises' states; a push that ended since the last look marks those it completed.
-  private func exercises(status: DeviceStatusReport?, serial: Int, push: PushProgress?) -> [LabExercise] {
+  private func exercises(status: DeviceStatusReport?, say: DeviceSay?, serial: Int, push: PushProgress?)
+    -> [LabExercise]
+  {
     progress.withLock { progress in
       if let push, let result = push.result, serial > progress.recordedPush {
         progress.recordedPush = serial
@@ -237,9 +242,11 @@ final class LabModel: Sendable {
         }
       }
       let running = status.flatMap { report in report.slots.first { $0.running }?.version }
+      progress.say.observe(say, running: running, onTrial: status?.trial != nil)
+      if progress.say.done { progress.done.insert(SayExercise.number) }
       let device = LabExercise.Device(
         running: device.running ? running : nil, onTrial: status?.trial != nil,
-        pushing: push.flatMap { $0.running ? $0.label : nil })
+        pushing: push.flatMap { $0.running ? $0.label : nil }, sayUnderWay: progress.say.underWay)
       return LabExercise.list(device, done: progress.done)
     }
   }

@@ -18,6 +18,10 @@ struct LabPaths: Sendable {
   var socket: String { folder + "/device.sock" }
   var deviceTrace: String { folder + "/otad-trace.json" }
   var deviceLog: String { folder + "/otad.log" }
+  /// Where the device's applications put their update locks (`otad run --lock-dir`).
+  var lockDirectory: String { folder + "/locks" }
+  /// The lock the lab's button holds, in the name of the lab's own process.
+  var labLock: String { lockDirectory + "/lab.lock" }
   var otad: String { bin + "/otad" }
   var otactl: String { bin + "/otactl" }
   func image(_ name: String) -> String { images + "/" + name }

@@ -52,14 +52,15 @@ import Testing
 
   @Test func theFactoryFirmwareOpensTheFirstExercisesAndSaysWhatTheOthersNeed() {
     let factory = LabExercise.list(.init(running: "1.0.0+0", onTrial: false, pushing: nil), done: [])
-    #expect(factory.map(\.number) == Array(1...9), "numbered in the page's order")
-    #expect(factory.filter { $0.state == .ready }.map(\.number) == [1, 2, 8, 9])
+    #expect(factory.map(\.number) == Array(1...10), "numbered in the page's order")
+    #expect(factory.filter { $0.state == .ready }.map(\.number) == [1, 2, 8, 9, 10])
     #expect(factory[2].first?.contains("exercise 2") == true, "the downgrade needs v2 first")
   }
 
   @Test func v2ConfirmedOpensTheDowngradeRollbackAndFaultAndLocksTheFactoryOnes() {
     let v2 = LabExercise.list(.init(running: "2.0.0+0", onTrial: false, pushing: nil), done: [1, 2])
-    #expect(v2.map(\.state) == [.done, .done, .ready, .ready, .ready, .ready, .ready, .ready, .locked])
+    #expect(
+      v2.map(\.state) == [.done, .done, .ready, .ready, .ready, .ready, .ready, .ready, .locked, .locked])
     #expect(v2[8].first?.contains("Reset") == true, "the delta needs v1: reset first")
     let pushing = states(.init(running: "2.0.0+0", onTrial: false, pushing: "push v3"))
     #expect(
