@@ -37,7 +37,10 @@ extension ActivationStatus {
               ?? "goes ahead within a second"
           )
         case .hold(let reason, let detail, let after):
-          ("\(reason)", "\(detail); looked at again in \(after) s")
+          (
+            "\(reason)",
+            "\(detail); a central is told to ask again in \(after) s; the device looks every second"
+          )
         case .declined: ("declined", "the staged image is dropped at the next look")
         case .windowPassed: ("window passed", "it lapses at the next look; the image stays validated")
         }
