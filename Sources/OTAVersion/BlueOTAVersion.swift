@@ -3,7 +3,7 @@
 /// Scripts/build-commit.sh before each build and rewrites BuildCommit.swift only when it changes.
 public enum BlueOTAVersion {
   /// The release these sources make (CHANGELOG.md).
-  public static let release = "0.4.0"
+  public static let release = "0.5.0"
 
   /// The commit, abbreviated; nil when the sources were built outside a git checkout (a tarball,
   /// an export) or git could not say.

@@ -25,7 +25,7 @@ import Testing
     #expect(result.status == 0)
     let commit = try Self.head().map { "commit \($0)" } ?? "unknown commit"
     #expect(
-      result.output == "\(program) 0.4.0 (\(commit))\n",
+      result.output == "\(program) 0.5.0 (\(commit))\n",
       "\(result.output): a commit since the last build? build again")
   }
 
