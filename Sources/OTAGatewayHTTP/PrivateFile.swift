@@ -22,18 +22,7 @@ public enum PrivateFile {
   /// `path` replaced durably (the old or the new content after a power cut): a fresh `path.tmp`
   /// made exclusively (one left by an earlier cut is removed first), written, synced, renamed.
   public static func replace(_ path: String, with bytes: [UInt8]) throws(SystemError) {
-    let temporary = path + DurableWrite.temporarySuffix
-    try FileSystem.unlinkIfPresent(temporary)
-    let file = try create(temporary)
-    do throws(SystemError) {
-      let written = try file.write(bytes, at: 0)
-      if written < bytes.count { throw SystemError(operation: "pwrite", path: temporary, errno: .noSpace) }
-      try file.sync()
-    } catch {
-      try? file.close()
-      throw error
-    }
-    try file.close()
-    try DurableWrite.rename(temporary, to: path)
+    try DurableWrite.replace(path, with: bytes, mode: 0o600, exclusive: true)
   }
+
 }

@@ -7,9 +7,16 @@ public enum DurableWrite {
   /// The classic sequence: write `path.tmp`, fsync it, close it, rename it over `path`, fsync the
   /// directory. The rename is atomic; the first fsync makes sure the renamed file has its content;
   /// the directory fsync makes the rename itself durable. `mode` applies to a newly created file.
-  public static func replace(_ path: String, with bytes: [UInt8], mode: UInt32 = 0o644) throws(SystemError) {
+  /// `exclusive`: the temporary file is made afresh with O_EXCL|O_NOFOLLOW (one an earlier power
+  /// cut left is removed first), so that a link planted under its name is never followed.
+  public static func replace(
+    _ path: String, with bytes: [UInt8], mode: UInt32 = 0o644, exclusive: Bool = false
+  ) throws(SystemError) {
     let temporary = path + temporarySuffix
-    let file = try FileDescriptor.open(temporary, [.writeOnly, .create, .truncate], mode: mode)
+    if exclusive { try FileSystem.unlinkIfPresent(temporary) }
+    let options: OpenOptions =
+      exclusive ? [.writeOnly, .create, .exclusive, .noFollow] : [.writeOnly, .create, .truncate]
+    let file = try FileDescriptor.open(temporary, options, mode: mode)
     do throws(SystemError) {
       let written = try file.write(bytes, at: 0)
       // A regular file's pwrite stores nothing only when the file system is out of room.
