@@ -22,6 +22,13 @@
 #      the alarm attribute and feedback on the server, nothing downloaded, both untouched); a
 #      device that says it runs the release's version, confirmed, with another image (pushed, not
 #      taken at its word).
+#   5. hawkBit's model (the DDI fake: goosebit 0.2.12 has no maintenance window, download-only
+#      action or confirmation): a download-only action staged on five devices (validated, none
+#      activated, each action closed "downloaded"), then an action in a maintenance window on the
+#      same five: unavailable (a restarted gateway finds them staged and pushes nothing), available
+#      (activated, confirmed, closed success). A confirmation answered by a device that asks its
+#      owner (otad --require-consent: deferred, then `otad consent accept`), denied by one whose
+#      owner declined, and confirmed on the behalf of one that asks no consent.
 # Needs otad and otactl built (BLUEOTA_BIN, default: swift build's debug folder).
 #
 #   Scripts/fleet/test-gateway.sh
@@ -73,6 +80,7 @@ start_device() { # index serial model health-check [socket-name [slot-a-image [f
   "$bin/otad" run --slot-a "$dir/a.img" --slot-b "$dir/b.img" --capacity 1MiB --state-dir "$dir/state" \
     --socket "$work/sockets/$name.sock" --serial "$2" --model "$3" --hardware-revision 1.0 --attempts 1 \
     --health-check "$4" --decryption-key "$work/images/device.pem" ${factory[@]+"${factory[@]}"} \
+    ${device_extra[@]+"${device_extra[@]}"} \
     --log-level info >>"$dir/otad.log" 2>&1 &
   pids+=($!)
   for _ in $(seq 250); do [[ -S "$work/sockets/$name.sock" ]] && return 0; sleep 0.02; done
@@ -285,6 +293,145 @@ check "liar: the release was pushed, and the success reported after the push" \
   bash -c "grep -q 'sim-012: pushing 2.0.0+0' '$work/liar.log' && grep -q 'sim-012: runs 2.0.0+0, confirmed; [1-9][0-9]* bytes on air' '$work/liar.log'"
 check "liar: slot B holds the release's plaintext (decrypted on the device)" \
   bash -c 'cmp -s <(tail -c +513 "$0" | head -c 131072) "$1"' "$work/dev/sim-012/b.img" "$work/images/payload.bin"
+
+# ---- 5. hawkBit's model: download-only, maintenance windows, confirmation (the DDI fake) ----
+model_started=$SECONDS
+fake_start() { # mode log [extra fake arguments...]: the fake in the background, $fport its port
+  local mode="$1" log="$2"
+  shift 2
+  fport="$(free_port)"
+  python3 "$here/fake_ddi.py" --port "$fport" --artifact "$work/images/fw-2.0.0.swu" --log "$log" --mode "$mode" "$@" &
+  fake=$!
+  for _ in $(seq 100); do curl -s -o /dev/null "http://127.0.0.1:$fport/" && break; sleep 0.05; done
+}
+fake_stop() { kill "$fake"; wait "$fake" 2>/dev/null; }
+model_gateway() { # state-dir log devices...: one poll cycle against the fake
+  local state="$1" log="$2" args=()
+  shift 2
+  for name in "$@"; do args+=(--device "$work/sockets/$name.sock"); done
+  "$bin/otactl" gateway --server "http://127.0.0.1:$fport" "${args[@]}" --state-dir "$state" --parallel 5 \
+    --restart-timeout 30 --trial-timeout 60 --once >>"$log" 2>&1
+}
+# feedback FAKE-LOG KIND ACTION: one line per feedback the fake recorded: "target json-body".
+feedback_of() {
+  python3 -c 'import json,sys
+for l in open(sys.argv[1]):
+    l = json.loads(l); p = l["path"].split("?")[0].strip("/").split("/")
+    if l["method"] == "POST" and p[-1] == "feedback" and p[4] == sys.argv[2] and p[5] == sys.argv[3]:
+        print(p[3], l["body"])' "$@"
+}
+count_feedback() { # FAKE-LOG KIND ACTION PYTHON-CONDITION-ON-b: the targets whose feedback matched
+  python3 -c 'import json,sys
+targets = set()
+for l in open(sys.argv[1]):
+    l = json.loads(l); p = l["path"].split("?")[0].strip("/").split("/")
+    if l["method"] == "POST" and p[-1] == "feedback" and p[4] == sys.argv[2] and p[5] == sys.argv[3]:
+        b = json.loads(l["body"])
+        if eval(sys.argv[4]): targets.add(p[3])
+print(len(targets))' "$@"
+}
+field_of() { info_of "$1" | python3 -c "import json,sys; i=json.load(sys.stdin); print($2)"; }
+same() { # ACTUAL EXPECTED: equal, or both said on stderr
+  [[ "$1" == "$2" ]] && return 0
+  echo "     got '$1', expected '$2'" >&2
+  return 1
+}
+fleet=(sim-020 sim-021 sim-022 sim-023 sim-024)
+for i in 0 1 2 3 4; do start_device "2$i" "sim-02$i" blueota-sim "$ok" || exit 1; done
+window="$work/window-open"
+fake_start download-only-then-window "$work/fake-model.jsonl" --window-open "$window"
+model_gateway "$work/gw-model" "$work/model-1.log" "${fleet[@]}"
+staged_all() {
+  local device
+  for device in "${fleet[@]}"; do
+    same "$(field_of "$device" 'i["state"], i["transfer"]["version"], i["runningVersion"], i["keptActivation"]')" \
+      'validated 2.0.0+0 1.0.0+0 None' || return 1
+  done
+}
+check "download-only: the five devices hold 2.0.0+0 validated, none activated (all run 1.0.0)" staged_all
+check "download-only: each action closed \"downloaded\" (finished none), as hawkBit closes one" \
+  test "$(count_feedback "$work/fake-model.jsonl" deploymentBase 9 'b["status"]["execution"] == "downloaded" and b["status"]["result"]["finished"] == "none"')" = 5
+check "download-only: the artifact was downloaded once for the five" test "$(grep -c 'downloaded fw.swu' "$work/model-1.log")" = 1
+# The gateway restarts; the window is closed: the devices' Info proves the image staged.
+model_gateway "$work/gw-model" "$work/model-2.log" "${fleet[@]}"
+check "window unavailable: \"staged on the device; waiting for the maintenance window\" for each" \
+  test "$(count_feedback "$work/fake-model.jsonl" deploymentBase 10 'b["status"]["execution"] == "proceeding" and b["status"]["details"][0].startswith("staged on the device; waiting for the maintenance window")')" = 5
+check "window unavailable: the restarted gateway found them staged and pushed nothing" \
+  bash -c "test \$(grep -c 'not pushed again' '$work/model-2.log') = 5 && ! grep -q -e ': staging' -e ': pushing' '$work/model-2.log'"
+check "window unavailable: still nothing activated" staged_all
+touch "$window"
+model_gateway "$work/gw-model" "$work/model-3.log" "${fleet[@]}"
+activated_all() {
+  local device
+  for device in "${fleet[@]}"; do
+    same "$(field_of "$device" 'i["runningVersion"], i["onTrial"]')" '2.0.0+0 False' || return 1
+  done
+}
+check "window available: the five run 2.0.0+0, confirmed" activated_all
+check "window available: each action closed success" \
+  test "$(count_feedback "$work/fake-model.jsonl" deploymentBase 10 'b["status"]["execution"] == "closed" and b["status"]["result"]["finished"] == "success"')" = 5
+check "window available: only ACTIVATE went (no image data sent again: under 4 KiB on air each)" \
+  python3 -c 'import re,sys
+n = [int(m) for m in re.findall(r"sim-02\d: runs 2\.0\.0\+0, confirmed; (\d+) bytes on air", open(sys.argv[1]).read())]
+sys.exit(0 if len(n) == 5 and max(n) < 4096 else 1)' "$work/model-3.log"
+fake_stop
+echo "     what the fake server recorded (target action execution/finished: first detail):"
+for action in 9 10; do
+  feedback_of "$work/fake-model.jsonl" deploymentBase "$action" | python3 -c 'import json,sys
+for l in sys.stdin:
+    t, b = l.split(" ", 1); b = json.loads(b)
+    print("     ", t, sys.argv[1], b["status"]["execution"] + "/" + b["status"]["result"]["finished"] + ":", b["status"]["details"][0][:90])' "$action" | sort -u -k1,3 | head -n 15
+done
+
+# Confirmation: sim-030 asks its owner (deferred, then accepted), sim-031's owner declined 2.0.0+0
+# ahead, sim-032 asks no consent (confirmed on its behalf).
+device_extra=(--require-consent)
+start_device 30 sim-030 blueota-sim "$ok" || exit 1
+start_device 31 sim-031 blueota-sim "$ok" || exit 1
+device_extra=()
+start_device 32 sim-032 blueota-sim "$ok" || exit 1
+consent() { # name decision [options]: the owner's answer, as the device's application gives it
+  local name="$1" dir="$work/dev/$1"
+  shift
+  "$bin/otad" consent "$@" --slot-a "$dir/a.img" --slot-b "$dir/b.img" --capacity 1MiB --state-dir "$dir/state"
+}
+consent sim-031 decline --image-version 2.0.0+0 | sed "s/^/     /"
+fake_start confirm "$work/fake-confirm.jsonl"
+model_gateway "$work/gw-confirm" "$work/confirm-1.log" sim-030 sim-031 sim-032
+check "confirm: sim-030 deferred (awaiting consent), nothing sent to the server for it" \
+  bash -c "grep -q 'sim-030: action 11: the device deferred the activation (awaiting consent)' '$work/confirm-1.log' && ! grep -q 'sim-030/confirmationBase/11/feedback' '$work/fake-confirm.jsonl'"
+check "confirm: sim-030 holds 2.0.0+0 validated, its activation kept (awaiting consent)" \
+  same "$(field_of sim-030 'i["state"], i["runningVersion"], (i["keptActivation"] or {}).get("hold")')" 'validated 1.0.0+0 awaitingConsent'
+check "confirm: sim-031 denied with the device's words (its owner declined; code 15)" \
+  test "$(count_feedback "$work/fake-confirm.jsonl" confirmationBase 11 'p[3] == "sim-031" and b["confirmation"] == "denied" and b["code"] == 15 and "declined" in b["details"][0]')" = 1
+check "confirm: sim-031 still runs 1.0.0, its image dropped" \
+  same "$(field_of sim-031 'i["runningVersion"], i["state"]')" '1.0.0+0 idle'
+check "confirm: sim-032 (no consent asked) confirmed on its behalf, said so" \
+  test "$(count_feedback "$work/fake-confirm.jsonl" confirmationBase 11 'p[3] == "sim-032" and b["confirmation"] == "confirmed" and "on the device" in b["details"][0]')" = 1
+consent sim-030 accept | sed "s/^/     /"
+for _ in $(seq 300); do [[ "$(field_of sim-030 'i["runningVersion"], i["onTrial"]' 2>/dev/null)" == '2.0.0+0 False' ]] && break; sleep 0.1; done
+check "confirm: once its owner accepted, sim-030 activated on its own (runs 2.0.0+0, confirmed)" \
+  same "$(field_of sim-030 'i["runningVersion"], i["onTrial"]')" '2.0.0+0 False'
+model_gateway "$work/gw-confirm" "$work/confirm-2.log" sim-030 sim-032
+model_gateway "$work/gw-confirm" "$work/confirm-3.log" sim-030
+check "confirm: sim-030 confirmed (it activated on its own once its owner accepted)" \
+  test "$(count_feedback "$work/fake-confirm.jsonl" confirmationBase 11 'p[3] == "sim-030" and b["confirmation"] == "confirmed" and "on its own" in b["details"][0]')" = 1
+check "confirm: sim-030's deployment then closed success" \
+  test "$(count_feedback "$work/fake-confirm.jsonl" deploymentBase 11 'p[3] == "sim-030" and b["status"]["result"]["finished"] == "success"')" = 1
+check "confirm: sim-032 pushed after the confirmation and closed success" \
+  test "$(count_feedback "$work/fake-confirm.jsonl" deploymentBase 11 'p[3] == "sim-032" and b["status"]["result"]["finished"] == "success"')" = 1
+fake_stop
+echo "     what the fake server recorded (target, confirmation or execution/finished: first detail):"
+python3 -c 'import json,sys
+for l in open(sys.argv[1]):
+    l = json.loads(l); p = l["path"].split("?")[0].strip("/").split("/")
+    if l["method"] != "POST" or p[-1] != "feedback": continue
+    b = json.loads(l["body"])
+    what = b.get("confirmation") or b["status"]["execution"] + "/" + b["status"]["result"]["finished"]
+    detail = (b.get("details") or b.get("status", {}).get("details") or [""])[0]
+    if what.startswith("proceeding"): continue
+    print("     ", p[3], p[4], p[5], what + (" code %s" % b["code"] if "code" in b else "") + ":", detail[:100])' "$work/fake-confirm.jsonl"
+echo "GATEWAY-MODEL seconds=$((SECONDS - model_started))"
 
 echo "gateway: $passes passed, $failures failed ($((SECONDS - started)) s)"
 ((failures == 0))

@@ -5,7 +5,8 @@ import OTAGateway
 /// The `ddi` fuzz target: what the gateway decodes from a hawkBit DDI server. The first byte picks
 /// how the rest is read:
 /// - JSON for `DDIControllerBase` (a poll's answer), `DDIDeploymentBase` (then
-///   `ArtifactReference.choose` for an HTTPS and an HTTP server) or `DDICancelAction`;
+///   `ArtifactReference.choose` for an HTTPS and an HTTP server), or `DDICancelAction`,
+///   `DDIConfirmationBaseAction` and `DDIConfirmationFeedback` (the same bytes read as each);
 /// - a deployment built from the input (DDIDeploymentJSON): Foundation's JSON parser is not
 ///   instrumented, so byte mutations alone seldom reach `choose`'s rules; the built one does;
 /// - text for `DDIPollingInterval.parse`.
@@ -20,7 +21,10 @@ public enum DDIFuzzer {
     switch selector % 5 {
     case 0: return DDIChecks.controllerBase(rest)
     case 1: return DDIChecks.deployment(rest)
-    case 2: return DDIChecks.roundTrip(DDICancelAction.self, rest)
+    case 2:
+      return DDIChecks.roundTrip(DDICancelAction.self, rest)
+        + DDIChecks.roundTrip(DDIConfirmationBaseAction.self, rest)
+        + DDIChecks.roundTrip(DDIConfirmationFeedback.self, rest)
     case 3: return DDIChecks.deployment(DDIDeploymentJSON.build(rest))
     default: return DDIChecks.pollingInterval(String(decoding: rest, as: UTF8.self))
     }

@@ -114,16 +114,16 @@ public struct DDIClient: Sendable {
     return [header]
   }
 
-  private func own(_ href: String) throws(DDIError) -> String {
+  func own(_ href: String) throws(DDIError) -> String {
     guard origin?.contains(href) == true else { throw .foreignLink(href) }
     return href
   }
 
-  private func get(_ url: String, _ controllerId: String) throws(DDIError) -> (url: String, body: [UInt8]) {
+  func get(_ url: String, _ controllerId: String) throws(DDIError) -> (url: String, body: [UInt8]) {
     try exchange(HTTPRequest(method: "GET", url: url, headers: headers(controllerId)))
   }
 
-  private func send(_ method: String, _ url: String, _ controllerId: String, body: some Encodable)
+  func send(_ method: String, _ url: String, _ controllerId: String, body: some Encodable)
     throws(DDIError)
   {
     let bytes: [UInt8]
@@ -153,7 +153,7 @@ public struct DDIClient: Sendable {
     }
   }
 
-  private func json<T: Decodable>(_ type: T.Type, _ what: String, _ answer: (url: String, body: [UInt8]))
+  func json<T: Decodable>(_ type: T.Type, _ what: String, _ answer: (url: String, body: [UInt8]))
     throws(DDIError)
     -> T
   {

@@ -29,6 +29,8 @@ final class Gateway {
     var deployment: DDIDeploymentBase
     /// The Bluetooth identity the serial is bound to.
     var identity: String
+    /// What hawkBit's model asks of the action (`GatewayStaging.swift`, `GatewayConfirmation.swift`).
+    var mode: ActionMode = .install
   }
 
   let settings: Settings
@@ -50,6 +52,8 @@ final class Gateway {
   let bindingStore: BindingStore
   /// Pushes images to devices at once; calls back per device as each ends.
   let push: GatewayPush
+  /// What the staging and confirmation of actions remember between polls.
+  let holds = GatewayHolds()
 
   /// What the gateway last learnt of each device, by device.
   private(set) var facts: [String: TargetFacts] = [:]
@@ -130,13 +134,19 @@ final class Gateway {
         cancelled(cancel, facts)
         continue
       }
+      if let confirmation = base.confirmationBase {
+        if let job = confirmationJob(confirmation, device: device, identity: identity, facts: facts) {
+          jobs.append(job)
+        }
+        continue
+      }
       guard let link = base.deploymentBase else { continue }
       switch registration.deployment {
       case .success(let deployment?)?:
         jobs.append(
           Job(
             device: device, facts: facts, link: link, actionId: deployment.id, deployment: deployment,
-            identity: identity))
+            identity: identity, mode: ActionMode(deployment.deployment)))
       case .failure(let error)?:
         logger.error("\(id): the deployment could not be read: \(error)")
       case .success(nil)?, nil:
@@ -321,12 +331,9 @@ final class Gateway {
     var groups: [String: (reference: ArtifactReference, jobs: [Job])] = [:]
     var order: [String] = []
     for job in jobs {
-      if job.deployment.deployment.update?.lowercased() == "skip"
-        || job.deployment.deployment.maintenanceWindow?.lowercased() == "unavailable"
-      {
+      if job.mode == .notYet {
         logger.info(
-          "\(job.facts.controllerId): action \(job.actionId) is not to be installed yet (update skip or outside its maintenance window)"
-        )
+          "\(job.facts.controllerId): action \(job.actionId) is not to be downloaded yet (download skip)")
         continue
       }
       do {
@@ -384,6 +391,7 @@ final class Gateway {
       refuse(job, error.description)
       return nil
     }
+    if job.mode != .install { return planStaged(job, image: image.bytes, version: image.version) }
     // This gateway began the action on this serial (bound to this identity) in an earlier cycle or
     // run: what the device shows now is the result of its own push.
     let ownPush = journal.action(on: facts.controllerId) == job.actionId

@@ -49,24 +49,33 @@ struct GatewayPush {
         }
         let simulated = LinkOptions.isSimulated(item.job.device)
         let link: any CentralLink
-        let sender: SenderConfiguration
+        var sender: SenderConfiguration
         do {
           link = try options.makeLink(to: item.job.device, dataPath: dataPath, linkFacts: true, radio: radio)
           sender = try configuration(item.version, simulated)
         } catch {
           return .failure(.init("\(error)"))
         }
-        logger.info("\(id): pushing \(item.version) (\(item.image.count) bytes), action \(item.job.actionId)")
-        gateway.feedback.progress(
-          .proceeding(0, of: 100, "pushing \(item.version) over BLE from the gateway"), on: item.job.link,
-          for: id)
+        // Staged, not activated (a closed window, download only); a confirmation's ACTIVATE is the
+        // question, and a device that says it runs the version is not pushed again for it.
+        sender.activate = item.job.mode.activates
+        if item.job.mode == .confirm { sender.force = false }
+        let feedsBack = item.job.mode != .confirm
+        logger.info(
+          "\(id): \(item.job.mode.activates ? "pushing" : "staging") \(item.version) (\(item.image.count) bytes), action \(item.job.actionId)\(item.job.mode == .confirm ? ", to ask for consent" : "")"
+        )
+        if feedsBack {
+          gateway.feedback.progress(
+            .proceeding(0, of: 100, "pushing \(item.version) over BLE from the gateway"), on: item.job.link,
+            for: id)
+        }
         return .success(
           PushSession(
             image: item.image, configuration: sender, blockDigest: { BlockDigest.truncatedSHA256($0) },
             link: link,
             logger: options.logger(), origin: origin,
             onProgress: { progress, _ in
-              guard progress.total > 0 else { return }
+              guard feedsBack, progress.total > 0 else { return }
               let percent = Int(UInt64(progress.committed) * 100 / UInt64(progress.total))
               let step = percent / 10
               guard step > lastStep[index], step < 10 else { return }
@@ -82,7 +91,11 @@ struct GatewayPush {
       },
       onEnded: { index, ending, session in
         guard !cancelled.contains(index) else { return }
-        ended(items[index], ending, session, gateway: gateway)
+        switch items[index].job.mode {
+        case .install: ended(items[index], ending, session, gateway: gateway)
+        case .confirm: endedConfirmation(items[index], ending, gateway: gateway)
+        case .stageForWindow, .downloadOnly, .notYet: endedStaged(items[index], ending, gateway: gateway)
+        }
       })
     fleet.run()
     gateway.feedback.drain()
@@ -90,7 +103,7 @@ struct GatewayPush {
   }
 
   /// Whether the device's Info after the push proves it runs the item's image.
-  private func proves(_ item: Item, _ after: InfoRecord?) -> Bool {
+  func proves(_ item: Item, _ after: InfoRecord?) -> Bool {
     guard let after else { return false }
     var facts = item.job.facts
     facts.info = after
