@@ -215,7 +215,8 @@ struct GatewayCommand: ParsableCommand {
       ddi: ddi, cache: cache, journal: journal, bindings: bindings, bindingStore: bindingStore,
       logger: logger,
       probe: { GatewayProbe.facts(of: $0, options: linkOptions, fallback: $1) },
-      probeSeveral: { GatewayProbe.facts(of: $0, options: linkOptions, parallel: parallel) }, push: push)
+      probeSeveral: { GatewayProbe.severalFacts(of: $0, options: linkOptions, parallel: parallel) },
+      push: push)
     logger.info("serving devices for \(server) (tenant \(tenant)), state in \(state)")
     var cycles = 0
     while true {
