@@ -72,6 +72,13 @@ extension ReceiverHost {
       return .failure(.storage("\(result)"))
     }
     let id = transaction.began(journal)
+    // The image a kept activation named is gone: so is the activation (not only at the next look).
+    // A record left behind by a failed removal names no image any more: dropped at the next look.
+    do {
+      try forgetKeptActivation()
+    } catch .powerCut {
+      throw .powerCut
+    } catch {}
     return .success(UpdateTransaction.Transfer(id: id, journal: journal))
   }
 

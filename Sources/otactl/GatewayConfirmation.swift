@@ -76,15 +76,10 @@ extension GatewayPush {
   /// The push that staged the image and asked with ACTIVATE ended: the device's answer.
   func endedConfirmation(_ item: Item, _ ending: FleetPush.Ending, gateway: Gateway) {
     let id = item.job.facts.controllerId
-    guard case .finished(let outcome) = ending else {
-      gateway.logger.warning("\(id): not reached (asked again next poll)")
-      gateway.learnt(nil, for: item.job)
+    guard let outcome = counted(item, ending, gateway: gateway, retry: "asked again next poll") else {
       return
     }
     let report = outcome.report
-    totals.bytesOnAir += Int(report.bytesOnAir)
-    totals.pushes += 1
-    gateway.learnt(report.deviceAfter, for: item.job)
     let answer: ConfirmationDecision.DeviceAnswer
     switch outcome {
     case .succeeded:

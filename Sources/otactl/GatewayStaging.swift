@@ -97,15 +97,10 @@ extension GatewayPush {
   /// left open.
   func endedStaged(_ item: Item, _ ending: FleetPush.Ending, gateway: Gateway) {
     let id = item.job.facts.controllerId
-    guard case .finished(let outcome) = ending else {
-      gateway.logger.warning("\(id): not reached (tried again next poll)")
-      gateway.learnt(nil, for: item.job)
+    guard let outcome = counted(item, ending, gateway: gateway, retry: "tried again next poll") else {
       return
     }
     let report = outcome.report
-    totals.bytesOnAir += Int(report.bytesOnAir)
-    totals.pushes += 1
-    gateway.learnt(report.deviceAfter, for: item.job)
     switch outcome {
     case .succeeded where report.joinedTrial || report.alreadyRunning:
       // The device was on trial of the version (or runs it): not staged, running.
@@ -129,5 +124,21 @@ extension GatewayPush {
         gateway.close(item.job, success: false, [reason], wait: false)
       }
     }
+  }
+}
+
+extension GatewayPush {
+  /// A staging or confirming push's outcome, its bytes counted and what the device said learnt;
+  /// nil, said and learnt as nothing, when the device was not reached (`retry` says what happens next).
+  func counted(_ item: Item, _ ending: FleetPush.Ending, gateway: Gateway, retry: String) -> SenderOutcome? {
+    guard case .finished(let outcome) = ending else {
+      gateway.logger.warning("\(item.job.facts.controllerId): not reached (\(retry))")
+      gateway.learnt(nil, for: item.job)
+      return nil
+    }
+    totals.bytesOnAir += Int(outcome.report.bytesOnAir)
+    totals.pushes += 1
+    gateway.learnt(outcome.report.deviceAfter, for: item.job)
+    return outcome
   }
 }

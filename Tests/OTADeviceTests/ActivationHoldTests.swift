@@ -89,6 +89,18 @@ import Testing
     #expect(try fixture.boot(verdict: .passes).running == .b)
   }
 
+  @Test func aNewTransferForgetsTheKeptActivationOfTheImageItReplaces() throws {
+    // [P-HOLD-1]
+    let fixture = DeviceFixture(slotCapacity: 64 * 1024)
+    var host = try Self.host(fixture, locks: [Self.printer])
+    try Self.stage(try Self.image(), &host)
+    #expect(try Self.control(.activate(permanent: false), &host).last?.status == .deferred)
+    #expect(host.info().keptActivation.kind == .trial)
+    try Self.stage(try Self.image(securityCounter: 1), &host)
+    #expect(host.keptActivation == nil && host.info().keptActivation == .none)
+    #expect(try fixture.medium.load(ActivationRecords.activationName) == nil)
+  }
+
   @Test func aLockWhoseDeadlinePassedHoldsNothing() throws {
     // [P-HOLD-1]
     let fixture = DeviceFixture(slotCapacity: 64 * 1024)
