@@ -4,7 +4,8 @@ import OTASystem
 
 /// Several pushes at once, in one loop on one thread: each device has its own `PushSession` (its
 /// own link, resume, delta choice, trial wait and verdict), at most `parallel` of them running and
-/// the rest waiting their turn in the order given. A device that fails, rolls back or cannot be
+/// the rest waiting their turn in the order given, each started once the one before it has
+/// reached its transfer (`mayStart`). A device that fails, rolls back or cannot be
 /// reached ends its own session only; the others go on.
 public final class FleetPush {
   /// How one device's push ended.
@@ -74,8 +75,32 @@ public final class FleetPush {
     }
   }
 
+  /// How long a session that has not reached its transfer keeps the next from starting.
+  public static let openingPatience: Duration = .seconds(2)
+
+  /// Whether a session in `phase`, begun `since` ago, is still opening its push (connecting,
+  /// reading Info, FEATURES, STATUS, PREPARE) and keeps the next session from starting.
+  static func isOpening(_ phase: SenderPhase, since: Duration) -> Bool {
+    switch phase {
+    case .idle, .connecting, .readingInfo, .checkingStatus, .preparing: since < openingPatience
+    default: false
+    }
+  }
+
+  /// Whether another session may start now: fewer than `parallel` run, and none of them is still
+  /// opening. One opening at a time keeps the links out of step: started together, equal links
+  /// open, transfer and end together, and while every one of them asks, answers or restarts the
+  /// radio carries no data at all; opened one after another, their exchanges fall while the
+  /// others send. A session that takes longer than `openingPatience` to reach its transfer (a
+  /// slow connection, a device that must be asked again) holds the rest back no longer than that.
+  static func mayStart(running: [(phase: SenderPhase, since: Duration)], parallel: Int) -> Bool {
+    running.count < parallel && !running.contains { isOpening($0.phase, since: $0.since) }
+  }
+
   private func startWaiting() {
-    while running.count < parallel, !waiting.isEmpty {
+    while !waiting.isEmpty,
+      Self.mayStart(running: running.map { ($0.session.phase, $0.session.sinceBegin) }, parallel: parallel)
+    {
       let index = waiting.removeFirst()
       switch makeSession(index) {
       case .success(let session):

@@ -18,7 +18,8 @@ public final class PushSession {
   private var timer: Duration?
   private var connectAt: Duration?
   private var outcome: SenderOutcome?
-  private var phase: SenderPhase = .idle
+  /// Where the push stands: the engine's phase as of the last event handled.
+  public private(set) var phase: SenderPhase = .idle
   /// The ATT MTU of the last connection.
   public private(set) var negotiatedMTU: Int?
   /// The L2CAP data channel of the last connection, nil when data went over GATT.
