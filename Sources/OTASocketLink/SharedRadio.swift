@@ -18,8 +18,9 @@
 /// one exchange of the longest packets, and one that waits (for a commit, the device's check, its
 /// restart's verdict) a slot of its empty exchange, each with T_IFS after it; the links that send
 /// share the rest of the interval, and the interval holds all the slots. A link joins as one that
-/// sends; from its second event on, its need is told at each event's start, from what its
-/// central has queued; that event runs in the smaller of its old and new slots (what does not fit
+/// talks (a new connection's first events carry the link layer's procedures and the ATT requests
+/// that open a push, never data); from its second event on, its need is told at each event's
+/// start, from what its central has queued; that event runs in the smaller of its old and new slots (what does not fit
 /// waits for the next event), and the slots' grid moves with the link's new slot, which begins at
 /// that event's start when the need shrank and where the old slot ended when it grew.
 ///
@@ -77,12 +78,12 @@ public final class SharedRadio {
 
   // MARK: For the links
 
-  /// A link connected at `time`, its air `air` when alone: the plan takes it in. Returns when its
-  /// first event is (its slot's first start at or after `time`).
-  func join(_ id: ObjectIdentifier, air: AirTime, at time: Duration) -> Duration {
+  /// A link connected at `time`, its air `air` when alone, needing `need` of the air at first: the
+  /// plan takes it in. Returns when its first event is (its slot's first start at or after `time`).
+  func join(_ id: ObjectIdentifier, air: AirTime, at time: Duration, need: RadioNeed) -> Duration {
     leave(id)
     if members.isEmpty { origin = time }
-    members.append(Member(id: id, alone: air, shared: air))
+    members.append(Member(id: id, alone: air, shared: air, need: need))
     peakLinks = max(peakLinks, members.count)
     replan()
     return slotStart(of: id, atOrAfter: time) ?? time

@@ -69,7 +69,9 @@ public final class SocketCentral: CentralLink {
   private var radioGeneration = -1
   private var lastEventEnd: Duration = .zero
   /// Whether this link has had an event since it joined the radio: the first keeps the slot the
-  /// plan gave the new link (one that sends), the need is told from the second on.
+  /// plan gave the new link (one that talks: a connection opens with requests, never data; its
+  /// first event often runs before its central has queued anything), the need is told from the
+  /// second on.
   private var eventOnRadio = false
   private var dataBytesSent = 0
   private var forcedDisconnectDone = false
@@ -231,8 +233,9 @@ public final class SocketCentral: CentralLink {
       connected = true
       helloSentAt = nil
       if let radio, !onRadio {
-        // The first event was due when the central connected; on a shared radio, its slot's.
-        nextEvent = radio.join(ObjectIdentifier(self), air: air, at: nextEvent)
+        // The first event was due when the central connected; on a shared radio, a talking
+        // link's slot's.
+        nextEvent = radio.join(ObjectIdentifier(self), air: air, at: nextEvent, need: .talking)
         radioGeneration = radio.generation
         lastEventEnd = nextEvent
         eventOnRadio = false
@@ -353,7 +356,7 @@ public final class SocketCentral: CentralLink {
     let before = radio.air(of: id) ?? air
     let now = need
     defer { eventOnRadio = true }
-    guard eventOnRadio, let planned = radio.need(of: id), now != planned else { return before }
+    guard let planned = radio.need(of: id), now != planned else { return before }
     let old = before.slotMicroseconds ?? before.intervalMicroseconds
     radio.setNeed(
       now, of: id, slotAt: now > planned ? start + .nanoseconds(Int64((old * 1000).rounded(.up))) : start)

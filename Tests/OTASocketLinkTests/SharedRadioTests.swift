@@ -134,7 +134,7 @@ import Testing
       let air = try Self.air(mixed[index % mixed.count])
       let id = ObjectIdentifier(token)
       airs[id] = air
-      let first = radio.join(id, air: air, at: .milliseconds(index))
+      let first = radio.join(id, air: air, at: .milliseconds(index), need: .sending)
       #expect(first >= .milliseconds(index))
       try Self.check(radio, airs)
     }
@@ -193,21 +193,27 @@ import Testing
     try pair.connect(0)
     try pair.connect(1)
     #expect(radio.linksConnected == 2 && radio.peakLinks == 2)
+    // A new link talks in its first event (a connection opens with requests); from its second on
+    // both links send, and the plan is theirs.
+    try pair.run(until: .milliseconds(40))
     let plan = try #require(radio.plan)
     #expect(plan.interval == .microseconds(28_750), "2 × (13 770 + 150) µs: 23 units of 1.25 ms")
-    let end = plan.interval * 20
+    let from = try #require(pair.events.last { $0.link == 0 }).time
+    let end = from + plan.interval * 20
     try pair.run(until: end)
-    let steady = pair.events.filter { $0.time >= plan.interval }
+    let steady = pair.events.filter { $0.time >= from + plan.interval }
     #expect(steady.count == 38)
     #expect(steady.allSatisfy { $0.writes == 10 }, "\(steady.map(\.writes))")
     let perLink = (0..<2).map { link in steady.filter { $0.link == link }.map(\.writes).reduce(0, +) }
     #expect(perLink[0] == perLink[1], "\(perLink)")
+    #expect(Self.offsets(pair.events, after: from) == [1: .microseconds(14_375)], "a slot after link 0")
     #expect(
-      Self.offsets(pair.events, after: plan.interval) == [1: .microseconds(14_375)], "a slot after link 0")
-    #expect(Self.airPerInterval(pair.events, plan.interval).allSatisfy { $0 <= 28_750 })
+      Self.airPerInterval(pair.events.filter { $0.time >= from }, plan.interval, from: from).allSatisfy {
+        $0 <= 28_750
+      })
 
     let oneRadio = AirTime(conditions).continuousBytesPerSecond(valueLength: 244)
-    let together = Self.rate(steady, from: plan.interval, to: end)
+    let together = Self.rate(steady, from: from + plan.interval, to: end)
     #expect(together <= oneRadio, "\(together) B/s, one radio \(oneRadio)")
     let planned = AirTime(conditions).sharedCapacityBytesPerSecond(links: 2)
     #expect(abs(together - planned) / planned < 0.001, "\(together) B/s, planned \(planned)")
@@ -240,12 +246,15 @@ import Testing
     let pair = try Rig(links: 2, spec: spec, radio: radio)
     try pair.connect(0, length: 20)
     try pair.connect(1, length: 20)
+    try pair.run(until: .milliseconds(40))
     let plan = try #require(radio.plan)
     #expect(plan.interval == .microseconds(28_750))
-    try pair.run(until: plan.interval * 10)
-    #expect(pair.events.count == 19)
-    #expect(pair.events.allSatisfy { $0.writes == 28 }, "\(pair.events.map(\.writes))")
-    #expect(Self.airPerInterval(pair.events, plan.interval).allSatisfy { $0 <= 28_750 })
+    let from = try #require(pair.events.last { $0.link == 0 }).time
+    try pair.run(until: from + plan.interval * 10)
+    let steady = pair.events.filter { $0.time >= from }
+    #expect(steady.count == 20)
+    #expect(steady.allSatisfy { $0.writes == 28 }, "\(steady.map(\.writes))")
+    #expect(Self.airPerInterval(steady, plan.interval, from: from).allSatisfy { $0 <= 28_750 })
   }
 
   /// Three links on one radio, then two, then one: each time the plan follows from the next event
@@ -254,11 +263,14 @@ import Testing
     let radio = SharedRadio()
     let rig = try Rig(links: 3, spec: "queue=1000", radio: radio)
     for link in 0..<3 { try rig.connect(link) }
+    // Each link talks in its first event and sends from its second on.
+    try rig.run(until: .milliseconds(40))
     #expect(radio.plan?.interval == .microseconds(26_250), "3 × 8352 µs: 21 units")
-    try rig.run(until: .microseconds(26_250 * 10))
-    #expect(Self.spacing(rig.events, link: 0, after: .microseconds(26_250)) == [.microseconds(26_250)])
+    let threeFrom = try #require(rig.events.last { $0.link == 0 }).time
+    try rig.run(until: threeFrom + .microseconds(26_250 * 10))
+    #expect(Self.spacing(rig.events, link: 0, after: threeFrom) == [.microseconds(26_250)])
     #expect(
-      Self.offsets(rig.events, after: .microseconds(26_250)) == [
+      Self.offsets(rig.events, after: threeFrom) == [
         1: .microseconds(8750), 2: .microseconds(17_500),
       ])
 
@@ -276,11 +288,12 @@ import Testing
     let oneFrom = rig.clock
     try rig.run(until: oneFrom + .milliseconds(150))
     #expect(Self.spacing(rig.events, link: 0, after: oneFrom + .milliseconds(30)) == [.milliseconds(15)])
-    #expect(rig.events.allSatisfy { $0.writes == 6 }, "\(rig.events.map(\.writes))")
+    let sending = rig.events.filter { $0.time >= threeFrom }
+    #expect(sending.allSatisfy { $0.writes == 6 }, "\(sending.map(\.writes))")
     // In each phase, every interval of its plan holds its links' events and their turnarounds.
-    let three = rig.events.filter { $0.time < twoFrom }
+    let three = rig.events.filter { $0.time >= threeFrom && $0.time < twoFrom }
     let pair = rig.events.filter { $0.time >= twoFrom && $0.time < oneFrom }
-    #expect(Self.airPerInterval(three, .microseconds(26_250)).allSatisfy { $0 <= 26_250 })
+    #expect(Self.airPerInterval(three, .microseconds(26_250), from: threeFrom).allSatisfy { $0 <= 26_250 })
     #expect(Self.airPerInterval(pair, .microseconds(17_500)).allSatisfy { $0 <= 17_500 })
     #expect(radio.linksConnected == 1 && radio.peakLinks == 3)
     #expect(abs(radio.airMicroseconds - rig.events.map(\.air).reduce(0, +)) < 1e-6)
@@ -346,10 +359,13 @@ import Testing
 
   /// Radio time used in each interval of `interval` from zero: each event's, and the turnaround
   /// after it.
-  static func airPerInterval(_ events: [Rig.Event], _ interval: Duration) -> [Double] {
+  static func airPerInterval(_ events: [Rig.Event], _ interval: Duration, from origin: Duration = .zero)
+    -> [Double]
+  {
     var used: [Int: Double] = [:]
     for event in events {
-      used[Int((event.time / interval).rounded(.down)), default: 0] += event.air + AirTime.interFrameSpace
+      used[Int(((event.time - origin) / interval).rounded(.down)), default: 0] +=
+        event.air + AirTime.interFrameSpace
     }
     return Array(used.values)
   }
