@@ -18,6 +18,13 @@ public enum DDIPollingInterval {
   {
     min(max(interval ?? fallback, bounds.lowerBound), bounds.upperBound)
   }
+
+  /// What is left of `sleep` once a cycle that polled every target as it began has taken `cycle`:
+  /// hawkBit's sleep is the time between two polls of a target, so a cycle that pushed for longer
+  /// than it polls again at once (never a busy loop: a cycle that takes no time waits all of it).
+  public static func remaining(of sleep: Duration, after cycle: Duration) -> Duration {
+    max(.zero, sleep - max(.zero, cycle))
+  }
 }
 
 extension Character {

@@ -219,13 +219,18 @@ struct GatewayCommand: ParsableCommand {
       push: push)
     logger.info("serving devices for \(server) (tenant \(tenant)), state in \(state)")
     var cycles = 0
+    let clock = ContinuousClock()
     while true {
+      let began = clock.now
       gateway.devices = try currentDevices(logger)
       let (sleep, busy) = gateway.cycle()
       cycles += 1
       if once || (untilIdle && !busy) { break }
+      // The server's sleep is the time between two polls of a target, and each target was polled
+      // as the cycle began: a cycle that pushed for longer than that polls again at once.
+      let left = DDIPollingInterval.remaining(of: sleep, after: clock.now - began)
       Thread.sleep(
-        forTimeInterval: Double(sleep.components.seconds) + Double(sleep.components.attoseconds) / 1e18)
+        forTimeInterval: Double(left.components.seconds) + Double(left.components.attoseconds) / 1e18)
     }
     let (ok, failed) = (gateway.results.success, gateway.results.failure)
     logger.info(

@@ -101,4 +101,12 @@ struct ArtifactReferenceTests {
     )
     #expect(DDIPollingInterval.clamped(nil, default: .seconds(60), bounds: bounds) == .seconds(60))
   }
+
+  /// The sleep is the time between two polls of a target: a cycle's own time counts in it.
+  @Test func aLongCycleLeavesLessOfTheSleep() {
+    #expect(DDIPollingInterval.remaining(of: .seconds(2), after: .zero) == .seconds(2))
+    #expect(DDIPollingInterval.remaining(of: .seconds(2), after: .milliseconds(500)) == .milliseconds(1500))
+    #expect(DDIPollingInterval.remaining(of: .seconds(2), after: .seconds(55)) == .zero)
+    #expect(DDIPollingInterval.remaining(of: .seconds(60), after: .seconds(-1)) == .seconds(60))
+  }
 }
