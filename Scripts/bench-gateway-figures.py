@@ -5,6 +5,7 @@ requests-by-kind, control.jsonl, control-span}, reference-single.jsonl, referenc
 import argparse
 import collections
 import json
+import os
 import re
 
 
@@ -19,7 +20,6 @@ def main():
     ap.add_argument("--parallel", type=int, required=True)
     ap.add_argument("--devices", type=int, required=True)
     ap.add_argument("--size", type=int, required=True)
-    ap.add_argument("--cut-delay", type=float, required=True)
     a = ap.parse_args()
     keep = f"{a.out}/parallel-{a.parallel}"
     t0, t1 = map(float, open(f"{keep}/span").read().split())
@@ -114,8 +114,16 @@ def main():
     print(f"  results             {results} reported ({successes} success, {failures} failure); "
           f"{len(confirmed_lines)} 'confirmed' lines, {len(failed_lines)} 'failed' lines")
     cut_ids = a.cuts.split()
+    # cuts.log: '<epoch> power cut sim-028' once about half the image was committed on the device.
+    cut_at = {}
+    if os.path.exists(os.path.join(keep, "cuts.log")):
+        for line in open(os.path.join(keep, "cuts.log")):
+            f = line.split()
+            if len(f) == 4 and f[1:3] == ["power", "cut"]:
+                cut_at[f[3]] = float(f[0])
+    after = [f"{cut_at[i] - starts[i]:.2f}" for i in cut_ids if i in cut_at and i in starts]
     print(f"  power cuts          {' '.join(f'{i} (resumed at byte {resumed.get(i, 0)})' for i in cut_ids)}; "
-          f"cut {a.cut_delay:.2f} s after 'pushing'")
+          f"cut once about half the image was committed: {', '.join(after) or 'none'} s after 'pushing'")
     print(f"  on air              {on_air} bytes in {pushes} pushes; reference {single['bytesOnAir']} × {pushes} = "
           f"{reference}; ratio {on_air / reference:.4f} (target ≤ 1.02)")
     print(f"  downloads           {served} served by goosebit, {len(downloaded)} 'downloaded' line(s) in the gateway's log")

@@ -3,7 +3,7 @@
 # `otactl gateway --socket-dir DIR --until-idle`, N simulated devices (an otad process each, release
 # builds) and one rollout of one new MCUboot image, over the simulated link with loss, with power
 # cuts (kill -9 of a few devices' otad while their transfer is under way, started again a second
-# later on the same slots and state dir) and an image that fails its self-test on a few devices
+# later on the same slots and state dir, once about half the image is committed on the device) and an image that fails its self-test on a few devices
 # (their otad's --health-check exits 3). Once per --parallel value, each on a fresh server and fresh
 # devices. Per run:
 #   done        the gateway's start to its exit (--until-idle)
@@ -98,12 +98,14 @@ for ((k = 1; k <= cuts; k++)); do
 done
 
 start_otad() { # dir socket serial health-check: otad on its slots (slot A 1.0.0 the first time)
-  local dir="$1"
+  local dir="$1" level=info
   mkdir -p "$dir"
   [[ -f "$dir/a.img" ]] || cp Images/firmware-v1.bin "$dir/a.img"
+  # A device whose power is cut says each committed window in its log (debug): the cut waits for one.
+  [[ "$cut_set" == *" $3 "* ]] && level=debug
   "$bin/otad" run --slot-a "$dir/a.img" --slot-b "$dir/b.img" --capacity 1MiB --state-dir "$dir/state" \
     --socket "$2" --serial "$3" --model blueota-sim --hardware-revision 1.0 --attempts 1 \
-    --health-check "$4" --log-level info >>"$dir/otad.log" 2>&1 &
+    --health-check "$4" --log-level "$level" >>"$dir/otad.log" 2>&1 &
   echo $! >"$dir/pid"
   disown $! # a power cut's kill -9 is meant: no "Killed" from bash
 }
@@ -180,18 +182,19 @@ campaign() { # parallel
     </dev/null 2> >(stamp >"$run/gateway.log") >/dev/null &
   gateway_pid=$!
   echo "$gateway_pid" >"$run/pid.gateway"
-  # The power cuts: a device's otad killed (kill -9) a while after its push began, once its transfer
-  # is under way (its connection, then three quarters of its transfer at a fair share of the
-  # radio), started again a second later.
+  # The power cuts: a device's otad killed (kill -9) once about half the image is committed on it
+  # (its log's first 'WINDOW committed' at or past 40 % of the size: windows are 32 KiB, so 32 KiB
+  # of 64 KiB, 128 KiB of 256 KiB), in the window that follows, and started again a second later.
   local cutter_pid
   (
     for id in $cut_set; do
-      until grep -q " $id: pushing" "$run/gateway.log" 2>/dev/null; do
-        kill -0 "$gateway_pid" 2>/dev/null || exit 0
-        sleep 0.05
-      done
-      sleep "$cut_delay"
       dir="$run/dev/$id"
+      until awk -v half="$((image_size * 2 / 5))" '/WINDOW committed/ {
+              for (i = 1; i <= NF; i++) if ($i ~ /^offset=/) { split($i, kv, "="); if (kv[2] + 0 >= half) found = 1 }
+            } END { exit !found }' "$dir/otad.log" 2>/dev/null; do
+        kill -0 "$gateway_pid" 2>/dev/null || exit 0
+        sleep 0.02
+      done
       kill -9 "$(cat "$dir/pid")" 2>/dev/null || true
       echo "$(now) power cut $id" >>"$run/cuts.log"
       sleep 1
@@ -244,19 +247,11 @@ control_run() { # parallel: otactl push to every device at once, no server
 echo "simulated link: $link (defaults otherwise: mtu 247, 15 ms, 6 packets per event, 2M, DLE);" \
   "image $(stat -c %s "$image") bytes (MCUboot, $size payload bytes) to $devices devices;" \
   "self-test fails on$failing_set; power cut on$cut_set"
+image_size="$(stat -c %s "$image")"
 for p in $parallels; do
-  cut_delay="$(python3 - "$work/shared-$p/push.jsonl" "$work/single/push.jsonl" "$p" <<'PY'
-import json, sys
-summary = [json.loads(l) for l in open(sys.argv[1])][-1]
-single = [json.loads(l) for l in open(sys.argv[2])][-1]
-p = int(sys.argv[3])
-# The connection, then three quarters of a transfer at a fair share of the radio.
-print(f'{single["seconds"] - single["transferSeconds"] + 0.75 * single["bytesOnAir"] / (summary["aggregateCapacity"] / p):.2f}')
-PY
-)"
   campaign "$p"
   if ((control)); then control_run "$p"; fi
   python3 Scripts/bench-gateway-figures.py --out "$out" --parallel "$p" --devices "$devices" --size "$size" \
-    --link "$link" --failing "$failing_set" --cuts "$cut_set" --cut-delay "$cut_delay"
+    --link "$link" --failing "$failing_set" --cuts "$cut_set"
 done
 echo "kept in $out"
