@@ -212,7 +212,7 @@ public final class DeviceService {
     case .smpWrite(let central, let mtu, let bytes):
       return try receiveSMPWrite(bytes, from: central, mtu: mtu)
     case .smpCentralGone(let central):
-      smpRoom?.bluetooth.forget(central)
+      smpRoom?.centralGone(central, host: &host)
       observe(.smpClientGone(client: central))
       logger.debug("SMP central disconnected", metadata: ["device": "\(central)"])
       return false

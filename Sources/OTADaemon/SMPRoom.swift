@@ -15,6 +15,9 @@ struct SMPRoom {
   let udp: SMPEndpoint?
   /// UDP datagrams that could not be received or answered (a peer's loss, never the daemon's).
   var udpPeerErrors = 0
+  /// The client whose request last took or renewed SMP's hold on the device (an upload, a state
+  /// write: not a read, which holds nothing): SMP's session is that client's.
+  private(set) var holder: String?
 
   init(service: SMPService, udp: SMPEndpoint?) {
     self.service = service
@@ -26,7 +29,21 @@ struct SMPRoom {
   mutating func answer(_ message: [UInt8], from client: String, host: inout ReceiverHost, now: Duration)
     throws(StorageError) -> SMPDevice.Output
   {
-    try service.answer(message, from: client, host: &host, now: now)
+    let before = host.transaction.lease
+    let output = try service.answer(message, from: client, host: &host, now: now)
+    if let lease = host.transaction.lease, lease.owner == .smp, lease != before { holder = client }
+    return output
+  }
+
+  /// A central went over Bluetooth: its reassembly forgotten, and when SMP's hold was its, that
+  /// session ends (docs/PROTOCOL.md [P-SESS-5]: a session holds the device while it acts and its
+  /// central has not disconnected) rather than 30 s later. Another central's read and departure
+  /// leave an upload's hold alone.
+  mutating func centralGone(_ central: String, host: inout ReceiverHost) {
+    bluetooth.forget(central)
+    guard holder == central else { return }
+    holder = nil
+    host.release(.smp)
   }
 
   /// A write to the SMP characteristic by `central`: what it completed (or gave up).

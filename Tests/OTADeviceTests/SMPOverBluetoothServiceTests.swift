@@ -4,6 +4,7 @@ import OTADaemon
 import OTALink
 import OTASMP
 import OTASMPServer
+import OTAWire
 import Testing
 
 /// The daemon's loop with SMP writes coming from the link as BlueZ delivers them (pieces per
@@ -99,5 +100,51 @@ import Testing
     #expect(
       try CBORDecoder.decode(Array(answers[1].dropFirst(SMPHeader.byteCount)))
         == .textMap(["r": .text("two")]))
+  }
+
+  /// [P-SESS-5]: SMP's session holds the device while it acts and its central has not disconnected.
+  /// An upload begun over Bluetooth holds it (the OTA protocol's PREPARE is busy); once that central
+  /// has gone, nothing holds it: PREPARE is taken at once, not 30 s later (nor a kept activation
+  /// delayed as long).
+  /// Runs `script` until it is spent (the loop then ends with the link's error): the link, with what
+  /// was notified.
+  static func runOut(_ script: [[PeripheralEvent]]) throws -> ScriptedLink {
+    let fixture = DeviceFixture(slotCapacity: 64 * 1024, windowCapacity: 4096)
+    let link = ScriptedLink(script)
+    let service = DeviceService(
+      host: try fixture.makeHost(), link: link, logger: Logger(label: "test"), smp: SMPService())
+    #expect(throws: (any Error).self) { try service.run(stopSignals: nil) }
+    return link
+  }
+
+  @Test func anSMPCentralThatGoesLetsTheDeviceGoAtOnce() throws {
+    // [P-SESS-5] [S-ONE-2]
+    let image = try SMPDeviceTests.image()
+    let first = SMPMessage.encoded(
+      .write, group: 1, command: 1, sequence: 1,
+      .textMap([
+        "image": .unsigned(0), "off": .unsigned(0), "len": .unsigned(UInt64(image.count)),
+        "data": .bytes(Array(image[0..<500])), "sha": .bytes([1, 2, 3, 4]),
+      ]))
+    let prepare = Request.prepare(size: 1000, crc32: 0, version: Version(major: 2, minor: 0, revision: 0))
+      .encoded
+    let upload: [[PeripheralEvent]] = [[.smpWrite(central: "phone", mtu: 517, bytes: first)]]
+    let held = try Self.runOut(upload + [[.controlWrite(prepare)]])
+    let taken = try Self.answers(held.notifications).first.map {
+      try CBORDecoder.decode(Array($0.dropFirst(SMPHeader.byteCount)))
+    }
+    #expect(taken?["off"] == .unsigned(500), "the upload began: \(String(describing: taken))")
+    #expect(
+      held.otaNotifications.first.map { Array($0.prefix(3)) } == [0x60, 0x01, 0x0C], "busy: SMP holds it")
+    // Another central that only reads, and goes: the upload's hold stays.
+    let read = SMPMessage.encoded(.read, group: 1, command: 0, sequence: 2, .textMap([:]))
+    let reader = try Self.runOut(
+      upload + [
+        [.smpWrite(central: "tablet", mtu: 517, bytes: read)], [.smpCentralGone(central: "tablet")],
+        [.controlWrite(prepare)],
+      ])
+    #expect(reader.otaNotifications.first.map { Array($0.prefix(3)) } == [0x60, 0x01, 0x0C], "still busy")
+    let gone = try Self.runOut(upload + [[.smpCentralGone(central: "phone")], [.controlWrite(prepare)]])
+    #expect(gone.otaNotifications.first.map { Array($0.prefix(3)) } == [0x60, 0x01, 0x00], "taken at once")
   }
 }
