@@ -170,7 +170,7 @@ let package = Package(
       name: "OTASimulation",
       dependencies: [
         "OTAReceiverHost", "OTABoot", "OTAEngine", "OTASender", "OTADeltaPlan", "OTAStorage", "OTALink",
-        "OTASocketLink", "OTASystem",
+        "OTASocketLink", "OTASystem", "OTAWire",
       ]),
 
     .executableTarget(
@@ -178,7 +178,7 @@ let package = Package(
       dependencies: [
         "OTADaemon", "OTAConfiguration", "OTAReport", "OTABoot", "OTALink", "OTASocketLink", "OTAStorage",
         "OTASystem", "OTATrust", "OTAWire", "OTABlueZ", "OTADBus", "OTATrace", "OTAFaults", "OTANordicDFU",
-        "OTALogging", "OTAVersion", "OTAReceiverHost",
+        "OTALogging", "OTAVersion", "OTAReceiverHost", "OTAEngine",
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
         .product(name: "Logging", package: "swift-log"),
       ]),
@@ -188,7 +188,7 @@ let package = Package(
         "OTACentral", "OTASender", "OTADeltaPlan", "OTALink", "OTASocketLink", "OTASystem", "OTAWire",
         "OTABlueZ",
         "OTADBus",
-        "OTATrust", "OTATrace", "OTAReport", "OTAGateway", "OTAGatewayHTTP", "OTALogging", "OTAVersion",
+        "OTATrust", "OTAReport", "OTAGateway", "OTAGatewayHTTP", "OTALogging", "OTAVersion",
         .product(name: "Crypto", package: "swift-crypto"),
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
         .product(name: "Logging", package: "swift-log"),
@@ -208,7 +208,7 @@ let package = Package(
       name: "ota-bench",
       dependencies: [
         "OTASimulation", "OTAReceiverHost", "OTABoot", "OTAEngine", "OTASender", "OTADeltaPlan", "OTAStorage",
-        "OTATrust", "OTALink", "OTASocketLink", "OTASystem", "OTAChecksum",
+        "OTATrust", "OTALink", "OTASocketLink", "OTASystem", "OTAChecksum", "OTAWire",
       ]),
 
     .testTarget(name: "OTAWireTests", dependencies: ["OTAWire", "OTATestSupport"]),

@@ -109,9 +109,11 @@ import Testing
       .target(name: "OTADevice", dependencies: ["OTAStorageTesting"]),
       .executableTarget(name: "otad", dependencies: ["OTADevice"]),
       """
-    let sources = ["OTAStorageTesting", "OTADevice", "otad"].reduce(into: [:]) {
-      $0[$1] = [(file: String, text: String)]()
-    }
+    let sources: [String: [(file: String, text: String)]] = [
+      "OTAStorageTesting": [],
+      "OTADevice": [("Sources/OTADevice/A.swift", "import OTAStorageTesting")],
+      "otad": [("Sources/otad/B.swift", "import OTADevice")],
+    ]
     #expect(
       graph.violations(manifest: manifest, sources: sources, tests: [:])
         == ["Package.swift: otad links the testing target OTAStorageTesting"])
@@ -148,11 +150,39 @@ import Testing
     #expect(
       violations == [
         "Package.swift: OTAEngine depends on OTAStorage",
+        "Package.swift: OTAEngine depends on OTAStorage and imports it nowhere",
         "Sources/OTAEngine/C.swift imports OTALink",
         "Sources/OTAExtra has no row in docs/ARCHITECTURE.md",
         "Sources/OTAWire/A.swift imports Glibc",
         "Sources/OTAWire/B.swift calls Glibc",
         "Tests/OTAWireTests/T.swift imports OTAEngine",
+      ])
+  }
+
+  /// A module the doc allows but the manifest does not give the target builds only through another
+  /// target's dependencies; a product counts as the package's as soon as some target names it.
+  @Test func anImportTheManifestDoesNotDeclareIsReported() {
+    let manifest = """
+      .target(name: "OTAWire"),
+      .target(name: "OTAChecksum"),
+      .target(name: "OTAEngine", dependencies: ["OTAChecksum"]),
+      .target(name: "OTATrust", dependencies: ["OTAWire", .product(name: "Crypto", package: "swift-crypto")]),
+      """
+    let found = ModuleGraph.undeclared(
+      ModuleGraph.packageTargets(manifest),
+      sources: [
+        "OTAEngine": [
+          (
+            "Sources/OTAEngine/A.swift",
+            "import OTAChecksum\nimport OTAWire\nimport Crypto\nimport Foundation"
+          )
+        ],
+        "OTATrust": [("Sources/OTATrust/B.swift", "import OTAWire\nimport Crypto")],
+      ])
+    #expect(
+      found.sorted() == [
+        "Sources/OTAEngine/A.swift imports Crypto, which Package.swift does not give OTAEngine",
+        "Sources/OTAEngine/A.swift imports OTAWire, which Package.swift does not give OTAEngine",
       ])
   }
 }

@@ -169,6 +169,32 @@ struct ModuleGraph {
         found.append("Package.swift: \(target) depends on \(dependency)")
       }
     }
+    found += Self.undeclared(manifestTargets, sources: sources)
     return found.sorted()
+  }
+
+  /// A source target declares what it imports of the package (a target, or a product some target
+  /// names), and imports what it declares: a module reached only through another target's
+  /// dependencies builds by luck, and one declared and never imported is a dependency in name only.
+  static func undeclared(_ manifest: [String: Set<String>], sources: [String: [(file: String, text: String)]])
+    -> [String]
+  {
+    let packageModules = Set(manifest.keys).union(manifest.values.joined())
+    var found: [String] = []
+    for (target, files) in sources {
+      guard let declared = manifest[target] else { continue }
+      var imported: Set<String> = []
+      for (file, text) in files {
+        let modules = imports(in: text).modules.intersection(packageModules).subtracting([target])
+        imported.formUnion(modules)
+        for module in modules.subtracting(declared).sorted() {
+          found.append("\(file) imports \(module), which Package.swift does not give \(target)")
+        }
+      }
+      for dependency in declared.subtracting(imported).sorted() {
+        found.append("Package.swift: \(target) depends on \(dependency) and imports it nowhere")
+      }
+    }
+    return found
   }
 }
