@@ -264,9 +264,7 @@ public final class BlueZPeripheral: PeripheralLink {
     var packets = 0
     defer { if packets > 0 { logger.trace("data packets read", metadata: ["count": "\(packets)"]) } }
     while packets < Self.packetsPerTurn {
-      let received = buffer.withUnsafeMutableBytes { bytes in
-        Result { () throws(SystemError) in try socket.receive(into: bytes, waiting: false) }
-      }
+      let received = socket.receiveNow(into: &buffer)
       switch received {
       case .success(nil):
         return

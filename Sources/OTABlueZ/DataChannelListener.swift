@@ -133,9 +133,7 @@ final class DataChannelListener {
     let limit = Int(DataChannelRules.receiveMTU)
     var buffer = [UInt8](repeating: 0, count: limit + 1)
     for _ in 0..<Self.sdusPerTurn {
-      let received = buffer.withUnsafeMutableBytes { bytes in
-        Result { () throws(SystemError) in try socket.receive(into: bytes, waiting: false) }
-      }
+      let received = socket.receiveNow(into: &buffer)
       switch received {
       case .success(nil):
         return

@@ -51,9 +51,7 @@ final class LinkFactsMonitor {
     // An event is at most 2 + 1 + 255 bytes after its type byte.
     var buffer = [UInt8](repeating: 0, count: 260)
     for _ in 0..<Self.eventsPerTurn {
-      let received = buffer.withUnsafeMutableBytes { bytes in
-        Result { () throws(SystemError) in try socket.receive(into: bytes, waiting: false) }
-      }
+      let received = socket.receiveNow(into: &buffer)
       switch received {
       case .success(let count?) where count > 0:
         if let event = HCILinkEvent(packet: Array(buffer[0..<count])), let change = book.fold(event) {

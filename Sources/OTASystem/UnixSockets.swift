@@ -124,6 +124,15 @@ extension FileDescriptor {
     }
   }
 
+  /// One `recv(2)` that does not wait, into the whole of `buffer`, as a value: the bytes there (0
+  /// when the peer closed), nil when nothing waits, or the error. For the loops that drain a socket
+  /// a packet at a time and treat an error as the socket's end.
+  public func receiveNow(into buffer: inout [UInt8]) -> Result<Int?, SystemError> {
+    buffer.withUnsafeMutableBytes { bytes in
+      Result { () throws(SystemError) in try receive(into: bytes, waiting: false) }
+    }
+  }
+
   /// The process and user on the other end (SO_PEERCRED), or nil when the kernel does not say.
   public var peerCredentials: PeerCredentials? {
     // struct ucred (Glibc leaves it out without _GNU_SOURCE): pid, uid, gid.
