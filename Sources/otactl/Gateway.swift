@@ -310,8 +310,12 @@ final class Gateway {
   /// Closes the job's action on the server. `wait: false` (from the push loop): queued, so that
   /// the other devices' links go on; the journal forgets the action once the server has it.
   func close(_ job: Job, success: Bool, _ details: [String], wait: Bool = true) {
+    close(job, success ? .success(details) : .failure(details), success: success, wait: wait)
+  }
+
+  /// Closes the job's action with `message` (a closing feedback), counted as a success or not.
+  func close(_ job: Job, _ message: DDIFeedback, success: Bool, wait: Bool) {
     let id = job.facts.controllerId
-    let message: DDIFeedback = success ? .success(details) : .failure(details)
     let (journal, results) = (self.journal, self.results)
     let delivered: @Sendable (Bool) -> Void = { sent in
       guard sent else { return }

@@ -74,18 +74,7 @@ extension Gateway {
       if wait { feedback.drain() }
     case .downloadOnly:
       logger.info("\(id): action \(job.actionId): \(version) staged (download only): \(detail)")
-      let (journal, results) = (self.journal, self.results)
-      let message = DDIFeedback.downloaded(version, detail)
-      let delivered: @Sendable (Bool) -> Void = { sent in
-        guard sent else { return }
-        try? journal.closed(on: id)
-        results.add(success: true)
-      }
-      if wait {
-        delivered(feedback.close(message, on: job.link, for: id))
-      } else {
-        feedback.closeLater(message, on: job.link, for: id, delivered: delivered)
-      }
+      close(job, .downloaded(version, detail), success: true, wait: wait)
     case .install, .confirm, .notYet:
       return
     }
