@@ -106,6 +106,8 @@ for eatt in on off; do
     echo "EATT $eatt: PASS"
   else
     status=$run
+    # The checks that failed first (the tail below may have scrolled past them), then the tail.
+    grep -E '^FAIL' "/tmp/blueota-bluez-$eatt.log" | head -n 10 || true
     tail -n 60 "/tmp/blueota-bluez-$eatt.log"
     echo "EATT $eatt: FAIL (exit $run; whole log: /tmp/blueota-bluez-$eatt.log)"
   fi
@@ -199,6 +201,7 @@ if ((run == 0)); then
   grep -E '^FIGURES multi|"event":"summary"|otad \(kill -9\)|^BlueOTA-M[0-9]: ok|^(PASS|FAIL) (gateway|one central)|^GATEWAY-VM|^gateway in the VM: |run.sh: PASS|warning: bluetoothd exited' \
     /tmp/blueota-bluez-multi.log || true
 else
+  grep -E '^FAIL' /tmp/blueota-bluez-multi.log | head -n 10 || true
   tail -n 60 /tmp/blueota-bluez-multi.log
 fi
 # goosebit's side, after the guest's.

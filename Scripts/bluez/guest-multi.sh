@@ -346,7 +346,29 @@ rm -f "$work/intruder-ready" "$work/intruder-go"
 GUEST_CENTRAL=hci1 /usr/bin/python3 -B "$here/ota_client.py" intruder "${addresses[0]}" refused \
   "$work/intruder-ready" "$work/intruder-go" >"$results/intruder-refused.json" 2>&1 &
 intruder=$!
-for _ in $(seq 600); do [[ -e "$work/intruder-ready" ]] && break; sleep 0.1; done
+# btvirt reports an advertiser to a discovery once (when either begins, guest-e2e.sh step 13), a
+# report the kernel may drop under load (docs/BLUEZ.md): once in CI hci1 never saw M0 in 20 s of
+# discovery. So while hci1 discovers and has not seen M0 for 1.5 s, M0's advertising begins again,
+# as a reset would begin it: hci0 turned off and on (otad registers its advertisement again).
+m0_path="/org/bluez/hci1/dev_$(echo "${addresses[0]}" | tr ':' '_')"
+m0_seen() { busctl get-property org.bluez "$m0_path" org.bluez.Device1 Address >/dev/null 2>&1; }
+hci1_discovering() { busctl get-property org.bluez /org/bluez/hci1 org.bluez.Adapter1 Discovering 2>/dev/null | grep -q true; }
+restarts=0
+for _ in $(seq 600); do
+  [[ -e "$work/intruder-ready" ]] && break
+  if ((restarts < 6)) && hci1_discovering && ! m0_seen; then
+    sleep 1.5
+    m0_seen && continue
+    registrations="$(registered 0)"
+    busctl set-property org.bluez /org/bluez/hci0 org.bluez.Adapter1 Powered b false &&
+      busctl set-property org.bluez /org/bluez/hci0 org.bluez.Adapter1 Powered b true || true
+    restarts=$((restarts + 1))
+    wait_registered 0 "$registrations" || echo "  otad on hci0 did not register its advertisement again"
+    sleep 2
+  fi
+  sleep 0.1
+done
+((restarts == 0)) || echo "  hci0 turned off and on $restarts time(s) while hci1 discovered, until it saw ${names[0]}"
 [[ -e "$work/intruder-ready" ]] || fail "the second central did not connect: $(tail -n 3 "$results/intruder-refused.json")"
 timeout 300 "$bin/otactl" push "$work/v4.img" --adapter "$central" --device "${names[0]}" --no-activate --json \
   >"$results/push-owner.jsonl" 2>"$results/push-owner.err" &

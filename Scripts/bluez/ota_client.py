@@ -100,7 +100,9 @@ class Central:
             pass
         objects = lambda: self.bus.get_object(BLUEZ, "/").GetManagedObjects(
             dbus_interface="org.freedesktop.DBus.ObjectManager")
-        loop_until(lambda: self.path in objects(), WAIT, f"{self.path} to be seen")
+        # Twice WAIT: a harness may have to make the device's advertising begin during this
+        # discovery (btvirt reports an advertiser only then: guest-multi.sh step 7).
+        loop_until(lambda: self.path in objects(), 2 * WAIT, f"{self.path} to be seen")
         adapter.StopDiscovery(dbus_interface="org.bluez.Adapter1")
         device = self.bus.get_object(BLUEZ, self.path)
         device.Connect(dbus_interface=DEVICE, timeout=WAIT)
