@@ -275,7 +275,8 @@ let package = Package(
     .testTarget(
       name: "OTABootTests",
       dependencies: [
-        "OTABoot", "OTAStorage", "OTAStorageTesting", "OTAWire", "OTAChecksum", "OTATrust", "OTATestSupport",
+        "OTABoot", "OTAStorage", "OTAStorageTesting", "OTASystem", "OTAWire", "OTAChecksum", "OTATrust",
+        "OTATestSupport",
       ]),
     .testTarget(
       name: "OTAStorageTests",

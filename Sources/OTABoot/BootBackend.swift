@@ -1,4 +1,5 @@
 import OTAStorage
+import OTASystem
 import OTAWire
 
 /// A bootloader's pointer, behind one interface (RAUC's bootchooser is the model). otad's boot state
@@ -32,5 +33,13 @@ extension BootBackend {
 /// Why a backend could not read or write the bootloader's pointer.
 public struct BootBackendError: Error, Equatable, Sendable, CustomStringConvertible {
   public let description: String
-  public init(_ description: String) { self.description = description }
+  /// The system's error when a system call failed (on a bootloader's file, or starting or waiting
+  /// for its tool): what tells a full or read-only boot partition from a permission problem; nil
+  /// for a failure of another kind (a tool's exit status, what a file says).
+  public let errno: Errno?
+
+  public init(_ description: String, errno: Errno? = nil) {
+    self.description = description
+    self.errno = errno
+  }
 }

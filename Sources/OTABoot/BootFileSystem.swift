@@ -1,6 +1,6 @@
 // OTABoot's files: reading a small file whole, replacing one atomically, and swapping a symbolic
 // link, through OTAStorage's `DurableFile` (the same code the record store uses). Failures come back
-// as `BootBackendError`s naming the call, the path and the reason.
+// as `BootBackendError`s naming the call, the path, the reason and what to do, with the errno.
 import OTAStorage
 import OTASystem
 
@@ -43,11 +43,13 @@ enum BootFileSystem {
     }
   }
 
-  /// "rename /boot/autoboot.txt.tmp: Permission denied".
+  /// "rename /boot/autoboot.txt.tmp: Read-only file system (errno 30): /boot/autoboot.txt.tmp is on
+  /// a read-only file system: mount it read-write, ...": the storage error's whole explanation, its
+  /// remedy included, and its errno.
   private static func backendError(_ error: StorageError) -> BootBackendError {
-    if case .system(let operation, let path, let code) = error {
-      return BootBackendError("\(operation) \(path): \(code)")
+    if case .system(_, _, let code) = error {
+      return BootBackendError(error.explanation, errno: code)
     }
-    return BootBackendError("\(error)")
+    return BootBackendError(error.explanation)
   }
 }

@@ -42,7 +42,7 @@ enum ChildProcess {
     do {
       child = try spawn.start()
     } catch {
-      throw BootBackendError("\(what): cannot start \(executable): \(error.errno)")
+      throw BootBackendError("\(what): cannot start \(executable): \(error.errno)", errno: error.errno)
     }
     // The child has its copies; ours would keep its outputs open forever.
     for end in [inputEnds?.child, outputEnds.child, errorEnds.child] { try? end?.close() }
@@ -63,7 +63,7 @@ enum ChildProcess {
       let (parent, child) = try FileDescriptor.unixSocketPair(.stream)
       return (parent, child)
     } catch {
-      throw BootBackendError("\(what): socketpair: \(error.errno)")
+      throw BootBackendError("\(what): socketpair: \(error.errno)", errno: error.errno)
     }
   }
 
@@ -95,7 +95,7 @@ enum ChildProcess {
             for: [output, error].compactMap { $0?.rawValue }, writable: input.map { [$0.rawValue] } ?? [],
             timeout: min(remaining, .seconds(60)))
         } catch {
-          throw BootBackendError("\(what): poll: \(error.errno)")
+          throw BootBackendError("\(what): poll: \(error.errno)", errno: error.errno)
         }
         if let stream = input, readable.contains(stream.rawValue) {
           let sent = bytes[written...].withUnsafeBytes { raw in
@@ -158,7 +158,7 @@ enum ChildProcess {
       do {
         if let exit = try child.exitIfEnded() { return termination(exit) }
       } catch {
-        throw BootBackendError("\(what): waitpid: \(error.errno)")
+        throw BootBackendError("\(what): waitpid: \(error.errno)", errno: error.errno)
       }
       if ContinuousClock.now >= deadline { return kill(child) }
       ProcessEnvironment.sleep(.milliseconds(1))

@@ -1,5 +1,6 @@
 import Foundation
 import OTAStorage
+import OTASystem
 import OTATestSupport
 import OTAWire
 import Testing
@@ -99,7 +100,9 @@ struct FileLinkBackendTests {
     try withTemporaryDirectory { directory in
       let missing = FileLinkBackend(link: directory + "/no/current", slotPaths: SlotPair(a: "/a", b: "/b"))
       #expect(
-        throws: BootBackendError("symlink \(directory)/no/current.primary.tmp: No such file or directory")
+        throws: BootBackendError(
+          "symlink \(directory)/no/current.primary.tmp: No such file or directory (errno 2)",
+          errno: .noSuchFile)
       ) {
         try missing.apply(BootPlan(primary: .a))
       }

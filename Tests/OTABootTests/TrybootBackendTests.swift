@@ -1,5 +1,6 @@
 import Foundation
 import OTAStorage
+import OTASystem
 import OTATestSupport
 import OTAWire
 import Testing
@@ -150,10 +151,21 @@ struct TrybootBackendTests {
           "tryboot needs two different partition numbers for slots A and B, not [2, 2]")
       ) { try same.apply(BootPlan(primary: .a)) }
       let missing = TrybootBackend(bootDirectory: directory + "/nope", partitions: SlotPair(a: 2, b: 3))
-      #expect(throws: BootBackendError("open \(directory)/nope/autoboot.txt.tmp: No such file or directory"))
-      {
+      #expect(
+        throws: BootBackendError(
+          "open \(directory)/nope/autoboot.txt.tmp: No such file or directory (errno 2)", errno: .noSuchFile)
+      ) {
         try missing.apply(BootPlan(primary: .a))
       }
+      // A boot directory that is a file: the errno kept, and the storage's remedy said.
+      try FileSystem.writeFile(directory + "/file", [1])
+      let file = TrybootBackend(bootDirectory: directory + "/file", partitions: SlotPair(a: 2, b: 3))
+      let error = #expect(throws: BootBackendError.self) { try file.apply(BootPlan(primary: .a)) }
+      #expect(error?.errno == .notDirectory)
+      #expect(
+        error?.description.hasSuffix("is a file, not a directory: remove it or configure another path")
+          == true,
+        "\(String(describing: error))")
     }
   }
 
