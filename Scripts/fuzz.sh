@@ -65,6 +65,7 @@ bin="$("${swift_build[@]}" --show-bin-path)"
 # A crash is libFuzzer's business: no Swift backtracer (it would symbolicate for minutes).
 export SWIFT_BACKTRACE=enable=no
 status=0
+failed_targets=0
 for target in "${targets[@]}"; do
   corpus="$scratch/corpus/$target"
   crashes="$scratch/crashes/$target"
@@ -91,8 +92,11 @@ for target in "${targets[@]}"; do
   echo "FUZZ target=$target seconds=$elapsed execs=${execs:-0} execs_per_s=$((${execs:-0} / elapsed)) crashes=$crashes_found corpus=$corpus_size cov=${cov:-0}"
   if ((crashes_found > 0)); then
     status=1
+    failed_targets=$((failed_targets + 1))
     grep -E 'Fatal error|invariant violation|^  - |ERROR: ' "$log" | head -n 12 || true
     echo "   crashing inputs: $crashes (replay: $bin/fuzz-$target FILE; minimize: -minimize_crash=1 -runs=10000 FILE)"
   fi
 done
+# The counting line Scripts/test.sh reads: a target that crashed is a failed test.
+echo "fuzzing: $((${#targets[@]} - failed_targets)) passed, $failed_targets failed"
 exit "$status"

@@ -80,6 +80,9 @@ mkdir -p "$(dirname "$l2cap_raw")"
 cc -O2 -o "$l2cap_raw.$$" Scripts/bluez/l2cap-raw.c && mv -f "$l2cap_raw.$$" "$l2cap_raw" ||
   { echo "test-bluez: Scripts/bluez/l2cap-raw.c does not build" >&2; exit 1; }
 status=0
+# Each VM run is one test: the counting line at the end is what Scripts/test.sh reads.
+runs_passed=0
+runs_failed=0
 for eatt in on off; do
   scope=all
   [[ "$eatt" == on ]] || scope=bearer
@@ -104,12 +107,14 @@ for eatt in on off; do
   if ((run == 0)); then
     grep -E "^FIGURES|^DEVICE|resume\"|advertising after|cut the link|\"stage\": \"done\"|^12[a-e] |^13 |^14[abc] |^16[a-d]? |^(PASS|FAIL) hold: |^  (run [0-9]|after run) |warning: bluetoothd exited|^journal: |^[0-9] otad: image check" "/tmp/blueota-bluez-$eatt.log" || true
     echo "EATT $eatt: PASS"
+    runs_passed=$((runs_passed + 1))
   else
     status=$run
     # The checks that failed first (the tail below may have scrolled past them), then the tail.
     grep -E '^FAIL' "/tmp/blueota-bluez-$eatt.log" | head -n 10 || true
     tail -n 60 "/tmp/blueota-bluez-$eatt.log"
     echo "EATT $eatt: FAIL (exit $run; whole log: /tmp/blueota-bluez-$eatt.log)"
+    runs_failed=$((runs_failed + 1))
   fi
 done
 
@@ -212,8 +217,11 @@ if ((run == 0 && gw_failures > 0)); then
 fi
 if ((run == 0)); then
   echo "several devices: PASS"
+  runs_passed=$((runs_passed + 1))
 else
   status=$run
   echo "several devices: FAIL (exit $run; whole log: /tmp/blueota-bluez-multi.log; goosebit: $gb_work)"
+  runs_failed=$((runs_failed + 1))
 fi
+echo "real BlueZ: $runs_passed passed, $runs_failed failed"
 exit "$status"

@@ -16,3 +16,14 @@ swift_test_counts() {
   skipped="$(grep -cE '^\S+ Test .* skipped(\.|: ".*")$' "$log" || true)"
   echo "$((${total:-0} - ${skipped:-0})) ${failed:-0} ${skipped:-0}"
 }
+
+# The one counting protocol of the other stages: each ends with a line
+#   "[name: ]N passed, M failed[, K skipped][ anything after]"
+# ("gateway: 77 passed, 0 failed (41 s)", "bootloaders: 38 passed, 0 failed", "3 passed, 0 failed").
+# stage_counts LOG prints "passed failed skipped" from the last such line, or nothing when there is
+# none (test.sh then counts the stage as one failure).
+stage_counts() {
+  { grep -E '^([A-Za-z][A-Za-z0-9 ]*: )?[0-9]+ passed, [0-9]+ failed(, [0-9]+ skipped)?' "$1" || true; } | tail -n 1 |
+    sed -E 's/^([A-Za-z][A-Za-z0-9 ]*: )?([0-9]+) passed, ([0-9]+) failed(, ([0-9]+) skipped)?.*$/\2 \3 \5/' |
+    awk 'NF { print $1, $2, ($3 == "" ? 0 : $3) }'
+}

@@ -15,10 +15,12 @@
 #   Scripts/test.sh --filter PowerCut    # extra arguments go to `swift test`; the six stages after
 #                                        # it are left out (it says which) and counted as skipped
 #
-# The closing line is "N passed, M failed, K skipped": skipped counts the Swift tests Swift Testing
-# skipped (root-only, no private D-Bus) and the stages that did not run (left out by an argument,
-# the lab browser not installable). The lab test's screenshots go to a temporary directory, so a
-# run leaves docs/lab/*.png as they are (docs/LAB.md says how to regenerate them).
+# It ends with a table of the stages (counts and times), every failure by name, and the closing line
+# "N passed, M failed, K skipped": skipped counts the Swift tests Swift Testing skipped (root-only,
+# no private D-Bus), the checks a stage left out, and the stages that did not run (left out by an
+# argument, the lab browser not installable). Each stage after the Swift tests counts its own tests
+# in one line (run_stage; docs/TESTING.md). The lab test's screenshots go to a temporary directory,
+# so a run leaves docs/lab/*.png as they are (docs/LAB.md says how to regenerate them).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 source Scripts/setup.sh
@@ -41,137 +43,124 @@ note_failures() { # stage-name status log
     failures+=("$name: exit $stage_status, no failure named in its output")
   fi
 }
+# What each stage counted and how long it took: the table under the closing count.
+table=()
+row() { # name passed failed skipped seconds
+  table+=("$(printf '%-44s %6s %6s %7s %6s' "$1" "$2" "$3" "$4" "$5 s")")
+}
+total=0
+failed=0
+skipped=0
+status=0
+add() { # name passed failed skipped started-at (SECONDS)
+  total=$((total + $2 + $3))
+  failed=$((failed + $3))
+  skipped=$((skipped + $4))
+  row "$1" "$2" "$3" "$4" "$((SECONDS - $5))"
+}
+log="$(mktemp)"
+trap 'rm -f "$log"' EXIT
+# One counting protocol: a stage's command ends with "[name: ]N passed, M failed[, K skipped]"
+# (Scripts/test-counts.sh, stage_counts), and its counts join the total. A stage that exits non-zero
+# without counting a failure, or prints no such line, counts one failed test more.
+run_stage() { # name command...
+  local name="$1" started=$SECONDS stage_status=0 counts passes=0 fails=0 skips=0
+  shift
+  "$@" 2>&1 | tee "$log" || stage_status=$?
+  counts="$(stage_counts "$log")"
+  [[ -z "$counts" ]] || read -r passes fails skips <<<"$counts"
+  if ((stage_status != 0 && fails == 0)) || [[ -z "$counts" ]]; then
+    fails=$((fails + 1))
+    [[ -n "$counts" ]] || echo "$name: no counting line (\"N passed, M failed\") in its output"
+  fi
+  ((stage_status == 0 && fails == 0)) || status=1
+  note_failures "$name" "$stage_status" "$log"
+  add "$name" "$passes" "$fails" "$skips" "$started"
+}
+
+started=$SECONDS
 # The real imgtool, for the interop tests (Tests/OTATrustTests): a venv in .build-imgtool.
 blueota_install_imgtool
 blueota_install_smpmgr
 blueota_install_mcumgr_toolkit
+row "install (imgtool, smpmgr, mcumgr-toolkit)" - - - "$((SECONDS - started))"
 
 stage "lint (swift format with .swift-format; Tests/.swift-format allows force unwraps in tests)"
+started=$SECONDS
 lint_status=0
 swift format lint --strict --recursive Sources Tests Package.swift || lint_status=$?
 if ((lint_status != 0)); then
   failures+=("lint: swift format lint --strict found something")
   echo "lint: FAIL: run 'swift format --in-place --recursive Sources Tests Package.swift' and fix what it cannot"
+  status=1
 fi
+add "lint" "$((lint_status == 0 ? 1 : 0))" "$((lint_status == 0 ? 0 : 1))" 0 "$started"
 
 stage "statements (Scripts/check-statements.py: every statement of the wire contracts has a test)"
+started=$SECONDS
 statements_status=0
 python3 Scripts/check-statements.py || statements_status=$?
-((statements_status == 0)) || failures+=("statements: Scripts/check-statements.py exited $statements_status")
+if ((statements_status != 0)); then
+  failures+=("statements: Scripts/check-statements.py exited $statements_status")
+  status=1
+fi
+add "statements" "$((statements_status == 0 ? 1 : 0))" "$((statements_status == 0 ? 0 : 1))" 0 "$started"
 
 stage "build ($(swift --version 2>/dev/null | head -n 1))"
+started=$SECONDS
 swift build --build-tests
+row "build" - - - "$((SECONDS - started))"
 
 stage "test"
-log="$(mktemp)"
-trap 'rm -f "$log"' EXIT
-status=0
-swift test --skip-build "$@" 2>&1 | tee "$log" || status=$?
-
+started=$SECONDS
+swift_status=0
+swift test --skip-build "$@" 2>&1 | tee "$log" || swift_status=$?
 # The suite is Swift Testing (Scripts/test-counts.sh reads its output).
-read -r total failed skipped < <(swift_test_counts "$log")
-note_failures "swift test" "$status" "$log"
-# The lint and the statement check count as one test each; either failing fails the run.
-total=$((total + 2))
-for check_status in "$lint_status" "$statements_status"; do
-  if ((check_status != 0)); then
-    failed=$((failed + 1))
-    status=1
-  fi
-done
+read -r swift_ran swift_failed swift_skipped < <(swift_test_counts "$log")
+# A run that failed with no failed test named (a crash) is one failure.
+((swift_status == 0 || swift_failed > 0)) || swift_failed=1
+((swift_status == 0)) || status=1
+note_failures "swift test" "$swift_status" "$log"
+add "swift test" "$((swift_ran - swift_failed < 0 ? 0 : swift_ran - swift_failed))" "$swift_failed" "$swift_skipped" "$started"
 
 if [[ $# -ne 0 ]]; then
   stage "left out by the arguments ($*), counted as 6 skipped: Raspberry Pi install kit, lab browser test, gateway against goosebit, fuzzing, real BlueZ stack (VM), real bootloaders (qemu)"
+  row "left out by the arguments" 0 0 6 0
   skipped=$((skipped + 6))
-fi
-
-# A stage that prints "N passed, M failed": its counts join the total. A stage that failed without
-# such a line, or with no failure in it, counts as one failed test.
-count_stage() { # status "N passed, M failed"
-  local stage_status="$1" line="$2" stage_failed=0
-  if [[ -n "$line" ]]; then
-    stage_failed="$(echo "$line" | cut -d' ' -f3)"
-    total=$((total + $(echo "$line" | cut -d' ' -f1) + stage_failed))
-    failed=$((failed + stage_failed))
-  fi
-  if ((stage_status != 0)); then
-    ((stage_failed != 0)) || { total=$((total + 1)); failed=$((failed + 1)); }
-    status=1
-  fi
-}
-
-if [[ $# -eq 0 ]]; then
+else
   stage "Raspberry Pi install kit (staged into a temporary root)"
-  rpi_status=0
-  bash Scripts/rpi/test-install.sh 2>&1 | tail -n 20 | tee "$log" || rpi_status=$?
-  total=$((total + 1))
-  note_failures "Raspberry Pi install kit" "$rpi_status" "$log"
-  if ((rpi_status != 0)); then
-    failed=$((failed + 1))
-    status=1
-  fi
+  rpi_install() { bash Scripts/rpi/test-install.sh 2>&1 | tail -n 20; }
+  run_stage "Raspberry Pi install kit" rpi_install
 
   stage "the lab page in a browser (Scripts/lab/test_lab.py: headless chromium, selenium)"
+  started=$SECONDS
   if blueota_install_lab_browser; then
-    lab_status=0
     # Its screenshots go to a temporary directory: the run leaves docs/lab/*.png as they are.
     shots="$(mktemp -d)"
-    "$BLUEOTA_SELENIUM_PYTHON" Scripts/lab/test_lab.py --bin "$(swift build --show-bin-path)" --shots "$shots" 2>&1 |
-      tee "$log" || lab_status=$?
+    run_stage "lab page" "$BLUEOTA_SELENIUM_PYTHON" Scripts/lab/test_lab.py --bin "$(swift build --show-bin-path)" --shots "$shots"
     rm -rf "$shots"
-    note_failures "lab" "$lab_status" "$log"
-    count_stage "$lab_status" "$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$log" | tail -n 1)"
   else
     echo "lab: SKIPPED: chromium, chromium-driver or selenium could not be installed (see above)"
-    skipped=$((skipped + 1))
+    add "lab page (not installable)" 0 0 1 "$started"
   fi
 
   stage "the gateway against goosebit (Scripts/fleet/test-gateway.sh: hawkBit's DDI API from PyPI)"
-  gateway_status=0
-  BLUEOTA_BIN="$(swift build --show-bin-path)" bash Scripts/fleet/test-gateway.sh 2>&1 | tee "$log" || gateway_status=$?
-  note_failures "gateway" "$gateway_status" "$log"
-  count_stage "$gateway_status" "$(grep -E '^gateway: [0-9]+ passed, [0-9]+ failed' "$log" | tail -n 1 | cut -d' ' -f2-)"
+  run_stage "gateway against goosebit" env BLUEOTA_BIN="$(swift build --show-bin-path)" bash Scripts/fleet/test-gateway.sh
 
   stage "fuzzing (Scripts/fuzz.sh: each libFuzzer target for 10 s; docs/FUZZING.md)"
-  fuzz_status=0
-  bash Scripts/fuzz.sh --seconds 10 2>&1 | tee "$log" || fuzz_status=$?
-  fuzz_targets="$(grep -c '^FUZZ target=' "$log" || true)"
-  fuzz_crashed="$(grep -cE '^FUZZ target=.* crashes=[1-9]' "$log" || true)"
-  note_failures "fuzzing" "$fuzz_status" "$log"
-  if ((fuzz_status != 0 && fuzz_crashed == 0)); then
-    # The fuzzers did not build or run: one failure.
-    fuzz_targets=$((fuzz_targets + 1))
-    fuzz_crashed=1
-  fi
-  total=$((total + fuzz_targets))
-  failed=$((failed + fuzz_crashed))
-  ((fuzz_status == 0)) || status=1
+  run_stage "fuzzing" bash Scripts/fuzz.sh --seconds 10
 
   stage "real BlueZ stack (VM)"
-  bluez_status=0
-  bash Scripts/test-bluez.sh 2>&1 | tee "$log" || bluez_status=$?
-  note_failures "real BlueZ stack" "$bluez_status" "$log"
-  # Three VM runs: EATT on, EATT off, several devices (with the gateway on goosebit).
-  total=$((total + 3))
-  failed=$((failed + $(grep -cE '^(EATT (on|off)|several devices): FAIL' "$log" || true)))
-  ((bluez_status == 0)) || status=1
+  # Three VM runs, one test each: EATT on, EATT off, several devices (with the gateway on goosebit).
+  run_stage "real BlueZ stack (VM)" bash Scripts/test-bluez.sh
 
   stage "real bootloaders (Scripts/test-bootloaders.sh: Debian's U-Boot and GRUB under qemu)"
-  bootloaders_status=0
-  bash Scripts/test-bootloaders.sh 2>&1 | tee "$log" || bootloaders_status=$?
-  note_failures "real bootloaders" "$bootloaders_status" "$log"
-  bootloaders_line="$(grep -E '^bootloaders: [0-9]+ passed, [0-9]+ failed$' "$log" | tail -n 1)"
-  if [[ -n "$bootloaders_line" ]]; then
-    total=$((total + $(echo "$bootloaders_line" | cut -d' ' -f2) + $(echo "$bootloaders_line" | cut -d' ' -f4)))
-    failed=$((failed + $(echo "$bootloaders_line" | cut -d' ' -f4)))
-  else
-    total=$((total + 1))
-    failed=$((failed + 1))
-  fi
-  ((bootloaders_status == 0)) || status=1
+  run_stage "real bootloaders (qemu)" bash Scripts/test-bootloaders.sh
 fi
 
 echo
+printf '%-44s %6s %6s %7s %8s\n' "stage" passed failed skipped time
+printf '%s\n' "${table[@]}"
 if ((${#failures[@]} != 0)); then
   echo "what failed:"
   printf '  %s\n' "${failures[@]}"

@@ -16,6 +16,7 @@ trap 'rm -rf "$work"' EXIT
 
 passed=0
 failed=0
+skipped=0
 pass() { passed=$((passed + 1)); }
 fail() { failed=$((failed + 1)); echo "FAIL: $*" >&2; }
 # check DESCRIPTION COMMAND...: one check; the command's output is shown only when it fails.
@@ -90,6 +91,7 @@ assert set(tryboot["boot"]["tryboot"]) == {"boot-directory", "partition-a", "par
 EOF
 else
   echo "rpi install: python3 with tomllib not found: skipping the TOML checks"
+  skipped=$((skipped + 1))
 fi
 
 if command -v python3 >/dev/null; then
@@ -98,6 +100,7 @@ elif command -v xmllint >/dev/null; then
   check "otad-dbus.conf is well-formed XML" xmllint --noout "$here/otad-dbus.conf"
 else
   echo "rpi install: neither python3 nor xmllint: skipping the XML check"
+  skipped=$((skipped + 1))
 fi
 
 # --- dummy binaries and a main.conf like Debian's ----------------------------------------------
@@ -292,6 +295,7 @@ if [[ -f /etc/bluetooth/main.conf ]]; then
   check "this machine's main.conf: only the four lines changed" test "$(diff /etc/bluetooth/main.conf "$real/etc/bluetooth/main.conf" | grep -c '^>')" -le 4
 else
   echo "rpi install: no /etc/bluetooth/main.conf here: skipping the check against a real one"
+  skipped=$((skipped + 1))
 fi
 
 # --- wrong arguments fail, with a message ------------------------------------------------------
@@ -339,11 +343,9 @@ if command -v systemd-analyze >/dev/null; then
   check "systemd-analyze verify accepts otad.service, otad-boot.service and otactl-gateway.service" verify
 else
   echo "rpi install: systemd-analyze not found: skipping systemd-analyze verify"
+  skipped=$((skipped + 1))
 fi
 
-total=$((passed + failed))
-if [[ "$failed" != 0 ]]; then
-  echo "rpi install: $failed of $total checks failed" >&2
-  exit 1
-fi
-echo "rpi install: $passed checks passed"
+# The counting line Scripts/test.sh reads; a check left out (its tool missing here) is one skipped.
+echo "rpi install: $passed passed, $failed failed, $skipped skipped"
+((failed == 0))
