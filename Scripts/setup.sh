@@ -222,5 +222,28 @@ blueota_install_lab_browser() {
   export BLUEOTA_SELENIUM_PYTHON="$venv/bin/python"
 }
 
+# The Debian packages of the real-bootloader stage (Scripts/test-bootloaders.sh).
+blueota_bootloader_packages=(u-boot-qemu u-boot-tools libubootenv-tool qemu-system-arm qemu-system-x86 ovmf
+  grub-efi-amd64-bin grub-common mtools dosfstools fdisk socat strace busybox-static jq python3 cpio)
+
+# Everything the whole test command needs, installed before any stage runs (Scripts/test.sh's
+# install stage), so that the stages only run and the install's time is counted apart: the venvs of
+# the interop tests and the VM's clients, goosebit, the bootloaders' packages, the VM's packages,
+# kernel and initramfs (Scripts/vm/prepare.sh), the lab's browser. Each stage's script still asks
+# for what it needs, so that it runs alone too, and finds it here. A part that cannot be installed
+# is named, and left to its stage, which fails or skips as it would have; returns non-zero then.
+blueota_install_test_tools() {
+  local root part missing=()
+  root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+  for part in imgtool smpmgr mcumgr_toolkit smpclient nordic_clients nrfutil lab_browser; do
+    "blueota_install_$part" || missing+=("$part")
+  done
+  blueota_install_debian "${blueota_bootloader_packages[@]}" || missing+=("the bootloaders' packages")
+  # shellcheck source=Scripts/fleet/goosebit.sh
+  (source "$root/Scripts/fleet/goosebit.sh" && goosebit_install) || missing+=(goosebit)
+  "$root/Scripts/vm/prepare.sh" || missing+=("the VM (Scripts/vm/prepare.sh)")
+  ((${#missing[@]} == 0)) || { echo "setup: could not install: ${missing[*]}" >&2; return 1; }
+}
+
 blueota_install_packages
 blueota_find_swift

@@ -11,8 +11,7 @@
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 source Scripts/setup.sh
-blueota_install_debian u-boot-qemu u-boot-tools libubootenv-tool qemu-system-arm qemu-system-x86 ovmf \
-  grub-efi-amd64-bin grub-common mtools dosfstools fdisk socat strace busybox-static jq python3 cpio
+blueota_install_debian "${blueota_bootloader_packages[@]}"
 # Release builds (Scripts/test-bluez.sh has made them already in the test command): under software
 # emulation a debug otad takes 13 s to start listening in the GRUB guest, a release one a fraction.
 if [[ -z "${BLUEOTA_BIN:-}" ]]; then
