@@ -8,6 +8,7 @@ let package = Package(
   platforms: [.macOS(.v14)],
   products: [
     .library(name: "OTAWire", targets: ["OTAWire"]),
+    .library(name: "OTAJournal", targets: ["OTAJournal"]),
     .library(name: "OTAEngine", targets: ["OTAEngine"]),
     .library(name: "OTASender", targets: ["OTASender"]),
     .library(name: "OTAStorage", targets: ["OTAStorage"]),
@@ -62,8 +63,11 @@ let package = Package(
     .target(name: "OTAWire"),
     // Traces in Chrome's Trace Event Format: events in, JSON out, bounded. No IO, no clock.
     .target(name: "OTATrace"),
-    // The receiver's state machine and its records: events in, actions out. No IO, no clock.
-    .target(name: "OTAEngine", dependencies: ["OTAWire", "OTAChecksum"]),
+    // The transfer journal (what is committed in the slot being written, and which protocol owns
+    // it) and its 32-byte record: read by the engine, the boot stage, the host and every adapter.
+    .target(name: "OTAJournal", dependencies: ["OTAWire", "OTAChecksum"]),
+    // The receiver's state machine: events in, actions out. No IO, no clock.
+    .target(name: "OTAEngine", dependencies: ["OTAJournal", "OTAWire", "OTAChecksum"]),
     // The central's delta planning: suffix array, matchers, operation plans, block-hash paging.
     // Pure and heavy; otad does not link it.
     .target(name: "OTADeltaPlan", dependencies: ["OTAWire", "OTAChecksum"]),
@@ -105,18 +109,21 @@ let package = Package(
     // path that changes the boot state (BootControl) and its verbs (mark good, mark bad).
     .target(
       name: "OTABoot",
-      dependencies: ["OTAStorage", "OTATrust", "OTAEngine", "OTAWire", "OTAChecksum", "OTASystem"]),
+      dependencies: ["OTAStorage", "OTATrust", "OTAJournal", "OTAWire", "OTAChecksum", "OTASystem"]),
     // The reports written by one program and read by another: `otad status` and otactl's push lines. No IO.
     .target(name: "OTAReport", dependencies: ["OTAWire"]),
     // The receiver engine run against storage: the one core both the OTA service and the SMP server drive.
     .target(
       name: "OTAReceiverHost",
-      dependencies: ["OTABoot", "OTAEngine", "OTAStorage", "OTATrust", "OTAChecksum", "OTAWire"]),
+      dependencies: [
+        "OTABoot", "OTAEngine", "OTAJournal", "OTAStorage", "OTATrust", "OTAChecksum", "OTAWire",
+      ]),
     // The SMP (MCUmgr) server on the device: its requests carried out on the receiver host.
     .target(
       name: "OTASMPServer",
       dependencies: [
-        "OTAReceiverHost", "OTABoot", "OTAEngine", "OTASMP", "OTACBOR", "OTAStorage", "OTATrust",
+        "OTAReceiverHost", "OTABoot", "OTAEngine", "OTAJournal", "OTASMP", "OTACBOR", "OTAStorage",
+        "OTATrust",
         "OTAChecksum",
         "OTASystem", "OTAWire",
       ]),
@@ -124,7 +131,8 @@ let package = Package(
     .target(
       name: "OTANordicDFU",
       dependencies: [
-        "OTAReceiverHost", "OTABoot", "OTAEngine", "OTAStorage", "OTAChecksum", "OTATrust", "OTAWire",
+        "OTAReceiverHost", "OTABoot", "OTAEngine", "OTAJournal", "OTAStorage", "OTAChecksum", "OTATrust",
+        "OTAWire",
         .product(name: "Crypto", package: "swift-crypto"),
       ]),
     // Faults on demand for app teams (docs/APP-TESTING.md): what a fault is, when it is due, how
@@ -134,7 +142,8 @@ let package = Package(
     .target(
       name: "OTADaemon",
       dependencies: [
-        "OTAReceiverHost", "OTASMPServer", "OTAReport", "OTABoot", "OTAEngine", "OTAStorage", "OTALink",
+        "OTAReceiverHost", "OTASMPServer", "OTAReport", "OTABoot", "OTAEngine", "OTAJournal", "OTAStorage",
+        "OTALink",
         "OTASystem", "OTASMP", "OTACBOR", "OTAFaults", "OTANordicDFU", "OTATrust", "OTATrace", "OTAWire",
         .product(name: "Logging", package: "swift-log"),
       ]),
@@ -268,7 +277,7 @@ let package = Package(
     .testTarget(
       name: "OTACentralTests",
       dependencies: ["OTACentral", "OTASender", "OTAWire", "OTATrace", "OTATestSupport"]),
-    .testTarget(name: "OTAEngineTests", dependencies: ["OTAEngine", "OTAChecksum", "OTAWire"]),
+    .testTarget(name: "OTAEngineTests", dependencies: ["OTAEngine", "OTAJournal", "OTAChecksum", "OTAWire"]),
     .testTarget(
       name: "OTASenderTests",
       dependencies: ["OTASender", "OTADeltaPlan", "OTAEngine", "OTAChecksum", "OTAWire"]),
@@ -292,7 +301,8 @@ let package = Package(
       dependencies: [
         "OTADaemon", "OTAConfiguration", "OTAReport", "OTASMPServer", "OTAReceiverHost", "OTABoot",
         "OTAFaults",
-        "OTAEngine", "OTASender", "OTADeltaPlan", "OTAStorage", "OTAStorageTesting", "OTASimulation",
+        "OTAEngine", "OTAJournal", "OTASender", "OTADeltaPlan", "OTAStorage", "OTAStorageTesting",
+        "OTASimulation",
         "OTAWire",
         "OTAChecksum", "OTALink", "OTASocketLink", "OTATrust", "OTASMP", "OTACBOR", "OTATrace",
         "OTATestSupport", "OTANordicDFU", .product(name: "Crypto", package: "swift-crypto"),
@@ -305,7 +315,9 @@ let package = Package(
 // The per-input logic of every fuzz target: decoders and the receiver engine driven by arbitrary
 // bytes, with invariant checkers. Always built, so the ordinary test suite runs the same checks.
 package.targets.append(contentsOf: [
-  .target(name: "OTAFuzzing", dependencies: ["OTAWire", "OTAEngine", "OTAChecksum", "OTACBOR", "OTASMP"]),
+  .target(
+    name: "OTAFuzzing",
+    dependencies: ["OTAWire", "OTAEngine", "OTAJournal", "OTAChecksum", "OTACBOR", "OTASMP"]),
   // Keys and signatures: apart, because it pulls swift-crypto into its fuzzer build (minutes).
   .target(
     name: "OTATrustFuzzing",
@@ -328,7 +340,7 @@ package.targets.append(contentsOf: [
     name: "OTAFuzzingTests",
     dependencies: [
       "OTAFuzzing", "OTATrustFuzzing", "OTADeviceFuzzing", "OTAGatewayFuzzing", "OTAGateway", "OTAEngine",
-      "OTAWire", "OTALink", "OTASocketLink", "OTATestSupport",
+      "OTAJournal", "OTAWire", "OTALink", "OTASocketLink", "OTATestSupport",
     ],
     exclude: ["Seeds", "Regressions"]),
 ])

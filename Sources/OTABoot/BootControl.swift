@@ -1,4 +1,3 @@
-import OTAEngine
 import OTAStorage
 import OTATrust
 import OTAWire

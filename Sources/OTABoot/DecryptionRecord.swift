@@ -1,5 +1,5 @@
 import OTAChecksum
-import OTAEngine
+import OTAJournal
 import OTAWire
 
 /// Where the in-place decryption of an encrypted image stands, kept durably between blocks so that

@@ -1,5 +1,5 @@
 import Logging
-import OTAEngine
+import OTAJournal
 import OTAReceiverHost
 import OTAReport
 import OTAStorage

@@ -1,5 +1,5 @@
-import OTAEngine
 import OTAFaults
+import OTAJournal
 import OTALink
 import OTANordicDFU
 import OTAReceiverHost

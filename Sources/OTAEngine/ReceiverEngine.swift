@@ -1,4 +1,5 @@
 import OTAChecksum
+import OTAJournal
 import OTAWire
 
 /// The device's side of the protocol as a pure state machine: events in, actions out, no IO, no clock.

@@ -1,3 +1,4 @@
+import OTAJournal
 import OTAWire
 
 extension ReceiverEngine {

@@ -1,3 +1,4 @@
+import OTAJournal
 import OTAWire
 
 /// How the device side is set up: the inactive slot's size and the protocol's flow-control bounds.

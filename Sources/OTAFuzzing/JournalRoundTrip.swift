@@ -1,5 +1,5 @@
 import OTAChecksum
-import OTAEngine
+import OTAJournal
 import OTAWire
 
 /// The transfer journal is read back from disk after power cuts: it must refuse damage, and what it

@@ -1,4 +1,5 @@
 import OTAEngine
+import OTAJournal
 import OTAWire
 
 /// One fuzz run: the engine, the model host, the checker, the clock, and the bookkeeping of answers

@@ -1,4 +1,5 @@
 import OTAEngine
+import OTAJournal
 import OTAWire
 
 /// The `receiver` fuzz target: a `ReceiverEngine` in a model device, driven by steps decoded from the

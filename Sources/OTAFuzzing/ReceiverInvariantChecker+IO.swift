@@ -1,4 +1,5 @@
 import OTAEngine
+import OTAJournal
 import OTAWire
 
 extension ReceiverInvariantChecker {

@@ -1,4 +1,5 @@
 import OTAEngine
+import OTAJournal
 import OTAWire
 
 /// Watches what a `ReceiverEngine` asks of its host and says, and reports every broken safety rule.

@@ -1,5 +1,6 @@
 import OTAChecksum
 import OTAEngine
+import OTAJournal
 import OTAWire
 
 /// How the model host carries out one IO: as asked, or failing the way storage can.

@@ -1,7 +1,7 @@
 import Crypto
 import OTABoot
 import OTAChecksum
-import OTAEngine
+import OTAJournal
 import OTAReceiverHost
 import OTAStorage
 import OTATrust

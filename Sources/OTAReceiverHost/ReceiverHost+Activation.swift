@@ -1,4 +1,4 @@
-import OTAEngine
+import OTAJournal
 import OTAStorage
 import OTAWire
 

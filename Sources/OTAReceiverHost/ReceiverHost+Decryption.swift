@@ -1,5 +1,5 @@
 import OTABoot
-import OTAEngine
+import OTAJournal
 import OTAStorage
 import OTATrust
 import OTAWire

@@ -1,5 +1,6 @@
 import OTABoot
 import OTAEngine
+import OTAJournal
 import OTAStorage
 import OTAWire
 

@@ -1,6 +1,7 @@
 import OTABoot
 import OTAChecksum
 import OTAEngine
+import OTAJournal
 import OTAStorage
 import OTATrust
 import OTAWire

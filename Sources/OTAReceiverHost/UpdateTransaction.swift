@@ -1,5 +1,6 @@
 import OTABoot
 import OTAEngine
+import OTAJournal
 import OTAWire
 
 /// A transfer's identity: its owner and a serial the host hands out at each begin. A session keeps

@@ -1,7 +1,7 @@
 import OTABoot
 import OTACBOR
 import OTAChecksum
-import OTAEngine
+import OTAJournal
 import OTAReceiverHost
 import OTASMP
 import OTAStorage

@@ -1,6 +1,6 @@
 import OTABoot
 import OTADeltaPlan
-import OTAEngine
+import OTAJournal
 import OTALink
 import OTAReceiverHost
 import OTASender

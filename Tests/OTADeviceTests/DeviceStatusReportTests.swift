@@ -1,7 +1,7 @@
 import Foundation
 import OTABoot
 import OTADaemon
-import OTAEngine
+import OTAJournal
 import OTAReport
 import OTAStorage
 import OTATestSupport

@@ -1,6 +1,6 @@
 import OTABoot
 import OTAChecksum
-import OTAEngine
+import OTAJournal
 import OTALink
 import OTAReceiverHost
 import OTASender

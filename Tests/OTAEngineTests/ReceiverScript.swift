@@ -1,4 +1,5 @@
 import OTAChecksum
+import OTAJournal
 import OTAWire
 
 @testable import OTAEngine

@@ -1,4 +1,5 @@
 import OTAChecksum
+import OTAJournal
 import Testing
 
 @testable import OTAEngine

@@ -1,5 +1,6 @@
-import OTAEngine
 import OTAFuzzing
+import OTAEngine
+import OTAJournal
 import OTAWire
 import Testing
 
