@@ -51,7 +51,8 @@ import Testing
   @Test func theManifestIsReadWithItsDependencies() throws {
     let targets = ModuleGraph.packageTargets(try Self.text("Package.swift"))
     #expect(targets["OTAEngine"] == ["OTAJournal", "OTAWire", "OTAChecksum"])
-    #expect(targets["OTABoot"]?.contains("OTAEngine") == false, "the boot stage reads the journal, not the engine")
+    #expect(
+      targets["OTABoot"]?.contains("OTAEngine") == false, "the boot stage reads the journal, not the engine")
     #expect(targets["OTATrust"] == ["OTAWire", "OTAChecksum", "Crypto", "CryptoExtras"])
     #expect(
       targets["FuzzTargets"] == ["OTAFuzzing", "OTATrustFuzzing", "OTADeviceFuzzing", "OTAGatewayFuzzing"])

@@ -1,5 +1,5 @@
-import OTAFuzzing
 import OTAEngine
+import OTAFuzzing
 import OTAJournal
 import OTAWire
 import Testing
