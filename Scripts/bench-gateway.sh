@@ -62,7 +62,8 @@ goosebit_install
 # off): each request a line in goosebit.log, the artifact's downloads counted from them.
 export GOOSEBIT_LOGGING='{"version":1,"disable_existing_loggers":false,"formatters":{"simple":{"format":"%(asctime)s - %(name)s - %(levelname)s - %(message)s"}},"handlers":{"console":{"class":"logging.StreamHandler","formatter":"simple","level":"DEBUG"}},"loggers":{"tortoise":{"handlers":["console"],"level":"WARNING","propagate":false},"aiosqlite":{"handlers":["console"],"level":"WARNING","propagate":false},"multipart":{"handlers":["console"],"level":"INFO","propagate":false},"uvicorn.access":{"handlers":["console"],"level":"INFO","propagate":false}},"root":{"level":"INFO","handlers":["console"]}}'
 admin() { "$goosebit_venv/bin/python" Scripts/fleet/goosebit_admin.py "$@"; }
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+# shellcheck source=Scripts/lib/harness.sh
+source Scripts/lib/harness.sh # free_port
 now() { date +%s.%N; }
 # Each line of stdin with the time it was read before it (seconds since the epoch).
 stamp() { python3 -u -c 'import sys, time

@@ -39,33 +39,18 @@ root="$(cd "$here/../.." && pwd)"
 source "$here/goosebit.sh"
 bin="${BLUEOTA_BIN:-$root/.build/debug}"
 admin() { "$goosebit_venv/bin/python" "$here/goosebit_admin.py" "$@"; }
-failures=0
-passes=0
-check() { # NAME COMMAND...: PASS when the command succeeds
-  local name="$1"
-  shift
-  if "$@"; then
-    echo "PASS $name"
-    passes=$((passes + 1))
-  else
-    echo "FAIL $name"
-    failures=$((failures + 1))
-  fi
-}
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-json() { python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$@"; }
-
-work="$(mktemp -d "${TMPDIR:-/tmp}/gateway-test.XXXXXX")"
+# shellcheck source=Scripts/lib/harness.sh
+source "$root/Scripts/lib/harness.sh"
+harness_workdir work gateway-test
 pids=()
-cleanup() {
+stop_all() {
   local pid
   for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null; done
   for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null; done
   goosebit_stop "$work/gb" 2>/dev/null
   goosebit_stop "$work/gb-tls" 2>/dev/null
-  rm -rf "$work"
 }
-trap cleanup EXIT
+on_exit stop_all
 started=$SECONDS
 
 # The devices: otad on a socket each, slot A holding firmware 1.0.0.
@@ -433,5 +418,4 @@ for l in open(sys.argv[1]):
     print("     ", p[3], p[4], p[5], what + (" code %s" % b["code"] if "code" in b else "") + ":", detail[:100])' "$work/fake-confirm.jsonl"
 echo "GATEWAY-MODEL seconds=$((SECONDS - model_started))"
 
-echo "gateway: $passes passed, $failures failed ($((SECONDS - started)) s)"
-((failures == 0))
+harness_counts gateway "$((SECONDS - started))"

@@ -9,23 +9,17 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 # shellcheck source=Scripts/fleet/goosebit.sh
 source "$here/goosebit.sh"
 admin() { "$goosebit_venv/bin/python" "$here/goosebit_admin.py" "$@"; }
-failures=0
-check() {  # check NAME COMMAND...: PASS when the command succeeds
-  local name="$1"
-  shift
-  if "$@"; then echo "PASS $name"; else echo "FAIL $name"; failures=$((failures + 1)); fi
-}
+# shellcheck source=Scripts/lib/harness.sh
+source "$here/../lib/harness.sh"
 # field JSON PYTHON-EXPRESSION-ON-j: prints the value
 field() { python3 -c 'import json,sys; j=json.loads(sys.argv[1]); v=eval(sys.argv[2]); print(v if isinstance(v,str) else json.dumps(v))' "$1" "$2"; }
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 
-work="$(mktemp -d "${TMPDIR:-/tmp}/goosebit-harness.XXXXXX")"
-cleanup() {
+harness_workdir work goosebit-harness
+stop_goosebits() {
   goosebit_stop "$work/plain" 2>/dev/null
   goosebit_stop "$work/tls" 2>/dev/null
-  rm -rf "$work"
 }
-trap cleanup EXIT
+on_exit stop_goosebits
 
 start_time=$SECONDS
 check "goosebit installs (pinned $goosebit_version)" goosebit_install
@@ -131,8 +125,7 @@ pids="$(cat "$work/plain.pid") $(cat "$work/tls/goosebit.pid")"
 goosebit_stop "$work/tls"
 
 check "no goosebit process left" bash -c "for p in $pids; do kill -0 \$p 2>/dev/null && exit 1; done; exit 0"
-cleanup
+harness_run_exit_commands
 trap - EXIT
 check "the work directory is gone" [ ! -e "$work" ]
-if ((failures)); then echo "FAIL: $failures check(s) failed"; exit 1; fi
-echo "PASS: all checks"
+harness_counts "goosebit harness"

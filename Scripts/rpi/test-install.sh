@@ -11,25 +11,11 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 repo="$(cd "$here/../.." && pwd)"
 install_sh="$here/install.sh"
 
-work="$(mktemp -d)"
-trap 'rm -rf "$work"' EXIT
-
-passed=0
-failed=0
-skipped=0
-pass() { passed=$((passed + 1)); }
-fail() { failed=$((failed + 1)); echo "FAIL: $*" >&2; }
-# check DESCRIPTION COMMAND...: one check; the command's output is shown only when it fails.
-check() {
-  local description="$1" output
-  shift
-  if output="$("$@" 2>&1)"; then
-    pass
-  else
-    fail "$description"
-    [[ -z "$output" ]] || printf '    %s\n' "${output//$'\n'/$'\n'    }" >&2
-  fi
-}
+# shellcheck source=Scripts/lib/harness.sh
+source "$repo/Scripts/lib/harness.sh"
+# One line for a check only when it fails (with the command's output): 128 PASS lines say nothing.
+HARNESS_QUIET=1
+harness_workdir work rpi-install
 mode_of() { stat -c '%a' "$1"; }
 # has_mode PATH MODE KIND: PATH exists, is a KIND (f or d) and has MODE.
 has_mode() {
@@ -90,8 +76,7 @@ for config in (tryboot, app):
 assert set(tryboot["boot"]["tryboot"]) == {"boot-directory", "partition-a", "partition-b"}
 EOF
 else
-  echo "rpi install: python3 with tomllib not found: skipping the TOML checks"
-  skipped=$((skipped + 1))
+  skip "python3 with tomllib not found: skipping the TOML checks"
 fi
 
 if command -v python3 >/dev/null; then
@@ -99,8 +84,7 @@ if command -v python3 >/dev/null; then
 elif command -v xmllint >/dev/null; then
   check "otad-dbus.conf is well-formed XML" xmllint --noout "$here/otad-dbus.conf"
 else
-  echo "rpi install: neither python3 nor xmllint: skipping the XML check"
-  skipped=$((skipped + 1))
+  skip "neither python3 nor xmllint: skipping the XML check"
 fi
 
 # --- dummy binaries and a main.conf like Debian's ----------------------------------------------
@@ -294,8 +278,7 @@ if [[ -f /etc/bluetooth/main.conf ]]; then
   check "this machine's main.conf: AutoEnable" ini_is "$real/etc/bluetooth/main.conf" Policy AutoEnable true
   check "this machine's main.conf: only the four lines changed" test "$(diff /etc/bluetooth/main.conf "$real/etc/bluetooth/main.conf" | grep -c '^>')" -le 4
 else
-  echo "rpi install: no /etc/bluetooth/main.conf here: skipping the check against a real one"
-  skipped=$((skipped + 1))
+  skip "no /etc/bluetooth/main.conf here: skipping the check against a real one"
 fi
 
 # --- wrong arguments fail, with a message ------------------------------------------------------
@@ -342,10 +325,8 @@ if command -v systemd-analyze >/dev/null; then
   }
   check "systemd-analyze verify accepts otad.service, otad-boot.service and otactl-gateway.service" verify
 else
-  echo "rpi install: systemd-analyze not found: skipping systemd-analyze verify"
-  skipped=$((skipped + 1))
+  skip "systemd-analyze not found: skipping systemd-analyze verify"
 fi
 
 # The counting line Scripts/test.sh reads; a check left out (its tool missing here) is one skipped.
-echo "rpi install: $passed passed, $failed failed, $skipped skipped"
-((failed == 0))
+harness_counts "rpi install"
