@@ -52,6 +52,42 @@ import Testing
     return found
   }
 
+  /// The sizes docs/ARCHITECTURE.md states under "## Targets over 2,500 lines" ("- `Name` (about
+  /// 2,600 lines)"), by target.
+  static func statedSizes(in doc: String) -> [String: Int] {
+    guard let start = doc.range(of: "## Targets over 2,500 lines") else { return [:] }
+    var sizes: [String: Int] = [:]
+    for line in doc[start.upperBound...].split(separator: "\n") {
+      if line.hasPrefix("## ") { break }
+      guard line.hasPrefix("- `"), let close = line.dropFirst(3).firstIndex(of: "`"),
+        let about = line.range(of: "(about "), let end = line[about.upperBound...].range(of: " lines)")
+      else { continue }
+      let name = String(line[line.index(line.startIndex, offsetBy: 3)..<close])
+      let digits = line[about.upperBound..<end.lowerBound].filter(\.isNumber)
+      if let count = Int(digits) { sizes[name] = count }
+    }
+    return sizes
+  }
+
+  /// Every stated size more than a tenth away from the target's count.
+  static func staleSizes(stated: [String: Int], lines: [String: Int]) -> [String] {
+    stated.sorted(by: { $0.key < $1.key }).compactMap { target, size in
+      guard let count = lines[target], abs(count - size) * 10 > count else { return nil }
+      return "docs/ARCHITECTURE.md says \(target) has about \(size) lines; it has \(count)"
+    }
+  }
+
+  /// A newcomer reads the sizes as facts: each within a tenth of the count.
+  @Test func theStatedSizesAreTheTargetsSizes() throws {
+    let stated = Self.statedSizes(in: try ArchitectureTests.text("docs/ARCHITECTURE.md"))
+    #expect(stated.count >= 4, "the sizes were read: \(stated)")
+    let stale = Self.staleSizes(stated: stated, lines: try Self.libraryLines())
+    #expect(stale.isEmpty, "\(stale.joined(separator: "\n"))")
+    #expect(
+      Self.staleSizes(stated: ["Big": 3_000, "Near": 2_600], lines: ["Big": 3_400, "Near": 2_700])
+        == ["docs/ARCHITECTURE.md says Big has about 3000 lines; it has 3400"])
+  }
+
   @Test func noLibraryTargetOutgrowsTheLimitUnexplained() throws {
     let lines = try Self.libraryLines()
     #expect(lines["OTAWire"].map { $0 > 500 } == true, "the sources were counted")
