@@ -262,7 +262,7 @@ let package = Package(
         .product(name: "Logging", package: "swift-log"),
       ]),
     // Runs the built otad and otactl as separate processes (build them first: Scripts/test.sh does).
-    .testTarget(name: "ProcessTests", dependencies: ["OTATestSupport"]),
+    .testTarget(name: "ProcessTests", dependencies: ["OTATestSupport", "OTAReport"]),
     .testTarget(
       name: "OTAGatewayTests",
       dependencies: [

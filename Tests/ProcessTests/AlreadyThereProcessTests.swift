@@ -45,12 +45,12 @@ import Testing
     let plain = try push(image, "2.0.0", to: daemon)
     #expect(plain.status == 0 && plain.output.contains("already runs 2.0.0+0"), "\(plain.output)")
     #expect(plain.output.contains("--force"), "the message says how to send it anyway")
-    #expect(try daemon.status()["running"] as? String == "B", "nothing moved")
+    #expect(try daemon.status().running == "B", "nothing moved")
 
     let forced = try push(image, "2.0.0", to: daemon, ["--force", "--json"])
     #expect(forced.status == 0, "\(forced.output)\n\(forced.errors)\n\(daemon.log)")
     #expect((result(forced)["bytesSent"] as? Int ?? 0) >= 60_000, "--force sends it all: \(result(forced))")
-    #expect(try daemon.status()["running"] as? String == "A", "installed again, into the other slot")
+    #expect(try daemon.status().running == "A", "installed again, into the other slot")
     #expect(daemon.stop() == 0)
   }
 
@@ -60,7 +60,7 @@ import Testing
     let image = try writeImage(testBytes(40_000, seed: 23), in: daemon)
     let first = try push(image, "3.0.0", to: daemon, ["--trial-timeout", "1"])
     #expect(first.status == 7, "nobody confirmed it: \(first.output)\n\(first.errors)\n\(daemon.log)")
-    #expect(try daemon.status()["onTrial"] as? Bool == true)
+    #expect(try daemon.status().onTrial == true)
 
     // Before: PREPARE refused, exit 9. Now the push waits for the trial it finds, and times out as
     // a push that activated it itself would.
@@ -74,7 +74,7 @@ import Testing
     #expect(result(confirming)["joinedTrial"] as? Bool == true, "\(result(confirming))")
     #expect(result(confirming)["confirmed"] as? Bool == true && result(confirming)["bytesSent"] as? Int == 0)
     let status = try daemon.status()
-    #expect(status["onTrial"] as? Bool == false && status["confirmed"] as? String == "B")
+    #expect(status.onTrial == false && status.confirmed == "B")
 
     // Nothing on trial any more: confirm sends nothing and says what runs.
     let confirmsBefore = daemon.log.components(separatedBy: "CONFIRM").count
@@ -120,7 +120,7 @@ import Testing
     let activated = try push(image, "5.0.0", to: daemon)
     #expect(activated.status == 6, "\(activated.output)\n\(activated.errors)\n\(daemon.log)")
     #expect(activated.errors.contains("validation failed"), "\(activated.errors)")
-    #expect(try daemon.status()["running"] as? String == "A", "nothing was activated")
+    #expect(try daemon.status().running == "A", "nothing was activated")
     #expect(daemon.stop() == 0)
   }
 

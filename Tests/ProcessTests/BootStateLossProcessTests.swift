@@ -43,9 +43,9 @@ import Testing
     #expect(text.status == 0 && text.output.contains("REBUILT from evidence"), "\(text.output)\(text.errors)")
     #expect(text.output.contains("kept slot B (the bootloader's primary slot)"), "\(text.output)")
     let status = try daemon.status()
-    #expect(status["running"] as? String == "B" && status["confirmed"] as? String == "B", "\(status)")
-    #expect(trial.slot(status, "B")["version"] as? String == "2.0.0+0")
-    #expect(trial.slot(status, "A")["status"] as? String == "empty", "the rolled-back v3 is not trusted")
+    #expect(status.running == "B" && status.confirmed == "B", "\(status)")
+    #expect(status.slot("B")?.version == "2.0.0+0")
+    #expect(status.slot("A")?.status == "empty", "the rolled-back v3 is not trusted")
 
     try daemon.start(extra: ["--health-check", TrialBootProcessTests.healthCheck, "--attempts", "1"])
     #expect(daemon.log.contains("boot state rebuilt from evidence"), "\(daemon.log)")
@@ -62,7 +62,7 @@ import Testing
     #expect(daemon.slotBytes(daemon.slotB, count: v2.count) == [UInt8](v2))
     let after = try daemon.status()
     #expect(
-      after["running"] as? String == "B" && (after["transfer"] as? [String: Any])?["slot"] as? String == "A")
+      after.running == "B" && after.journal?.slot == "A")
     #expect(daemon.stop() == 0)
   }
 
@@ -75,7 +75,7 @@ import Testing
     let pushed = try trial.push("firmware-v2.bin", to: daemon)
     #expect(pushed.status == 0, "\(pushed.errors)\n\(daemon.log)")
     #expect(daemon.log.contains("image-check=intact"), "\(daemon.log)")
-    #expect(try daemon.status()["runningImage"] as? String == "intact")
+    #expect(try daemon.status().runningImage == "intact")
     #expect(daemon.stop() == 0)
 
     // One byte of the confirmed image in slot B changes: its MCUboot magic.
@@ -84,7 +84,7 @@ import Testing
     try handle.write(contentsOf: Data([0x00]))
     try handle.close()
     let status = try daemon.status()
-    #expect((status["runningImage"] as? String ?? "").hasPrefix("rotten: slot B"), "\(status)")
+    #expect((status.runningImage ?? "").hasPrefix("rotten: slot B"), "\(status)")
     let text = try runTool("otad", ["status"] + daemon.storageArguments)
     #expect(text.output.contains("running image: rotten"), "\(text.output)")
     try daemon.start()
@@ -121,8 +121,8 @@ import Testing
     #expect(log.contains("trying slot A, which holds a verified image"), "\(log)")
     #expect(log.contains("slot A did not prove itself"), "\(log)")
     #expect(log.contains("stays provisional and updates are refused"), "\(log)")
-    #expect(try daemon.status()["running"] as? String == "B", "back on the slot the evidence chose")
-    #expect(try daemon.status()["provisional"] as? Bool == true)
+    #expect(try daemon.status().running == "B", "back on the slot the evidence chose")
+    #expect(try daemon.status().provisional == true)
     let info = try runTool("otactl", ["info", "--device", daemon.socket])
     #expect(info.output.contains("boot state: rebuilt"), "\(info.output)")
 
@@ -136,7 +136,7 @@ import Testing
     let marked = try runTool("otad", ["mark-good"] + daemon.storageArguments)
     #expect(
       marked.status == 0 && marked.output.contains("slot B (firmware 2.0.0+0) confirmed"), "\(marked.output)")
-    #expect(try daemon.status()["provisional"] as? Bool == false)
+    #expect(try daemon.status().provisional == false)
     let pushed = try trial.push("firmware-v3.bin", to: daemon, ["--no-activate"])
     #expect(pushed.status == 0, "\(pushed.errors)\n\(daemon.log)")
     #expect(daemon.slotBytes(daemon.slotB, count: v2.count) == [UInt8](v2))
@@ -154,7 +154,7 @@ import Testing
     #expect(
       log.contains("slot B proved itself: the rebuilt boot state is confirmed and saved; updates go on"),
       "\(log)")
-    #expect(try daemon.status()["provisional"] as? Bool == false)
+    #expect(try daemon.status().provisional == false)
     #expect(FileManager.default.fileExists(atPath: stateFile(daemon, "boot.state").path), "saved")
     let info = try runTool("otactl", ["info", "--device", daemon.socket])
     #expect(!info.output.contains("boot state: rebuilt"), "\(info.output)")
@@ -181,8 +181,8 @@ import Testing
     #expect(log.contains("trying slot B, which holds a verified image"), "\(log)")
     #expect(log.contains("slot B proved itself: the rebuilt boot state is confirmed and saved"), "\(log)")
     let status = try daemon.status()
-    #expect(status["running"] as? String == "B" && status["provisional"] as? Bool == false, "\(status)")
-    #expect(trial.slot(status, "B")["version"] as? String == "2.0.0+0")
+    #expect(status.running == "B" && status.provisional == false, "\(status)")
+    #expect(status.slot("B")?.version == "2.0.0+0")
     #expect(daemon.stop() == 0)
   }
 
@@ -195,7 +195,7 @@ import Testing
     let confirm = try runTool("otactl", ["confirm", "--device", daemon.socket])
     #expect(confirm.status != 0 && confirm.output.contains("CONFIRM: invalid state"), "\(confirm.output)")
     #expect(confirm.errors.contains("only from a paired central"), "\(confirm.errors)")
-    #expect(try daemon.status()["provisional"] as? Bool == true, "\(confirm.output)\(confirm.errors)")
+    #expect(try daemon.status().provisional == true, "\(confirm.output)\(confirm.errors)")
     let info = try runTool("otactl", ["info", "--device", daemon.socket])
     #expect(info.output.contains("boot state: rebuilt"), "\(info.output)")
     #expect(daemon.stop() == 0)

@@ -1,4 +1,5 @@
 import Foundation
+import OTAReport
 import OTATestSupport
 import Testing
 
@@ -104,7 +105,7 @@ final class Daemon {
   /// `otad status --json`, read from the state directory.
   /// otad's status once `done` holds for it, or the last one read after 30 s (a trial's restarts
   /// take a moment).
-  func waitForStatus(_ done: ([String: Any]) -> Bool) throws -> [String: Any] {
+  func waitForStatus(_ done: (DeviceStatusReport) -> Bool) throws -> DeviceStatusReport {
     let deadline = Date().addingTimeInterval(30)
     var status = try status()
     while !done(status), Date() < deadline {
@@ -124,12 +125,15 @@ final class Daemon {
     return path
   }
 
-  func status() throws -> [String: Any] {
+  /// `otad status --json`, decoded as the report docs/OTAD.md documents (OTAReport's type).
+  func status() throws -> DeviceStatusReport {
     let result = try runTool("otad", ["status"] + storageArguments + ["--json"])
-    guard result.status == 0,
-      let object = try JSONSerialization.jsonObject(with: Data(result.output.utf8)) as? [String: Any]
-    else { throw DaemonError("otad status failed: \(result.errors)") }
-    return object
+    guard result.status == 0 else { throw DaemonError("otad status failed: \(result.errors)") }
+    do {
+      return try JSONDecoder().decode(DeviceStatusReport.self, from: Data(result.output.utf8))
+    } catch {
+      throw DaemonError("otad status --json is no DeviceStatusReport (\(error)): \(result.output)")
+    }
   }
 
   func slotBytes(_ url: URL, count: Int) -> [UInt8] {

@@ -1,4 +1,5 @@
 import Foundation
+import OTAReport
 import OTATestSupport
 import Testing
 
@@ -109,7 +110,7 @@ import Testing
     let planned = final["plannedBytesOnAir"] as? Int ?? .max
     #expect(planned > 0 && planned < final["plainBytesOnAir"] as? Int ?? 0, "\(final)")
     let status = try daemon.status()
-    #expect((status["transfer"] as? [String: Any])?["state"] as? String ?? "idle" == "idle", "\(status)")
+    #expect((status.journal?.state ?? "idle") == "idle", "\(status)")
   }
 
   @Test func aPushWithABaseDirectorySendsTheDeltaAndFullRefusesIt() throws {

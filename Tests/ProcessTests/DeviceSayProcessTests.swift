@@ -1,4 +1,5 @@
 import Foundation
+import OTAReport
 import OTATestSupport
 import Testing
 
@@ -21,8 +22,8 @@ import Testing
     )
   }
 
-  func activation(_ status: [String: Any]) -> [String: Any] { status["activation"] as? [String: Any] ?? [:] }
-  func kept(_ status: [String: Any]) -> [String: Any]? { activation(status)["kept"] as? [String: Any] }
+  func activation(_ status: DeviceStatusReport) -> ActivationStatus? { status.activation }
+  func kept(_ status: DeviceStatusReport) -> ActivationStatus.Kept? { status.activation?.kept }
 
   /// A lock file naming this test's own process (alive while the test runs; a second process of
   /// Foundation's would keep the test's waits on its children waiting for it). Returns its path:
@@ -46,16 +47,16 @@ import Testing
     let held = line["activation"] as? [String: Any] ?? [:]
     #expect(held["hold"] as? String == "locked" && held["kept"] as? Bool == true, "\(line)")
     let waiting = try daemon.status()
-    #expect(waiting["running"] as? String == "A", "nothing activated")
-    #expect((waiting["transfer"] as? [String: Any])?["state"] as? String == "validated", "\(waiting)")
-    #expect(kept(waiting)?["hold"] as? String == "an update lock", "\(waiting)")
-    #expect((kept(waiting)?["detail"] as? String)?.contains("printing job 17") == true)
+    #expect(waiting.running == "A", "nothing activated")
+    #expect(waiting.journal?.state == "validated", "\(waiting)")
+    #expect(kept(waiting)?.hold == "an update lock", "\(waiting)")
+    #expect(kept(waiting)?.detail.contains("printing job 17") == true)
 
     try FileManager.default.removeItem(at: lock)
     let after = try daemon.waitForStatus {
-      $0["running"] as? String == "B" && $0["onTrial"] as? Bool == false
+      $0.running == "B" && $0.onTrial == false
     }
-    #expect(after["confirmed"] as? String == "B", "activated by the device itself, then confirmed: \(after)")
+    #expect(after.confirmed == "B", "activated by the device itself, then confirmed: \(after)")
     #expect(kept(after) == nil)
     #expect(
       daemon.log.contains("the kept activation of 2.0.0+0 was carried out"), "\(daemon.log.suffix(2000))")
@@ -73,8 +74,8 @@ import Testing
     let pushed = try push(TrialBootProcessTests.sample("firmware-v2.bin"), to: daemon)
     #expect(pushed.status == 16, "\(pushed.errors)")
     // otad status needs none of the daemon's flags to weigh it as the daemon does.
-    let waiting = try daemon.waitForStatus { kept($0)?["hold"] as? String == "awaiting consent" }
-    #expect(activation(waiting)["consentRequired"] as? Bool == true, "\(waiting)")
+    let waiting = try daemon.waitForStatus { kept($0)?.hold == "awaiting consent" }
+    #expect(activation(waiting)?.consentRequired == true, "\(waiting)")
     try waitFor {
       ((try? String(contentsOf: notes, encoding: .utf8)) ?? "").contains("held awaiting-consent 2.0.0+0")
     }
@@ -82,9 +83,9 @@ import Testing
     let accepted = try runTool("otad", ["consent", "accept"] + daemon.storageArguments)
     #expect(accepted.status == 0, "\(accepted.errors)")
     let after = try daemon.waitForStatus {
-      $0["running"] as? String == "B" && $0["onTrial"] as? Bool == false
+      $0.running == "B" && $0.onTrial == false
     }
-    #expect(after["confirmed"] as? String == "B", "\(after)")
+    #expect(after.confirmed == "B", "\(after)")
     let told = (try? String(contentsOf: notes, encoding: .utf8)) ?? ""
     #expect(told.contains("activating none 2.0.0+0"), "\(told)")
 
@@ -94,7 +95,7 @@ import Testing
     #expect(declined.status == 17, "\(declined.output)\n\(declined.errors)")
     let dropped = try daemon.status()
     #expect(
-      dropped["running"] as? String == "B" && (dropped["transfer"] as? String) == "missing", "\(dropped)")
+      dropped.running == "B" && dropped.transfer == .missing, "\(dropped)")
     #expect(daemon.stop() == 0)
   }
 
@@ -114,8 +115,8 @@ import Testing
 
     let pushed = try push(image, to: daemon, ["--full"])
     #expect(pushed.status == 16, "held at first: \(pushed.errors)")
-    let after = try daemon.waitForStatus { $0["running"] as? String == "B" }
-    #expect(after["running"] as? String == "B", "the lock still held, and it went ahead: \(after)")
+    let after = try daemon.waitForStatus { $0.running == "B" }
+    #expect(after.running == "B", "the lock still held, and it went ahead: \(after)")
     #expect(FileManager.default.fileExists(atPath: lock.path), "the lock was never released")
     #expect(
       daemon.log.contains("a security update is held at most the maximum deferral"),

@@ -1,4 +1,5 @@
 import Foundation
+import OTAReport
 import OTATestSupport
 import Testing
 
@@ -39,11 +40,9 @@ import Testing
       ["status"] + daemon.storageArguments + [
         "--json", "--decryption-key", key, "--trusted-key", Self.signer,
       ])
-    let status = try #require(
-      try JSONSerialization.jsonObject(with: Data(result.output.utf8)) as? [String: Any])
-    #expect(status["decryptionKey"] as? String == key)
-    #expect(
-      (status["runningImage"] as? String)?.hasPrefix("intact") == true, "\(status["runningImage"] ?? "")")
+    let status = try JSONDecoder().decode(DeviceStatusReport.self, from: Data(result.output.utf8))
+    #expect(status.decryptionKey == key)
+    #expect(status.runningImage?.hasPrefix("intact") == true, "\(status.runningImage ?? "")")
     #expect(daemon.stop() == 0)
   }
 

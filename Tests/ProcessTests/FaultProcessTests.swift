@@ -37,10 +37,7 @@ import Testing
   }
 
   func runningVersion(_ daemon: Daemon) throws -> String? {
-    let status = try daemon.status()
-    let slot = status["running"] as? String
-    let slots = status["slots"] as? [[String: Any]] ?? []
-    return slots.first { $0["slot"] as? String == slot }?["version"] as? String
+    try daemon.status().runningVersion
   }
 
   @Test func aDropAtAShareOfTheImageIsResumedPastIt() throws {
@@ -151,11 +148,11 @@ import Testing
     let push = try push(try image(in: daemon, size: 20_000), "2.0.0", to: daemon)
     #expect(push.status == 7, "otactl: rolled back\n\(push.errors)\n\(daemon.log)")
     let status = try daemon.waitForStatus {
-      ($0["lastOutcome"] as? [String: Any])?["result"] as? String == "rolled back"
+      $0.lastOutcome.result == "rolled back"
     }
     #expect(try runningVersion(daemon) == "1.0.0+0", "\(status)")
     #expect(
-      (status["lastOutcome"] as? [String: Any])?["reason"] as? String == "health check failed", "\(status)")
+      status.lastOutcome.reason == "health check failed", "\(status)")
     #expect(daemon.log.contains("the health check failed (a fault asked for it)"), "\(daemon.log)")
   }
 

@@ -1,4 +1,5 @@
 import Foundation
+import OTAReport
 import OTATestSupport
 import Testing
 
@@ -21,9 +22,7 @@ import Testing
 
   func running(_ daemon: Daemon) throws -> (slot: String, version: String?) {
     let status = try daemon.status()
-    let slot = status["running"] as? String ?? "?"
-    let slots = status["slots"] as? [[String: Any]] ?? []
-    return (slot, slots.first { $0["slot"] as? String == slot }?["version"] as? String)
+    return (status.running, status.runningVersion)
   }
 
   /// Three devices: one confirms, one is killed with SIGKILL mid-transfer and restarted (its push
@@ -53,11 +52,11 @@ import Testing
     let deadline = Date().addingTimeInterval(60)
     while committed < 100_000, Date() < deadline {
       usleep(50_000)
-      committed = (try? daemons[1].status()["transfer"] as? [String: Any])??["committed"] as? Int ?? 0
+      committed = Int((try? daemons[1].status())?.journal?.committed ?? 0)
     }
     daemons[1].killHard()
-    let durable = try #require(try daemons[1].status()["transfer"] as? [String: Any])["committed"] as? Int
-    #expect((durable ?? 0) >= 100_000 && (durable ?? 0) < bytes.count, "committed \(durable ?? 0) survived")
+    let durable = Int(try #require(try daemons[1].status().journal).committed)
+    #expect(durable >= 100_000 && durable < bytes.count, "committed \(durable) survived")
     try daemons[1].start()
 
     let limit = Date().addingTimeInterval(120)
@@ -78,7 +77,7 @@ import Testing
     #expect(outcome[0]["confirmed"] as? Bool == true)
     #expect(outcome[1]["ok"] as? Bool == true && outcome[1]["confirmed"] as? Bool == true, "\(outcome[1])")
     let resumed = outcome[1]["resumedFrom"] as? [Int] ?? []
-    #expect(resumed.contains(durable ?? -1), "device 1 resumed from its committed offset: \(outcome[1])")
+    #expect(resumed.contains(durable), "device 1 resumed from its committed offset: \(outcome[1])")
     #expect(outcome[2]["ok"] as? Bool == false && outcome[2]["exitCode"] as? Int == 7, "\(outcome[2])")
     #expect((outcome[2]["reason"] as? String ?? "").contains("health check failed"), "\(outcome[2])")
     #expect(summary(result)["aggregateGoodput"] as? Double ?? 0 > 0)

@@ -62,14 +62,14 @@ import Testing
     let tested = try toolkit.step(address, "test", hash)
     #expect(Self.states(tested) == ["1.0.0 confirmed,active", "2.0.0 pending"], "\(tested)")
     _ = try toolkit.step(address, "reset")
-    _ = try daemon.waitForStatus { $0["running"] as? String == "B" && $0["onTrial"] as? Bool == true }
+    _ = try daemon.waitForStatus { $0.running == "B" && $0.onTrial == true }
     // On trial: the new image active, not confirmed; the old one confirmed only, as Zephyr shows it.
     let trial = try toolkit.step(address, "state")
     #expect(Self.states(trial) == ["2.0.0 active", "1.0.0 confirmed"], "\(trial)\n\(daemon.log)")
     let confirmed = try toolkit.step(address, "confirm")
     #expect(Self.states(confirmed) == ["2.0.0 confirmed,active", "1.0.0 "], "\(confirmed)")
-    let status = try daemon.waitForStatus { $0["confirmed"] as? String == "B" }
-    #expect(status["running"] as? String == "B" && status["onTrial"] as? Bool == false, "\(daemon.log)")
+    let status = try daemon.waitForStatus { $0.confirmed == "B" }
+    #expect(status.running == "B" && status.onTrial == false, "\(daemon.log)")
     #expect(daemon.stop() == 0)
   }
 
@@ -98,7 +98,7 @@ import Testing
     let hash = try #require(((state["images"] as? [[String: Any]])?.last?["hash"]) as? String)
     _ = try toolkit.step(address, "test", hash)
     _ = try toolkit.step(address, "reset")
-    _ = try daemon.waitForStatus { $0["running"] as? String == "B" && $0["onTrial"] as? Bool == true }
+    _ = try daemon.waitForStatus { $0.running == "B" && $0.onTrial == true }
     let confirmed = try toolkit.step(address, "confirm")
     #expect(Self.states(confirmed) == ["1.3.0 confirmed,active", "1.0.0 "], "\(confirmed)")
     #expect(daemon.stop() == 0)
@@ -111,8 +111,8 @@ import Testing
       let update = try toolkit.step(
         address, "update", Self.sample("firmware-v2.bin"), options: force ? ["--force-confirm"] : [])
       #expect(update["ok"] as? Bool == true, "\(update)\n\(daemon.log)")
-      let status = try daemon.waitForStatus { $0["confirmed"] as? String == "B" }
-      #expect(status["running"] as? String == "B" && status["onTrial"] as? Bool == false, "\(daemon.log)")
+      let status = try daemon.waitForStatus { $0.confirmed == "B" }
+      #expect(status.running == "B" && status.onTrial == false, "\(daemon.log)")
       // Without force_confirm the health check confirmed a trial; with it, no trial ran.
       #expect(daemon.log.contains("into trial B") == !force, "\(daemon.log)")
       let state = try toolkit.step(address, "state")

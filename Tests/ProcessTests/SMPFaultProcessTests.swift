@@ -1,4 +1,5 @@
 import Foundation
+import OTAReport
 import Testing
 
 /// Faults on demand (docs/APP-TESTING.md) against a real MCUmgr client, smpmgr over UDP on
@@ -24,8 +25,8 @@ import Testing
     ])
   }
 
-  func outcome(_ daemon: Daemon, _ expected: String) throws -> [String: Any] {
-    try daemon.waitForStatus { ($0["lastOutcome"] as? [String: Any])?["result"] as? String == expected }
+  func outcome(_ daemon: Daemon, _ expected: String) throws -> DeviceStatusReport {
+    try daemon.waitForStatus { $0.lastOutcome.result == expected }
   }
 
   /// smpmgr does not send a piece again: it waits its timeout and gives up. Run again, it uploads
@@ -37,8 +38,8 @@ import Testing
     #expect(daemon.log.contains("fault 1 fired (1 of 1): lose-chunk after=30% times=1"), "\(daemon.log)")
     let again = try upgrade("127.0.0.61")
     #expect(again.status == 0, "\(again.output)\n\(daemon.log)")
-    let status = try daemon.waitForStatus { $0["confirmed"] as? String == "B" }
-    #expect(status["running"] as? String == "B", "\(daemon.log)")
+    let status = try daemon.waitForStatus { $0.confirmed == "B" }
+    #expect(status.running == "B", "\(daemon.log)")
   }
 
   @Test func aCorruptedUploadIsRefusedAndTheDeviceKeepsItsImage() throws {
@@ -47,7 +48,7 @@ import Testing
     #expect(upgrade.status == 1 && upgrade.output.contains("SMPUploadError"), "\(upgrade.output)")
     #expect(daemon.log.contains("corrupt-chunk after=50% times=1"), "\(daemon.log)")
     let status = try daemon.status()
-    #expect(status["running"] as? String == "A" && status["confirmed"] as? String == "A", "\(daemon.log)")
+    #expect(status.running == "A" && status.confirmed == "A", "\(daemon.log)")
   }
 
   @Test func aRefusedUploadFailsSMPMgrAndAClearedOneSucceeds() throws {
@@ -64,8 +65,8 @@ import Testing
     let upgrade = try upgrade("127.0.0.64")
     #expect(upgrade.status == 0, "\(upgrade.output)")
     let status = try outcome(daemon, "rolled back")
-    #expect(status["running"] as? String == "A", "\(daemon.log)")
-    #expect((status["lastOutcome"] as? [String: Any])?["reason"] as? String == "health check failed")
+    #expect(status.running == "A", "\(daemon.log)")
+    #expect(status.lastOutcome.reason == "health check failed")
   }
 
   /// Over UDP a dropped link is a lost request: smpmgr times out on the reset and fails; the image
@@ -76,10 +77,10 @@ import Testing
     #expect(upgrade.status == 1 && upgrade.output.contains("Timeout"), "\(upgrade.output)")
     #expect(daemon.log.contains("fault 1 fired (1 of 1): drop-link at=smp-reset times=1"), "\(daemon.log)")
     #expect(daemon.log.contains("fault 2 fired (1 of 1): delay by=1s at=smp-state times=1"))
-    #expect(try daemon.status()["running"] as? String == "A")
+    #expect(try daemon.status().running == "A")
     let reset = try SMPManager.locate().run(["--ip", "127.0.0.65", "os", "reset"])
     #expect(reset.status == 0, "\(reset.output)")
-    let status = try daemon.waitForStatus { $0["confirmed"] as? String == "B" }
-    #expect(status["running"] as? String == "B", "\(daemon.log)")
+    let status = try daemon.waitForStatus { $0.confirmed == "B" }
+    #expect(status.running == "B", "\(daemon.log)")
   }
 }

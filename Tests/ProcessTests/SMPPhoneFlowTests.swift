@@ -68,13 +68,13 @@ import Testing
     #expect(tested.contains("6770656e64696e67f5"), "pending: true in \(tested)")
     // reset: {} then the restart into the trial
     #expect(try client.ask("0a00000000004105") == "0b00000100004105a0")
-    var status = try daemon.waitForStatus { $0["running"] as? String == "B" }
-    #expect(status["onTrial"] as? Bool == true, "\(daemon.log)")
+    var status = try daemon.waitForStatus { $0.running == "B" }
+    #expect(status.onTrial == true, "\(daemon.log)")
     // confirm with the (now running) image's hash: answered with the state, slot 0 confirmed
     let confirmed = try #require(try client.ask(stateWrite(confirm: true, sequence: 0x42)))
     #expect(confirmed.hasPrefix("0b00") && confirmed.contains("69636f6e6669726d6564f5"), "\(confirmed)")
     status = try daemon.status()
-    #expect(status["confirmed"] as? String == "B" && status["onTrial"] as? Bool == false, "\(daemon.log)")
+    #expect(status.confirmed == "B" && status.onTrial == false, "\(daemon.log)")
     #expect(daemon.stop() == 0)
   }
 
@@ -86,8 +86,8 @@ import Testing
     let permanent = try #require(try client.ask(stateWrite(confirm: true, sequence: 0x40)))
     #expect(permanent.contains("697065726d616e656e74f5"), "permanent: true in \(permanent)")
     #expect(try client.ask("0a00000000004105") == "0b00000100004105a0")
-    let status = try daemon.waitForStatus { $0["running"] as? String == "B" }
-    #expect(status["confirmed"] as? String == "B" && status["onTrial"] as? Bool == false, "\(daemon.log)")
+    let status = try daemon.waitForStatus { $0.running == "B" }
+    #expect(status.confirmed == "B" && status.onTrial == false, "\(daemon.log)")
     #expect(daemon.stop() == 0)
   }
 
@@ -99,8 +99,8 @@ import Testing
     try upload(client)
     _ = try #require(try client.ask(stateWrite(confirm: false, sequence: 0x40)))
     #expect(try client.ask("0a00000000004105") == "0b00000100004105a0")
-    let status = try daemon.waitForStatus { $0["confirmed"] as? String == "B" }
-    #expect(status["running"] as? String == "B" && status["onTrial"] as? Bool == false, "\(daemon.log)")
+    let status = try daemon.waitForStatus { $0.confirmed == "B" }
+    #expect(status.running == "B" && status.onTrial == false, "\(daemon.log)")
     #expect(daemon.stop() == 0)
   }
 }

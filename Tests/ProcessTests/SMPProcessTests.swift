@@ -29,8 +29,8 @@ import Testing
       "--ip", "127.0.0.21", "upgrade", "--slot", "1", Self.sample("firmware-v2.bin"),
     ])
     #expect(upgrade.status == 0, "\(upgrade.output)\n\(daemon.log)")
-    let status = try daemon.waitForStatus { $0["confirmed"] as? String == "B" }
-    #expect(status["running"] as? String == "B" && status["onTrial"] as? Bool == false, "\(daemon.log)")
+    let status = try daemon.waitForStatus { $0.confirmed == "B" }
+    #expect(status.running == "B" && status.onTrial == false, "\(daemon.log)")
     let states = try smpmgr.run(["--ip", "127.0.0.21", "image", "state-read"])
     let running = states.imageState(slot: 0)
     #expect(running.contains("version='2.0.0'"), "\(states.output)")
@@ -49,9 +49,9 @@ import Testing
     ])
     #expect(upgrade.status == 0, "\(upgrade.output)\n\(daemon.log)")
     let status = try daemon.waitForStatus {
-      ($0["lastOutcome"] as? [String: Any])?["result"] as? String == "rolled back"
+      $0.lastOutcome.result == "rolled back"
     }
-    #expect(status["running"] as? String == "A" && status["confirmed"] as? String == "A", "\(daemon.log)")
+    #expect(status.running == "A" && status.confirmed == "A", "\(daemon.log)")
     let states = try smpmgr.run(["--ip", "127.0.0.22", "image", "state-read"])
     #expect(states.imageState(slot: 0).contains("version='1.0.0'"), "\(states.output)")
     #expect(states.imageState(slot: 0).contains("confirmed=True"), "\(states.output)")
@@ -113,8 +113,8 @@ import Testing
       "--ip", "127.0.0.26", "upgrade", "--slot", "1", Self.sample("mcuboot-enc-x25519-100KiB.bin"),
     ])
     #expect(upgrade.status == 0, "\(upgrade.output)\n\(daemon.log)")
-    let status = try daemon.waitForStatus { $0["confirmed"] as? String == "B" }
-    #expect(status["running"] as? String == "B", "\(daemon.log)")
+    let status = try daemon.waitForStatus { $0.confirmed == "B" }
+    #expect(status.running == "B", "\(daemon.log)")
     let states = try smpmgr.run(["--ip", "127.0.0.26", "image", "state-read"])
     #expect(states.imageState(slot: 0).contains("version='2.1.0'"), "\(states.output)")
     let payload = try Data(contentsOf: URL(fileURLWithPath: Self.sample("raw-100KiB.bin")))
@@ -135,7 +135,7 @@ import Testing
     let states = try smpmgr.run(["--ip", "127.0.0.24", "image", "state-read"])
     #expect(!states.output.contains("slot=1"), "nothing to test in slot 1: \(states.output)")
     let status = try daemon.status()
-    #expect(status["running"] as? String == "A" && status["confirmed"] as? String == "A")
+    #expect(status.running == "A" && status.confirmed == "A")
     #expect(daemon.stop() == 0)
   }
 }
@@ -196,8 +196,8 @@ extension SMPProcessTests {
     // And smpmgr finishes it: from there to a confirmed image.
     let upgrade = try smpmgr.run(["--ip", "127.0.0.25", "upgrade", "--slot", "1", image])
     #expect(upgrade.status == 0, "\(upgrade.output)\n\(daemon.log)")
-    let status = try daemon.waitForStatus { $0["confirmed"] as? String == "B" }
-    #expect(status["running"] as? String == "B" && status["onTrial"] as? Bool == false, "\(daemon.log)")
+    let status = try daemon.waitForStatus { $0.confirmed == "B" }
+    #expect(status.running == "B" && status.onTrial == false, "\(daemon.log)")
     #expect(daemon.stop() == 0)
   }
 
@@ -226,7 +226,7 @@ extension SMPProcessTests {
     // Still serving.
     #expect(try client.ask("0000000000000506") != nil)
     let status = try daemon.status()
-    #expect(status["running"] as? String == "A" && status["confirmed"] as? String == "A")
+    #expect(status.running == "A" && status.confirmed == "A")
     #expect(daemon.stop() == 0)
   }
 }

@@ -53,7 +53,7 @@ import Testing
       ["push", Self.sample("firmware-v3.bin"), "--device", daemon.socket, "--link", "mtu=247,interval=2ms"])
     #expect(v3.status == 7, "\(v3.output)\n\(v3.errors)")
     _ = try daemon.waitForStatus {
-      ($0["lastOutcome"] as? [String: Any])?["result"] as? String == "rolled back"
+      $0.lastOutcome.result == "rolled back"
     }
     // The daemon rewrites its trace at each step; give the last one a moment.
     var device = try TraceFile(deviceTrace)

@@ -1,4 +1,5 @@
 import Foundation
+import OTAReport
 import OTATestSupport
 import Testing
 
@@ -31,10 +32,6 @@ import Testing
     command.jsonLines.last { $0["event"] as? String == "result" } ?? [:]
   }
 
-  func slot(_ status: [String: Any], _ name: String) -> [String: Any] {
-    (status["slots"] as? [[String: Any]] ?? []).first { $0["slot"] as? String == name } ?? [:]
-  }
-
   /// A device whose restart takes 4 s (its restart command sleeps, then otad re-executes): a push
   /// that waits 1 s for it fails as "stopped answering" (exit 8), one that waits the default 60 s
   /// sees the trial through. Found by the GRUB test, whose reboots under emulation outlast 60 s.
@@ -44,9 +41,9 @@ import Testing
     let impatient = try push("firmware-v2.bin", to: daemon, ["--restart-timeout", "1"])
     #expect(impatient.status == 8, "\(impatient.output)\n\(impatient.errors)")
     let status = try daemon.waitForStatus {
-      $0["onTrial"] as? Bool == false && $0["running"] as? String == "B"
+      $0.onTrial == false && $0.running == "B"
     }
-    #expect(status["confirmed"] as? String == "B", "the device went on to its verdict: \(status)")
+    #expect(status.confirmed == "B", "the device went on to its verdict: \(status)")
 
     let patient = try push("firmware-v3.bin", to: daemon)
     #expect(patient.status == 7, "waited through the slow restarts to the rollback: \(patient.errors)")
@@ -82,10 +79,10 @@ import Testing
     #expect(
       result(toV2)["runningVersion"] as? String == "2.0.0+0" && result(toV2)["confirmed"] as? Bool == true)
     var status = try daemon.status()
-    #expect(status["confirmed"] as? String == "B" && status["onTrial"] as? Bool == false)
-    let succeeded = status["lastOutcome"] as? [String: Any] ?? [:]
-    #expect(succeeded["result"] as? String == "succeeded" && succeeded["to"] as? String == "2.0.0+0")
-    #expect(succeeded["attemptsUsed"] as? Int == 1)
+    #expect(status.confirmed == "B" && status.onTrial == false)
+    let succeeded = status.lastOutcome
+    #expect(succeeded.result == "succeeded" && succeeded.to == "2.0.0+0")
+    #expect(succeeded.attemptsUsed == 1)
     let link = daemon.folder.appendingPathComponent("state/current").path
     #expect(try FileManager.default.destinationOfSymbolicLink(atPath: link) == daemon.slotB.path)
 
@@ -93,16 +90,16 @@ import Testing
     #expect(toV3.status == 7, "a rollback fails the push: \(toV3.output)\n\(toV3.errors)\n\(daemon.log)")
     #expect((result(toV3)["error"] as? String ?? "").contains("health check failed"), "\(result(toV3))")
     status = try daemon.status()
-    #expect(status["running"] as? String == "B" && status["confirmed"] as? String == "B")
-    #expect(slot(status, "B")["version"] as? String == "2.0.0+0")
+    #expect(status.running == "B" && status.confirmed == "B")
+    #expect(status.slot("B")?.version == "2.0.0+0")
     #expect(
-      slot(status, "A")["status"] as? String == "bad" && slot(status, "A")["version"] as? String == "3.0.0+0")
-    let rolledBack = status["lastOutcome"] as? [String: Any] ?? [:]
+      status.slot("A")?.status == "bad" && status.slot("A")?.version == "3.0.0+0")
+    let rolledBack = status.lastOutcome
     #expect(
-      rolledBack["result"] as? String == "rolled back"
-        && rolledBack["reason"] as? String == "health check failed")
-    #expect(rolledBack["from"] as? String == "2.0.0+0" && rolledBack["to"] as? String == "3.0.0+0")
-    #expect(rolledBack["attemptsUsed"] as? Int == 2, "both configured boots were tried")
+      rolledBack.result == "rolled back"
+        && rolledBack.reason == "health check failed")
+    #expect(rolledBack.from == "2.0.0+0" && rolledBack.to == "3.0.0+0")
+    #expect(rolledBack.attemptsUsed == 2, "both configured boots were tried")
     #expect(try FileManager.default.destinationOfSymbolicLink(atPath: link) == daemon.slotB.path)
     #expect(daemon.log.contains("the sensor bus does not answer"), "the health check ran v3's self-test")
     #expect(daemon.stop() == 0)
@@ -115,9 +112,9 @@ import Testing
     #expect(pushed.status == 7, "\(pushed.output)\n\(pushed.errors)\n\(daemon.log)")
     #expect((result(pushed)["error"] as? String ?? "").contains("did not start"), "\(result(pushed))")
     let status = try daemon.status()
-    #expect(status["running"] as? String == "A" && slot(status, "B")["status"] as? String == "bad")
-    let outcome = status["lastOutcome"] as? [String: Any] ?? [:]
-    #expect(outcome["reason"] as? String == "did not start" && outcome["attemptsUsed"] as? Int == 2)
+    #expect(status.running == "A" && status.slot("B")?.status == "bad")
+    let outcome = status.lastOutcome
+    #expect(outcome.reason == "did not start" && outcome.attemptsUsed == 2)
     #expect(daemon.stop() == 0)
   }
 
@@ -127,7 +124,7 @@ import Testing
     try daemon.start(extra: ["--confirm", "manual", "--confirm-timeout", "never", "--allow-downgrade"])
     let pushed = try push("firmware-v2.bin", to: daemon, ["--trial-timeout", "1"])
     #expect(pushed.status == 7 && (result(pushed)["error"] as? String ?? "").contains("nobody confirmed"))
-    #expect(try daemon.status()["onTrial"] as? Bool == true)
+    #expect(try daemon.status().onTrial == true)
 
     let marked = try runTool("otad", ["mark-good"] + daemon.storageArguments)
     #expect(

@@ -1,4 +1,5 @@
 import Foundation
+import OTAReport
 import Testing
 
 /// otad and otactl as two processes over the simulated link: what a user runs.
@@ -20,11 +21,8 @@ import Testing
       "otactl", ["push", image, "--version", version, "--device", daemon.socket, "--link", link] + extra)
   }
 
-  func running(_ status: [String: Any]) -> (slot: String, version: String?) {
-    let slot = status["running"] as? String ?? "?"
-    let slots = status["slots"] as? [[String: Any]] ?? []
-    let version = slots.first { $0["slot"] as? String == slot }?["version"] as? String
-    return (slot, version)
+  func running(_ status: DeviceStatusReport) -> (slot: String, version: String?) {
+    (status.running, status.runningVersion)
   }
 
   @Test func aPushWithLossAndDisconnectsCompletes() throws {
@@ -80,14 +78,13 @@ import Testing
     let deadline = Date().addingTimeInterval(60)
     while committed < 100_000, Date() < deadline {
       usleep(50_000)
-      committed = (try? daemon.status()["transfer"] as? [String: Any])??["committed"] as? Int ?? 0
+      committed = Int((try? daemon.status())?.journal?.committed ?? 0)
     }
     daemon.killHard()
     // SIGKILL: a SIGTERM may be blocked in the mask children inherit from the test runner.
     kill(pusher.processIdentifier, SIGKILL)
     pusher.waitUntilExit()
-    let journal = try #require(try daemon.status()["transfer"] as? [String: Any])
-    let durable = try #require(journal["committed"] as? Int)
+    let durable = Int(try #require(try daemon.status().journal).committed)
     #expect(durable >= 100_000 && durable < bytes.count, "committed \(durable) survived SIGKILL")
 
     try daemon.start()
@@ -109,7 +106,7 @@ import Testing
     let status = try daemon.status()
     #expect(running(status).slot == "A" && running(status).version == "1.0.0+0")
     #expect(daemon.slotBytes(daemon.slotA, count: 5000) == Self.firmware, "the running slot is untouched")
-    #expect(status["transfer"] as? String == "missing", "the refused transfer is dropped")
+    #expect(status.transfer == .missing, "the refused transfer is dropped")
   }
 
   @Test func aPushToADeviceMidwayThroughAnotherImageStartsCleanly() throws {
@@ -121,8 +118,8 @@ import Testing
       first, version: "7.0.0", to: daemon, link: "mtu=247,interval=2ms,packets=8,disconnect-after=170000",
       ["--max-reconnects", "0"])
     #expect(cut.status == 3, "the cut-off push reports the device unreachable: \(cut.errors)")
-    let midway = try #require(try daemon.status()["transfer"] as? [String: Any])
-    #expect(midway["size"] as? Int == 200_000 && (midway["committed"] as? Int ?? 0) > 0)
+    let midway = try #require(try daemon.status().journal)
+    #expect(midway.size == 200_000 && midway.committed > 0)
 
     let secondBytes = testBytes(90_000, seed: 6)
     let second = try writeImage(secondBytes, in: daemon, name: "second.bin")
@@ -164,7 +161,7 @@ import Testing
     #expect(abort.status == 0 && abort.output.contains("ABORT: success"), "\(abort.output)")
     let after = try runTool("otactl", ["info", "--device", daemon.socket])
     #expect(after.output.contains("state: idle"), "\(after.output)")
-    #expect(try daemon.status()["transfer"] as? String == "missing")
+    #expect(try daemon.status().transfer == .missing)
   }
 
   /// The identity otad is given on its command line, as `otactl info` shows it in text and JSON.
