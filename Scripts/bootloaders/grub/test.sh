@@ -45,13 +45,8 @@ ovmf_vars=/usr/share/OVMF/OVMF_VARS_4M.fd
 now() { echo "$EPOCHREALTIME"; }
 since() { awk -v a="$1" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1f", b - a }'; }
 log() { echo "[$(since "$wall_start") s] $*"; }
-passes=0 failures=0
-pass() { echo "PASS $*"; passes=$((passes + 1)); }
-fail() { echo "FAIL $*"; failures=$((failures + 1)); }
-check() { # check WHAT COMMAND...: PASS or FAIL
-  local what="$1"; shift
-  if "$@"; then pass "$what"; else fail "$what"; fi
-}
+# shellcheck source=Scripts/lib/harness.sh
+source "$root/Scripts/lib/harness.sh" # pass, fail, check, the counting line
 
 # --- the kernel, its modules, the initramfs ----------------------------------------------------
 cache="${BLUEOTA_VM_CACHE:-$HOME/.cache/blueota-vm}"
@@ -513,5 +508,4 @@ check "cuts: $cuts cuts, all good" [ "$cuts" -gt 0 -a "$cuts" == "$cuts_good" ]
 kill_vm
 secs_per_boot="$(printf '%s\n' "${boot_secs[@]}" | awk '{ s += $1; n++ } END { printf "%.1f", n ? s / n : 0 }')"
 echo "BOOTLOADER grub boots=$boots cycles=$cycles cuts=$cuts seconds_per_boot=$secs_per_boot kvm=$kvm wall=$(since "$wall_start")"
-echo "(passed $passes, failed $failures)"
-((failures == 0))
+harness_counts grub

@@ -33,7 +33,6 @@ bin="${BLUEOTA_BIN:?BLUEOTA_BIN names the folder with otad and otactl}"
 wall_start="$(date +%s.%N)"
 w="$(mktemp -d /tmp/blueota-uboot.XXXXXX)"
 otad_pid=""
-failures=0
 cycles=0
 cuts=0
 cleanup() {
@@ -45,11 +44,8 @@ cleanup() {
 }
 trap cleanup EXIT
 
-pass() { echo "PASS $*"; }
-fail() {
-  echo "FAIL $*"
-  failures=$((failures + 1))
-}
+# shellcheck source=Scripts/lib/harness.sh
+source "$root/Scripts/lib/harness.sh" # pass, fail, the counting line
 note() { echo "  $*"; }
 qemu="$("$here/qemu.sh")"
 export UBOOT_QEMU="$qemu"
@@ -494,4 +490,4 @@ boots=$(boot_count)
 per_boot="$(awk '{ sub("seconds=", "", $5); s += $5 } END { printf "%.2f", NR ? s / NR : 0 }' "$w/boots.log")"
 wall="$(awk -v a="$wall_start" -v b="$(date +%s.%N)" 'BEGIN { printf "%.0f", b - a }')"
 echo "BOOTLOADER uboot boots=$boots cycles=$cycles cuts=$cuts seconds_per_boot=$per_boot wall=$wall"
-((failures == 0))
+harness_counts uboot
