@@ -74,14 +74,8 @@
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
-[[ "${BLUEOTA_VM:-}" == 1 ]] || { echo "guest-e2e: runs inside the harness VM (Scripts/test-bluez.sh)" >&2; exit 2; }
-bin="${BLUEOTA_BIN:?BLUEOTA_BIN names the folder with otad and otactl}"
-results="$GUEST_RESULTS"
-central="${GUEST_CENTRAL:-hci1}"
-work="$(mktemp -d)"
-now() { awk '{print $1}' /proc/uptime; }
-step() { echo "== [$(now)] $*"; }
-fail() { echo "FAIL: $*" >&2; tail -n 40 "$results/otad.log" >&2 || true; exit 1; }
+# shellcheck source=Scripts/lib/guest.sh
+source "$root/Scripts/lib/guest.sh" guest-e2e # bin, results, central, work; step, fail, discovering
 
 # The device: slot A holds factory firmware 1.0.0.
 head -c 65536 "$root/Images/raw-1MiB.bin" >"$work/a.img"
@@ -89,14 +83,6 @@ head -c 65536 "$root/Images/raw-1MiB.bin" >"$work/a.img"
 storage=(--slot-a "$work/a.img" --slot-b "$work/b.img" --capacity 2MiB --state-dir "$work/state")
 device=("${storage[@]}" --serial e2e-0001 --model blueota-vm --hardware-revision 1.0)
 
-# A scanner in these VMs sees an advertiser only at two moments: when its own scan starts (the
-# virtual controller reports every advertiser at once, once, filtering duplicates) and when the
-# advertiser enables its advertising while the scanner scans. Linux 6.1 drops the first kind about
-# half the time: it comes before the kernel marks its discovery as finding (docs/BLUEZ.md). So the
-# steps that must find a device have the central scanning before the device advertises.
-discovering() { busctl get-property org.bluez "/org/bluez/$central" org.bluez.Adapter1 Discovering 2>/dev/null | grep -q true; }
-wait_discovering() { for _ in $(seq "$((${1:-5} * 20))"); do discovering && return 0; sleep 0.05; done; return 1; }
-registered() { grep -c "RegisterAdvertisement accepted" "$results/otad.log" || true; }
 # power_on ADAPTER: asks bluetoothd to power it on until it says it is (10 s at most): a CI run saw
 # bluetoothd refuse the first Set of Powered (an error with no message) while it was still bringing
 # the adapter up after its restart.

@@ -31,17 +31,9 @@ if [[ "${BASH_SOURCE[0]}" == "$0" ]]; then
   set -euo pipefail
   here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
   root="$(cd "$here/../.." && pwd)"
-  [[ "${BLUEOTA_VM:-}" == 1 ]] || { echo "guest-hold: runs inside the harness VM (Scripts/vm/run.sh)" >&2; exit 2; }
-  bin="${BLUEOTA_BIN:?BLUEOTA_BIN names the folder with otad and otactl}"
-  results="$GUEST_RESULTS"
-  central="${GUEST_CENTRAL:-hci1}"
-  work="$(mktemp -d)"
-  now() { awk '{print $1}' /proc/uptime; }
-  step() { echo "== [$(now)] $*"; }
-  fail() { echo "FAIL: $*" >&2; tail -n 40 "$results/otad.log" >&2 || true; exit 1; }
-  discovering() { busctl get-property org.bluez "/org/bluez/$central" org.bluez.Adapter1 Discovering 2>/dev/null | grep -q true; }
+  # shellcheck source=Scripts/lib/guest.sh
+  source "$root/Scripts/lib/guest.sh" guest-hold # bin, results, central, work; step, fail, discovering
   : >>"$results/otad.log"
-  registered() { grep -c "RegisterAdvertisement accepted" "$results/otad.log" || true; }
   address="$(busctl get-property org.bluez /org/bluez/hci0 org.bluez.Adapter1 Address | cut -d'"' -f2)"
   grep -q "Channels = 1" "$results/main.conf" 2>/dev/null || fail "step 16 needs one ATT bearer: run.sh --eatt off"
 fi
