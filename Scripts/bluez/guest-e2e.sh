@@ -633,7 +633,9 @@ grep -q "Channels = 1" "$results/main.conf" 2>/dev/null || smp_one_write=(--one-
 # smpclient starts scanning before the fresh device advertises (see step 1): it finds the device
 # when its advertising begins.
 smp_status=0
-"$smp_python" -B "$here/smp_ble.py" "$address" "$smp_image" "$central" "${smp_one_write[@]}" >"$results/smp-ble.jsonl" &
+# At most 10 minutes: a client that hangs fails this step (exit 124), not the whole VM run.
+timeout 600 "$smp_python" -B "$here/smp_ble.py" "$address" "$smp_image" "$central" "${smp_one_write[@]}" \
+  >"$results/smp-ble.jsonl" &
 smp=$!
 wait_discovering 30 || echo "smpclient has not started a discovery within 30 s; starting the device anyway"
 "$bin/otad" run --adapter hci0 --name BlueOTA-VM "${smp_device[@]}" --log-level debug \

@@ -33,6 +33,8 @@ from smpclient.transport.ble import SMPBLETransport
 # commands over 510 bytes without a word (an attribute value is at most 512 bytes, and 511 and 512
 # are dropped too, seen in the harness VM), so the pieces of a request would go missing.
 MAX_WRITE = 510
+# The longest one connection attempt may take, its search for the device included.
+CONNECT_ATTEMPT_S = 45.0
 
 
 
@@ -68,7 +70,9 @@ async def connected(address: str, adapter: str, one_write: bool, attempts: int =
         forget(address, adapter)
         client = SMPClient(SMPBLETransport(), address, timeout_s=10.0)
         try:
-            await client.connect(connect_timeout_s=20.0)
+            # Bounded as a whole: smpclient's timeout covers the connection, not bleak's search before
+            # it, and once in CI an attempt after the reset waited 13 minutes without a word.
+            await asyncio.wait_for(client.connect(connect_timeout_s=20.0), CONNECT_ATTEMPT_S)
             transport = client._transport  # noqa: SLF001: smpclient has no setting for either
             transport._max_write_without_response_size = min(transport.mtu, MAX_WRITE)  # noqa: SLF001
             if one_write:
@@ -118,8 +122,8 @@ async def main(address: str, path: str, adapter: str, one_write: bool) -> int:
     await request(client, ResetWrite())
     say(stage="reset")
     try:
-        await client.disconnect()
-    except Exception:  # noqa: BLE001: the device may have dropped the link first
+        await asyncio.wait_for(client.disconnect(), 10.0)
+    except Exception:  # noqa: BLE001: the device may have dropped the link first, or never say so
         pass
     await asyncio.sleep(2.0)
 
