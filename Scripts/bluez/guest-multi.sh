@@ -352,11 +352,10 @@ intruder=$!
 # as a reset would begin it: hci0 turned off and on (otad registers its advertisement again).
 m0_path="/org/bluez/hci1/dev_$(echo "${addresses[0]}" | tr ':' '_')"
 m0_seen() { busctl get-property org.bluez "$m0_path" org.bluez.Device1 Address >/dev/null 2>&1; }
-hci1_discovering() { busctl get-property org.bluez /org/bluez/hci1 org.bluez.Adapter1 Discovering 2>/dev/null | grep -q true; }
 restarts=0
 for _ in $(seq 600); do
   [[ -e "$work/intruder-ready" ]] && break
-  if ((restarts < 6)) && hci1_discovering && ! m0_seen; then
+  if ((restarts < 6)) && central=hci1 discovering && ! m0_seen; then
     sleep 1.5
     m0_seen && continue
     registrations="$(registered 0)"
